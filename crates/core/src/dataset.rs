@@ -1,0 +1,720 @@
+//! Datasets of items with human labels, parsed from JSONL or CSV in the canonical schema
+//! (`datasets/README.md`).
+//!
+//! Parsing validates everything before anything is returned: a dataset either comes back
+//! whole or not at all, with every problem reported as `path:line: field: problem`.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::hash::sha256_hex;
+
+/// What the humans (and the judge) label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Task {
+    /// Two answers; the label says which is better, or a tie.
+    Pairwise,
+    /// One answer rated on an integer scale `min..=max` (human labels may be means).
+    Single { scale_min: i64, scale_max: i64 },
+}
+
+impl Task {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Task::Pairwise => "pairwise",
+            Task::Single { .. } => "single",
+        }
+    }
+}
+
+/// A pairwise preference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Choice {
+    A,
+    B,
+    #[serde(rename = "tie")]
+    Tie,
+}
+
+impl Choice {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Choice::A => "A",
+            Choice::B => "B",
+            Choice::Tie => "tie",
+        }
+    }
+}
+
+/// A human label or a judge's parsed verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Label {
+    Choice(Choice),
+    Rating(f64),
+}
+
+impl Label {
+    /// The canonical text stored in the database: `A`, `B`, `tie`, or the number.
+    pub fn to_text(&self) -> String {
+        match self {
+            Label::Choice(c) => c.as_str().to_string(),
+            Label::Rating(r) => format_number(*r),
+        }
+    }
+
+    /// Parses the canonical text back; `None` if it is neither a choice nor a number.
+    pub fn from_text(text: &str) -> Option<Label> {
+        match text {
+            "A" => Some(Label::Choice(Choice::A)),
+            "B" => Some(Label::Choice(Choice::B)),
+            "tie" => Some(Label::Choice(Choice::Tie)),
+            _ => text
+                .parse::<f64>()
+                .ok()
+                .filter(|r| r.is_finite())
+                .map(Label::Rating),
+        }
+    }
+
+    /// The category this label falls in for agreement statistics: a choice, or a rating
+    /// rounded to the nearest integer on the scale (human means such as 4.67 become 5).
+    pub fn category(&self) -> String {
+        match self {
+            Label::Choice(c) => c.as_str().to_string(),
+            Label::Rating(r) => format!("{}", r.round() as i64),
+        }
+    }
+
+    pub fn as_rating(&self) -> Option<f64> {
+        match self {
+            Label::Rating(r) => Some(*r),
+            Label::Choice(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_text())
+    }
+}
+
+fn format_number(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x}")
+    }
+}
+
+/// One item to judge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    pub id: String,
+    pub question: String,
+    /// Pairwise only (guaranteed present for pairwise datasets).
+    pub answer_a: Option<String>,
+    pub answer_b: Option<String>,
+    /// Single only (guaranteed present for single datasets).
+    pub answer: Option<String>,
+    pub reference: Option<String>,
+    pub human_label: Label,
+    pub meta: Value,
+}
+
+/// A validated dataset: every item has the fields its task needs and a label in its label set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dataset {
+    pub name: String,
+    pub task: Task,
+    pub items: Vec<Item>,
+    /// sha256 of the imported file's bytes.
+    pub content_hash: String,
+    /// Where it was imported from, as given.
+    pub source: String,
+}
+
+impl Dataset {
+    /// Label counts, in label order (`A`, `B`, `tie`; ratings by rounded value).
+    pub fn label_counts(&self) -> Vec<(String, usize)> {
+        let mut counts = std::collections::BTreeMap::<String, usize>::new();
+        for item in &self.items {
+            *counts.entry(item.human_label.category()).or_default() += 1;
+        }
+        counts.into_iter().collect()
+    }
+}
+
+/// Options of an import.
+#[derive(Debug, Clone, Default)]
+pub struct ImportOptions {
+    /// The dataset's name; default: the file stem.
+    pub name: Option<String>,
+    /// Rating scale of single-answer datasets; default 1..=5.
+    pub scale: Option<(i64, i64)>,
+}
+
+/// One problem at one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineError {
+    pub line: usize,
+    pub field: String,
+    pub problem: String,
+}
+
+/// Why a file could not be imported. Nothing of it was kept.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DatasetError {
+    #[error("{path}: {problem}")]
+    File { path: String, problem: String },
+    #[error("{}", render_line_errors(path, errors, *n_more))]
+    Lines {
+        path: String,
+        errors: Vec<LineError>,
+        /// Further errors not listed.
+        n_more: usize,
+    },
+}
+
+fn render_line_errors(path: &str, errors: &[LineError], n_more: usize) -> String {
+    let mut out: Vec<String> = errors
+        .iter()
+        .map(|e| format!("{path}:{}: {}: {}", e.line, e.field, e.problem))
+        .collect();
+    if n_more > 0 {
+        out.push(format!("{path}: … and {n_more} more errors"));
+    }
+    out.join("\n")
+}
+
+const MAX_REPORTED: usize = 20;
+const FIELDS: [&str; 9] = [
+    "id",
+    "task",
+    "question",
+    "answer_a",
+    "answer_b",
+    "answer",
+    "reference",
+    "human_label",
+    "meta",
+];
+
+/// Parses `bytes` (the content of `path`) as JSONL or CSV, chosen by the file extension.
+pub fn parse(path: &str, bytes: &[u8], options: &ImportOptions) -> Result<Dataset, DatasetError> {
+    let file_error = |problem: String| DatasetError::File {
+        path: path.to_string(),
+        problem,
+    };
+    let lower = path.to_ascii_lowercase();
+    let records = if lower.ends_with(".jsonl") || lower.ends_with(".ndjson") {
+        jsonl_records(path, bytes)?
+    } else if lower.ends_with(".csv") {
+        csv_records(path, bytes)?
+    } else {
+        return Err(file_error(
+            "unknown format: expected a .jsonl or .csv file".into(),
+        ));
+    };
+    if records.is_empty() {
+        return Err(file_error("the file has no items".into()));
+    }
+    let name = match &options.name {
+        Some(n) => n.clone(),
+        None => std::path::Path::new(path)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "dataset".into()),
+    };
+    if name.is_empty() || name.contains(['/', '\\']) {
+        return Err(file_error(format!("invalid dataset name {name:?}")));
+    }
+    let (scale_min, scale_max) = options.scale.unwrap_or((1, 5));
+    if scale_min >= scale_max {
+        return Err(file_error(format!(
+            "invalid scale {scale_min}-{scale_max}: the minimum must be below the maximum"
+        )));
+    }
+
+    let mut validator = Validator {
+        task: None,
+        scale: (scale_min, scale_max),
+        seen: std::collections::HashMap::new(),
+        errors: Vec::new(),
+    };
+    let items: Vec<Item> = records
+        .into_iter()
+        .filter_map(|(line, obj)| validator.item(line, obj))
+        .collect();
+    if !validator.errors.is_empty() {
+        let n_more = validator.errors.len().saturating_sub(MAX_REPORTED);
+        validator.errors.truncate(MAX_REPORTED);
+        return Err(DatasetError::Lines {
+            path: path.to_string(),
+            errors: validator.errors,
+            n_more,
+        });
+    }
+    let task = match validator.task.expect("at least one valid item") {
+        TaskName::Pairwise => Task::Pairwise,
+        TaskName::Single => Task::Single {
+            scale_min,
+            scale_max,
+        },
+    };
+    Ok(Dataset {
+        name,
+        task,
+        items,
+        content_hash: sha256_hex(bytes),
+        source: path.to_string(),
+    })
+}
+
+type Record = (usize, Result<Map<String, Value>, LineError>);
+
+fn non_utf8(line: usize, e: std::str::Utf8Error) -> LineError {
+    LineError {
+        line,
+        field: "line".into(),
+        problem: format!(
+            "not valid UTF-8 (bad byte at column {})",
+            e.valid_up_to() + 1
+        ),
+    }
+}
+
+fn jsonl_records(_path: &str, bytes: &[u8]) -> Result<Vec<Record>, DatasetError> {
+    let mut out = Vec::new();
+    for (idx, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+        let line = idx + 1;
+        let text = match std::str::from_utf8(raw) {
+            Ok(t) => t.trim_end_matches('\r'),
+            Err(e) => {
+                out.push((line, Err(non_utf8(line, e))));
+                continue;
+            }
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        let record = match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(obj)) => Ok(obj),
+            Ok(_) => Err(LineError {
+                line,
+                field: "line".into(),
+                problem: "expected a JSON object".into(),
+            }),
+            Err(e) => Err(LineError {
+                line,
+                field: "line".into(),
+                problem: format!("invalid JSON: {e}"),
+            }),
+        };
+        out.push((line, record));
+    }
+    Ok(out)
+}
+
+fn csv_records(path: &str, bytes: &[u8]) -> Result<Vec<Record>, DatasetError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_reader(bytes);
+    let headers = reader
+        .byte_headers()
+        .map_err(|e| DatasetError::File {
+            path: path.to_string(),
+            problem: format!("cannot read the CSV header: {e}"),
+        })?
+        .clone();
+    let mut columns = Vec::new();
+    for (i, h) in headers.iter().enumerate() {
+        let name = std::str::from_utf8(h).map_err(|e| DatasetError::Lines {
+            path: path.to_string(),
+            errors: vec![non_utf8(1, e)],
+            n_more: 0,
+        })?;
+        let name = name.trim().trim_start_matches('\u{feff}').to_string();
+        if !FIELDS.contains(&name.as_str()) {
+            return Err(DatasetError::Lines {
+                path: path.to_string(),
+                errors: vec![LineError {
+                    line: 1,
+                    field: name.clone(),
+                    problem: format!(
+                        "unknown column (column {}); expected some of {}",
+                        i + 1,
+                        FIELDS.join(", ")
+                    ),
+                }],
+                n_more: 0,
+            });
+        }
+        columns.push(name);
+    }
+    let mut out = Vec::new();
+    for record in reader.byte_records() {
+        let record = match record {
+            Ok(r) => r,
+            Err(e) => {
+                let line = e.position().map(|p| p.line() as usize).unwrap_or(0);
+                out.push((
+                    line,
+                    Err(LineError {
+                        line,
+                        field: "line".into(),
+                        problem: format!("invalid CSV: {e}"),
+                    }),
+                ));
+                continue;
+            }
+        };
+        let line = record.position().map(|p| p.line() as usize).unwrap_or(0);
+        let mut obj = Map::new();
+        let mut bad = None;
+        for (name, cell) in columns.iter().zip(record.iter()) {
+            match std::str::from_utf8(cell) {
+                Ok(text) if text.is_empty() => {}
+                Ok(text) if name == "meta" => match serde_json::from_str::<Value>(text) {
+                    Ok(v) => {
+                        obj.insert(name.clone(), v);
+                    }
+                    Err(e) => {
+                        bad = Some(LineError {
+                            line,
+                            field: "meta".into(),
+                            problem: format!("invalid JSON: {e}"),
+                        });
+                    }
+                },
+                Ok(text) => {
+                    obj.insert(name.clone(), Value::String(text.to_string()));
+                }
+                Err(e) => bad = Some(non_utf8(line, e)),
+            }
+        }
+        out.push((line, bad.map_or(Ok(obj), Err)));
+    }
+    Ok(out)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TaskName {
+    Pairwise,
+    Single,
+}
+
+struct Validator {
+    task: Option<TaskName>,
+    scale: (i64, i64),
+    seen: std::collections::HashMap<String, usize>,
+    errors: Vec<LineError>,
+}
+
+impl Validator {
+    fn err(&mut self, line: usize, field: &str, problem: impl Into<String>) {
+        self.errors.push(LineError {
+            line,
+            field: field.into(),
+            problem: problem.into(),
+        });
+    }
+
+    fn item(&mut self, line: usize, record: Result<Map<String, Value>, LineError>) -> Option<Item> {
+        let obj = match record {
+            Ok(obj) => obj,
+            Err(e) => {
+                self.errors.push(e);
+                return None;
+            }
+        };
+        let n_errors = self.errors.len();
+        for key in obj.keys() {
+            if !FIELDS.contains(&key.as_str()) {
+                self.err(
+                    line,
+                    key,
+                    "unknown field (put source fields under \"meta\")",
+                );
+            }
+        }
+        let id = self.string(line, &obj, "id", true);
+        if let Some(id) = &id {
+            if id.trim().is_empty() {
+                self.err(line, "id", "is empty");
+            } else if let Some(first) = self.seen.insert(id.clone(), line) {
+                self.err(
+                    line,
+                    "id",
+                    format!("duplicate id {id:?} (first at line {first})"),
+                );
+            }
+        }
+        let task = match self.string(line, &obj, "task", true).as_deref() {
+            Some("pairwise") => Some(TaskName::Pairwise),
+            Some("single") => Some(TaskName::Single),
+            Some(other) => {
+                self.err(
+                    line,
+                    "task",
+                    format!("{other:?} is not a task (expected \"pairwise\" or \"single\")"),
+                );
+                None
+            }
+            None => None,
+        };
+        if let Some(task) = task {
+            match self.task {
+                None => self.task = Some(task),
+                Some(t) if t != task => self.err(
+                    line,
+                    "task",
+                    "differs from the task of the first item (a dataset has one task)",
+                ),
+                Some(_) => {}
+            }
+        }
+        let question = self.string(line, &obj, "question", true);
+        let reference = self.string(line, &obj, "reference", false);
+        let (answer_a, answer_b, answer) = match task {
+            Some(TaskName::Pairwise) => (
+                self.string(line, &obj, "answer_a", true),
+                self.string(line, &obj, "answer_b", true),
+                None,
+            ),
+            Some(TaskName::Single) => (None, None, self.string(line, &obj, "answer", true)),
+            None => (None, None, None),
+        };
+        let human_label = task.and_then(|t| self.label(line, t, obj.get("human_label")));
+        let meta = obj
+            .get("meta")
+            .cloned()
+            .unwrap_or(Value::Object(Map::new()));
+        if self.errors.len() > n_errors {
+            return None;
+        }
+        Some(Item {
+            id: id?,
+            question: question?,
+            answer_a,
+            answer_b,
+            answer,
+            reference,
+            human_label: human_label?,
+            meta,
+        })
+    }
+
+    fn string(
+        &mut self,
+        line: usize,
+        obj: &Map<String, Value>,
+        field: &str,
+        required: bool,
+    ) -> Option<String> {
+        match obj.get(field) {
+            Some(Value::String(s)) => Some(s.clone()),
+            None | Some(Value::Null) => {
+                if required {
+                    self.err(line, field, "is missing");
+                }
+                None
+            }
+            Some(other) => {
+                self.err(
+                    line,
+                    field,
+                    format!("expected a string, found {}", kind(other)),
+                );
+                None
+            }
+        }
+    }
+
+    fn label(&mut self, line: usize, task: TaskName, value: Option<&Value>) -> Option<Label> {
+        let Some(value) = value.filter(|v| !v.is_null()) else {
+            self.err(line, "human_label", "is missing");
+            return None;
+        };
+        match task {
+            TaskName::Pairwise => {
+                match value.as_str() {
+                    Some("A") => Some(Label::Choice(Choice::A)),
+                    Some("B") => Some(Label::Choice(Choice::B)),
+                    Some("tie") => Some(Label::Choice(Choice::Tie)),
+                    _ => {
+                        self.err(
+                        line,
+                        "human_label",
+                        format!("{value} is not a pairwise label (expected \"A\", \"B\" or \"tie\")"),
+                    );
+                        None
+                    }
+                }
+            }
+            TaskName::Single => {
+                let number = match value {
+                    Value::Number(n) => n.as_f64(),
+                    Value::String(s) => s.trim().parse::<f64>().ok(),
+                    _ => None,
+                }
+                .filter(|x| x.is_finite());
+                let (lo, hi) = self.scale;
+                match number {
+                    Some(x) if x >= lo as f64 && x <= hi as f64 => Some(Label::Rating(x)),
+                    Some(x) => {
+                        self.err(
+                            line,
+                            "human_label",
+                            format!("{x} is outside the rating scale {lo}..{hi}"),
+                        );
+                        None
+                    }
+                    None => {
+                        self.err(
+                            line,
+                            "human_label",
+                            format!("{value} is not a number on the rating scale {lo}..{hi}"),
+                        );
+                        None
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAIR: &str = r#"{"id":"p1","task":"pairwise","question":"q","answer_a":"a","answer_b":"b","human_label":"A"}"#;
+
+    fn jsonl(lines: &[&str]) -> Result<Dataset, DatasetError> {
+        parse(
+            "d.jsonl",
+            lines.join("\n").as_bytes(),
+            &ImportOptions::default(),
+        )
+    }
+
+    /// Checks that parsing fails with exactly the expected rendered message.
+    fn check_err(lines: &[&str], expect: &str) {
+        let err = jsonl(lines).expect_err("must fail").to_string();
+        assert_eq!(err, expect);
+    }
+
+    #[test]
+    fn parses_pairwise_and_single() {
+        let d = jsonl(&[PAIR, &PAIR.replace("p1", "p2").replace("\"A\"", "\"tie\"")]).unwrap();
+        assert_eq!(d.task, Task::Pairwise);
+        assert_eq!(d.name, "d");
+        assert_eq!(d.items[1].human_label, Label::Choice(Choice::Tie));
+        let s = jsonl(&[
+            r#"{"id":"s1","task":"single","question":"q","answer":"x","human_label":4.6667,"meta":{"k":1}}"#,
+        ])
+        .unwrap();
+        assert_eq!(
+            s.task,
+            Task::Single {
+                scale_min: 1,
+                scale_max: 5
+            }
+        );
+        assert_eq!(s.items[0].human_label.category(), "5");
+        assert_eq!(s.items[0].meta["k"], 1);
+    }
+
+    #[test]
+    fn bad_lines_name_line_field_and_problem() {
+        check_err(
+            &[PAIR, "{not json", &PAIR.replace("p1", "p3")],
+            "d.jsonl:2: line: invalid JSON: key must be a string at line 1 column 2",
+        );
+        check_err(
+            &[PAIR, PAIR],
+            "d.jsonl:2: id: duplicate id \"p1\" (first at line 1)",
+        );
+        check_err(
+            &[&PAIR.replace(r#""answer_b":"b","#, "")],
+            "d.jsonl:1: answer_b: is missing",
+        );
+        check_err(
+            &[&PAIR.replace(r#""A""#, r#""C""#)],
+            "d.jsonl:1: human_label: \"C\" is not a pairwise label (expected \"A\", \"B\" or \"tie\")",
+        );
+        check_err(
+            &[r#"{"id":"s","task":"single","question":"q","answer":"x","human_label":7}"#],
+            "d.jsonl:1: human_label: 7 is outside the rating scale 1..5",
+        );
+        check_err(
+            &[&PAIR.replace("\"question\"", "\"prompt\"")],
+            "d.jsonl:1: prompt: unknown field (put source fields under \"meta\")\nd.jsonl:1: question: is missing",
+        );
+        check_err(
+            &[PAIR, &PAIR.replace("p1", "p2").replace("pairwise", "single")],
+            "d.jsonl:2: task: differs from the task of the first item (a dataset has one task)\nd.jsonl:2: answer: is missing\nd.jsonl:2: human_label: \"A\" is not a number on the rating scale 1..5",
+        );
+    }
+
+    #[test]
+    fn non_utf8_and_empty_files() {
+        let mut bytes = PAIR.as_bytes().to_vec();
+        bytes.extend_from_slice(b"\n{\"id\": \"\xff\"}\n");
+        let err = parse("d.jsonl", &bytes, &ImportOptions::default()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "d.jsonl:2: line: not valid UTF-8 (bad byte at column 9)"
+        );
+        let err = parse("d.jsonl", b"\n\n", &ImportOptions::default()).unwrap_err();
+        assert_eq!(err.to_string(), "d.jsonl: the file has no items");
+        let err = parse("d.txt", b"x", &ImportOptions::default()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "d.txt: unknown format: expected a .jsonl or .csv file"
+        );
+    }
+
+    #[test]
+    fn csv_uses_the_same_schema() {
+        let csv = "id,task,question,answer_a,answer_b,human_label,meta\n\
+                   c1,pairwise,\"q, with comma\",a,b,B,\"{\"\"x\"\": 1}\"\n\
+                   c2,pairwise,q,a,,A,\n";
+        let err = parse("d.csv", csv.as_bytes(), &ImportOptions::default()).unwrap_err();
+        assert_eq!(err.to_string(), "d.csv:3: answer_b: is missing");
+        let ok = csv.replace("a,,A", "a,b,A");
+        let d = parse("d.csv", ok.as_bytes(), &ImportOptions::default()).unwrap();
+        assert_eq!(d.items[0].question, "q, with comma");
+        assert_eq!(d.items[0].meta["x"], 1);
+        assert_eq!(d.label_counts(), vec![("A".into(), 1), ("B".into(), 1)]);
+    }
+
+    #[test]
+    fn bundled_datasets_parse() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../datasets/");
+        for (file, n, task) in [
+            ("llmbar_natural.jsonl", 100, "pairwise"),
+            ("pandalm_test.jsonl", 999, "pairwise"),
+            ("topical_chat_usr.jsonl", 360, "single"),
+        ] {
+            let bytes = std::fs::read(format!("{root}{file}")).unwrap();
+            let d = parse(file, &bytes, &ImportOptions::default()).unwrap();
+            assert_eq!((d.items.len(), d.task.name()), (n, task), "{file}");
+        }
+    }
+}

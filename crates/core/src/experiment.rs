@@ -1,0 +1,526 @@
+//! Experiments: a TOML file parsed into a raw form, then validated into an [`Experiment`]
+//! before any model is loaded. Its sweep expands into trials: every combination of the
+//! grid's values is one trial.
+
+use serde::{Deserialize, Serialize};
+
+use crate::verdict::OutputKind;
+
+/// Where the judge runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Backend {
+    Llama,
+}
+
+/// A validated experiment.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Experiment {
+    pub name: String,
+    /// A dataset file (imported on the fly) or the name of an imported dataset.
+    pub dataset: String,
+    pub judge: JudgeSpec,
+    pub sweep: Sweep,
+    pub limits: Limits,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JudgeSpec {
+    pub backend: Backend,
+    /// `default` or GGUF paths; an axis of the sweep.
+    pub models: Vec<String>,
+    /// Built-in template names or `.jinja` paths; an axis of the sweep.
+    pub templates: Vec<String>,
+    /// Default: a label for pairwise data, a digit for ratings.
+    pub output: Option<OutputKind>,
+    /// Layers to offload to a GPU; default: all when a GPU backend is compiled in.
+    pub gpu_layers: Option<u32>,
+    /// Context window in tokens (capped at the model's training context).
+    pub context_size: u32,
+    /// How many requests the engine hands the judge at once.
+    pub batch_size: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sweep {
+    pub temperature: Vec<f64>,
+    pub top_p: Vec<f64>,
+    pub max_tokens: Vec<u32>,
+    pub few_shot: Vec<u32>,
+    /// Longest few-shot example allowed, in prompt tokens; `None` means no limit.
+    pub few_shot_max_tokens: Vec<Option<u32>>,
+    pub repeats: u32,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Limits {
+    /// Judge a seeded subset of this many items.
+    pub items: Option<usize>,
+}
+
+/// The parameters of one trial: one point of the grid.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialParams {
+    pub model: String,
+    pub template: String,
+    pub temperature: f64,
+    pub top_p: f64,
+    pub max_tokens: u32,
+    pub few_shot: u32,
+    pub few_shot_max_tokens: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExperimentError {
+    #[error("{path}: {message}")]
+    Parse { path: String, message: String },
+    #[error("{path}: {key}: {message}")]
+    Invalid {
+        path: String,
+        key: String,
+        message: String,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OneOrMany<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+impl<T> OneOrMany<T> {
+    fn into_vec(self) -> Vec<T> {
+        match self {
+            OneOrMany::One(x) => vec![x],
+            OneOrMany::Many(xs) => xs,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExperiment {
+    name: String,
+    dataset: String,
+    judge: RawJudge,
+    #[serde(default)]
+    sweep: RawSweep,
+    #[serde(default)]
+    limits: RawLimits,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawJudge {
+    #[serde(default = "default_backend")]
+    backend: String,
+    #[serde(default = "default_model")]
+    model: OneOrMany<String>,
+    template: OneOrMany<String>,
+    output: Option<String>,
+    gpu_layers: Option<u32>,
+    context_size: Option<u32>,
+    batch_size: Option<usize>,
+}
+
+fn default_backend() -> String {
+    "llama".into()
+}
+
+fn default_model() -> OneOrMany<String> {
+    OneOrMany::One("default".into())
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSweep {
+    temperature: Option<OneOrMany<f64>>,
+    top_p: Option<OneOrMany<f64>>,
+    max_tokens: Option<OneOrMany<i64>>,
+    few_shot: Option<OneOrMany<i64>>,
+    few_shot_max_tokens: Option<OneOrMany<i64>>,
+    repeats: Option<i64>,
+    seed: Option<i64>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawLimits {
+    items: Option<i64>,
+}
+
+impl Experiment {
+    /// Parses and validates the TOML `text` of the file at `path` (named in errors).
+    pub fn from_toml(path: &str, text: &str) -> Result<Experiment, ExperimentError> {
+        let raw: RawExperiment = toml::from_str(text).map_err(|e| ExperimentError::Parse {
+            path: path.to_string(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        let invalid = |key: &str, message: String| ExperimentError::Invalid {
+            path: path.to_string(),
+            key: key.to_string(),
+            message,
+        };
+
+        let name = raw.name.trim().to_string();
+        if name.is_empty()
+            || name.len() > 100
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+        {
+            return Err(invalid(
+                "name",
+                format!("{name:?} must be 1 to 100 letters, digits, '.', '_' or '-'"),
+            ));
+        }
+        if raw.dataset.trim().is_empty() {
+            return Err(invalid("dataset", "is empty".into()));
+        }
+
+        let backend = match raw.judge.backend.as_str() {
+            "llama" => Backend::Llama,
+            other => {
+                return Err(invalid(
+                    "judge.backend",
+                    format!("{other:?} is not a supported backend (expected \"llama\")"),
+                ))
+            }
+        };
+        let models = non_empty_unique("judge.model", raw.judge.model.into_vec(), &invalid)?;
+        let templates =
+            non_empty_unique("judge.template", raw.judge.template.into_vec(), &invalid)?;
+        let output = raw
+            .judge
+            .output
+            .map(|o| {
+                OutputKind::from_name(&o).ok_or_else(|| {
+                    invalid(
+                        "judge.output",
+                        format!("{o:?} is not an output kind (expected \"label\", \"digit\" or \"json\")"),
+                    )
+                })
+            })
+            .transpose()?;
+        let context_size = raw.judge.context_size.unwrap_or(8192);
+        if !(256..=1 << 20).contains(&context_size) {
+            return Err(invalid(
+                "judge.context_size",
+                format!("{context_size} must be between 256 and 1048576"),
+            ));
+        }
+        let batch_size = raw.judge.batch_size.unwrap_or(8);
+        if !(1..=256).contains(&batch_size) {
+            return Err(invalid(
+                "judge.batch_size",
+                format!("{batch_size} must be between 1 and 256"),
+            ));
+        }
+
+        let s = raw.sweep;
+        let temperature = floats(
+            "sweep.temperature",
+            s.temperature.map_or(vec![0.0], OneOrMany::into_vec),
+            0.0,
+            10.0,
+            &invalid,
+        )?;
+        let top_p = floats(
+            "sweep.top_p",
+            s.top_p.map_or(vec![1.0], OneOrMany::into_vec),
+            f64::MIN_POSITIVE,
+            1.0,
+            &invalid,
+        )?;
+        let max_tokens = ints(
+            "sweep.max_tokens",
+            s.max_tokens.map_or(vec![8], OneOrMany::into_vec),
+            1,
+            65536,
+            &invalid,
+        )?;
+        let few_shot = ints(
+            "sweep.few_shot",
+            s.few_shot.map_or(vec![0], OneOrMany::into_vec),
+            0,
+            64,
+            &invalid,
+        )?;
+        let few_shot_max_tokens = match s.few_shot_max_tokens {
+            None => vec![None],
+            Some(v) => ints(
+                "sweep.few_shot_max_tokens",
+                v.into_vec(),
+                1,
+                1 << 20,
+                &invalid,
+            )?
+            .into_iter()
+            .map(Some)
+            .collect(),
+        };
+        let repeats = ints(
+            "sweep.repeats",
+            vec![s.repeats.unwrap_or(1)],
+            1,
+            10_000,
+            &invalid,
+        )?[0];
+        let seed = s.seed.unwrap_or(0);
+        if seed < 0 {
+            return Err(invalid(
+                "sweep.seed",
+                format!("{seed} must not be negative"),
+            ));
+        }
+        let items = match raw.limits.items {
+            None => None,
+            Some(n) if n >= 1 => Some(n as usize),
+            Some(n) => return Err(invalid("limits.items", format!("{n} must be at least 1"))),
+        };
+
+        Ok(Experiment {
+            name,
+            dataset: raw.dataset,
+            judge: JudgeSpec {
+                backend,
+                models,
+                templates,
+                output,
+                gpu_layers: raw.judge.gpu_layers,
+                context_size,
+                batch_size,
+            },
+            sweep: Sweep {
+                temperature,
+                top_p,
+                max_tokens,
+                few_shot,
+                few_shot_max_tokens,
+                repeats,
+                seed: seed as u64,
+            },
+            limits: Limits { items },
+        })
+    }
+
+    /// Every point of the grid, in a stable order: model, template, few-shot count, few-shot
+    /// length, max_tokens, temperature, top_p (the last varies fastest).
+    pub fn trials(&self) -> Vec<TrialParams> {
+        let s = &self.sweep;
+        let mut out = Vec::new();
+        for model in &self.judge.models {
+            for template in &self.judge.templates {
+                for &few_shot in &s.few_shot {
+                    for &few_shot_max_tokens in &s.few_shot_max_tokens {
+                        for &max_tokens in &s.max_tokens {
+                            for &temperature in &s.temperature {
+                                for &top_p in &s.top_p {
+                                    out.push(TrialParams {
+                                        model: model.clone(),
+                                        template: template.clone(),
+                                        temperature,
+                                        top_p,
+                                        max_tokens,
+                                        few_shot,
+                                        few_shot_max_tokens,
+                                    });
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The most few-shot examples any trial needs: the size of the reserved pool.
+    pub fn max_few_shot(&self) -> usize {
+        self.sweep.few_shot.iter().copied().max().unwrap_or(0) as usize
+    }
+}
+
+type Invalid<'a> = dyn Fn(&str, String) -> ExperimentError + 'a;
+
+fn non_empty_unique(
+    key: &str,
+    values: Vec<String>,
+    invalid: &Invalid<'_>,
+) -> Result<Vec<String>, ExperimentError> {
+    if values.is_empty() {
+        return Err(invalid(key, "needs at least one value".into()));
+    }
+    for (i, v) in values.iter().enumerate() {
+        if v.trim().is_empty() {
+            return Err(invalid(key, "has an empty value".into()));
+        }
+        if values[..i].contains(v) {
+            return Err(invalid(key, format!("{v:?} is listed twice")));
+        }
+    }
+    Ok(values)
+}
+
+fn floats(
+    key: &str,
+    values: Vec<f64>,
+    lo: f64,
+    hi: f64,
+    invalid: &Invalid<'_>,
+) -> Result<Vec<f64>, ExperimentError> {
+    if values.is_empty() {
+        return Err(invalid(key, "needs at least one value".into()));
+    }
+    for (i, &v) in values.iter().enumerate() {
+        if !v.is_finite() || v < lo || v > hi {
+            let lo = if lo == f64::MIN_POSITIVE {
+                "above 0".to_string()
+            } else {
+                format!("at least {lo}")
+            };
+            return Err(invalid(key, format!("{v} must be {lo} and at most {hi}")));
+        }
+        if values[..i].contains(&v) {
+            return Err(invalid(key, format!("{v} is listed twice")));
+        }
+    }
+    Ok(values)
+}
+
+fn ints(
+    key: &str,
+    values: Vec<i64>,
+    lo: i64,
+    hi: i64,
+    invalid: &Invalid<'_>,
+) -> Result<Vec<u32>, ExperimentError> {
+    if values.is_empty() {
+        return Err(invalid(key, "needs at least one value".into()));
+    }
+    for (i, &v) in values.iter().enumerate() {
+        if v < lo || v > hi {
+            return Err(invalid(key, format!("{v} must be between {lo} and {hi}")));
+        }
+        if values[..i].contains(&v) {
+            return Err(invalid(key, format!("{v} is listed twice")));
+        }
+    }
+    Ok(values.into_iter().map(|v| v as u32).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GRID: &str = r#"
+name = "llmbar-grid"
+dataset = "datasets/llmbar_natural.jsonl"
+[judge]
+backend = "llama"
+model = "default"
+template = "pairwise"
+[sweep]
+temperature = [0, 0.7]
+top_p = [0.9, 1.0]
+max_tokens = [4]
+few_shot = [0, 2]
+repeats = 1
+seed = 42
+[limits]
+items = 20
+"#;
+
+    fn check_err(text: &str, expect: &str) {
+        let err = Experiment::from_toml("e.toml", text)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(expect), "expected {expect:?} in:\n{err}");
+    }
+
+    #[test]
+    fn grid_expands_to_every_combination() {
+        let e = Experiment::from_toml("e.toml", GRID).unwrap();
+        let trials = e.trials();
+        assert_eq!(trials.len(), 8);
+        assert_eq!(e.max_few_shot(), 2);
+        assert_eq!(e.limits.items, Some(20));
+        let first = &trials[0];
+        assert_eq!(
+            (first.few_shot, first.temperature, first.top_p),
+            (0, 0.0, 0.9)
+        );
+        let last = &trials[7];
+        assert_eq!((last.few_shot, last.temperature, last.top_p), (2, 0.7, 1.0));
+        assert!(trials
+            .iter()
+            .all(|t| t.model == "default" && t.max_tokens == 4));
+    }
+
+    #[test]
+    fn scalars_stand_for_one_value_lists_and_defaults_apply() {
+        let e = Experiment::from_toml(
+            "e.toml",
+            "name = \"x\"\ndataset = \"d\"\n[judge]\ntemplate = \"pairwise\"\n[sweep]\ntemperature = 0.3\n",
+        )
+        .unwrap();
+        assert_eq!(e.sweep.temperature, vec![0.3]);
+        assert_eq!(e.sweep.top_p, vec![1.0]);
+        assert_eq!(e.judge.models, vec!["default".to_string()]);
+        assert_eq!(e.trials().len(), 1);
+    }
+
+    #[test]
+    fn bad_keys_and_values_are_named() {
+        check_err(
+            &GRID.replace("seed = 42", "sed = 42"),
+            "unknown field `sed`",
+        );
+        check_err(
+            &GRID.replace("[limits]", "[limit]"),
+            "unknown field `limit`",
+        );
+        check_err(
+            &GRID.replace("top_p = [0.9, 1.0]", "top_p = [0.9, 1.5]"),
+            "e.toml: sweep.top_p: 1.5 must be above 0 and at most 1",
+        );
+        check_err(
+            &GRID.replace("top_p = [0.9, 1.0]", "top_p = [0.0]"),
+            "sweep.top_p: 0 must be above 0",
+        );
+        check_err(
+            &GRID.replace("temperature = [0, 0.7]", "temperature = [-1]"),
+            "sweep.temperature: -1 must be at least 0",
+        );
+        check_err(
+            &GRID.replace("max_tokens = [4]", "max_tokens = [0]"),
+            "sweep.max_tokens: 0 must be between 1 and 65536",
+        );
+        check_err(
+            &GRID.replace("few_shot = [0, 2]", "few_shot = [2, 2]"),
+            "sweep.few_shot: 2 is listed twice",
+        );
+        check_err(
+            &GRID.replace("max_tokens = [4]", "max_tokens = [\"4\"]"),
+            "e.toml",
+        );
+        check_err(
+            &GRID.replace("backend = \"llama\"", "backend = \"gpt\""),
+            "judge.backend: \"gpt\" is not a supported backend",
+        );
+        check_err(
+            &GRID.replace("llmbar-grid", "my grid"),
+            "name: \"my grid\" must be",
+        );
+        check_err(
+            &GRID.replace("items = 20", "items = 0"),
+            "limits.items: 0 must be at least 1",
+        );
+        check_err(
+            &GRID.replace("template = \"pairwise\"\n", ""),
+            "missing field `template`",
+        );
+    }
+}

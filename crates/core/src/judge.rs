@@ -1,0 +1,94 @@
+//! The `Judge` trait: the one seam between the engine and a model. `llama` implements it
+//! for local GGUF models; tests implement it with scripted outputs.
+//!
+//! The API takes **batches** so that an implementation can share prompt prefixes, decode
+//! several sequences at once or derive exact distributions; each response is handed back
+//! as soon as it is ready, so that the caller can persist it at once.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+/// One chat message; the judge wraps a list of them with the model's chat template.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Message {
+    pub role: String,
+    pub content: String,
+}
+
+/// How to sample one completion.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Sampling {
+    /// 0 means greedy.
+    pub temperature: f64,
+    pub top_p: f64,
+    pub max_tokens: u32,
+    pub seed: u32,
+}
+
+/// One call of a batch. `key` is the caller's, returned with the response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JudgeRequest {
+    pub key: usize,
+    pub messages: Vec<Message>,
+    pub sampling: Sampling,
+}
+
+/// Why generation stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model ended its turn.
+    EndOfTurn,
+    /// `max_tokens` was reached.
+    MaxTokens,
+}
+
+/// A finished call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Completion {
+    pub text: String,
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+    /// From the start of the call to its end.
+    pub latency_ms: f64,
+    /// From the start of the call to the first generated token.
+    pub ttft_ms: Option<f64>,
+    pub stop: StopReason,
+}
+
+/// A call's outcome: a completion, or an error message to record on the verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JudgeResponse {
+    pub key: usize,
+    pub result: Result<Completion, String>,
+}
+
+/// What identifies the model behind a judge, recorded on every trial.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelIdentity {
+    /// As the user named it (`default`, a path, …).
+    pub name: String,
+    /// The resolved file path or endpoint.
+    pub location: String,
+    /// sha256 of the model file, where there is one.
+    pub sha256: Option<String>,
+}
+
+/// A model that judges.
+pub trait Judge: Send + Sync {
+    fn identity(&self) -> &ModelIdentity;
+
+    /// Prompt tokens the messages take once wrapped in the chat template.
+    fn count_tokens(&self, messages: &[Message]) -> Result<usize, String>;
+
+    /// Runs `requests`, calling `on_response` once per request as each finishes. Once
+    /// `cancel` is set, requests not yet started are skipped (no response for them).
+    fn judge_batch(
+        &self,
+        requests: Vec<JudgeRequest>,
+        cancel: &Arc<AtomicBool>,
+        on_response: &mut dyn FnMut(JudgeResponse),
+    );
+}

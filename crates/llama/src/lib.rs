@@ -1,0 +1,234 @@
+//! The local judge: GGUF models through llama.cpp (`llama-cpp-2`, CPU, CUDA or Metal).
+//!
+//! One worker thread owns the backend's model and context; [`LlamaJudge`] sends it batches
+//! of requests over a channel and streams each response back as soon as it is done. This
+//! crate is the only one that links C++.
+//!
+//! Sampling follows llama.cpp's sampler chain: temperature 0 is greedy; otherwise top_p,
+//! then temperature, then a seeded draw (`dist`). Latency runs from the moment the worker
+//! starts a request (chat template, tokenising, prefill, generation) to its last token;
+//! time to first token ends when the first token is sampled.
+
+mod worker;
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
+
+use judgelab_core::judge::ModelIdentity;
+use judgelab_core::{Judge, JudgeRequest, JudgeResponse, Message};
+use sha2::{Digest, Sha256};
+
+/// Whether this build offloads to a GPU (the `cuda` or `metal` feature).
+pub const GPU_BUILD: bool = cfg!(any(feature = "cuda", feature = "metal"));
+
+/// How to load a model.
+#[derive(Debug, Clone)]
+pub struct LlamaOptions {
+    /// The name the user gave (`default`, a path).
+    pub name: String,
+    pub path: PathBuf,
+    /// Layers to offload; default: all in a GPU build, none on CPU.
+    pub gpu_layers: Option<u32>,
+    /// Context window in tokens, capped at the model's training context.
+    pub context_size: u32,
+    /// CPU threads; default: all available cores.
+    pub threads: Option<usize>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LlamaError {
+    #[error(
+        "model file {path} does not exist (for the default model run `cargo xtask fetch-model`)"
+    )]
+    Missing { path: String },
+    #[error("model file {path} cannot be read: {source}")]
+    Unreadable {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("model file {path} is not a GGUF file (it starts with {magic:?}, not \"GGUF\")")]
+    NotGguf { path: String, magic: String },
+    #[error(
+        "model file {path} could not be loaded by llama.cpp: {message} (is the file complete?)"
+    )]
+    Load { path: String, message: String },
+    #[error("llama.cpp worker: {0}")]
+    Worker(String),
+}
+
+/// Facts about the loaded model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelInfo {
+    pub n_ctx: u32,
+    pub n_ctx_train: u32,
+    pub n_params: u64,
+    pub gpu_layers: u32,
+    /// The model's own chat template, or `chatml` when the file has none.
+    pub chat_template: String,
+}
+
+enum Command {
+    Count {
+        messages: Vec<Message>,
+        reply: mpsc::Sender<Result<usize, String>>,
+    },
+    Batch {
+        requests: Vec<JudgeRequest>,
+        cancel: Arc<AtomicBool>,
+        reply: mpsc::Sender<JudgeResponse>,
+    },
+}
+
+/// A local GGUF model behind a worker thread.
+pub struct LlamaJudge {
+    identity: ModelIdentity,
+    info: ModelInfo,
+    commands: Mutex<Option<mpsc::Sender<Command>>>,
+    worker: Option<JoinHandle<()>>,
+}
+
+impl LlamaJudge {
+    /// Checks the file, hashes it, then loads it on a new worker thread.
+    pub fn load(options: LlamaOptions) -> Result<LlamaJudge, LlamaError> {
+        let sha256 = check_and_hash(&options.path)?;
+        let (tx, rx) = mpsc::channel();
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let worker_options = options.clone();
+        let worker = std::thread::Builder::new()
+            .name("llama-worker".into())
+            .spawn(move || worker::run(worker_options, ready_tx, rx))
+            .map_err(|e| LlamaError::Worker(format!("cannot start the worker thread: {e}")))?;
+        let info = match ready_rx.recv() {
+            Ok(Ok(info)) => info,
+            Ok(Err(message)) => {
+                let _ = worker.join();
+                return Err(LlamaError::Load {
+                    path: options.path.display().to_string(),
+                    message,
+                });
+            }
+            Err(_) => {
+                let _ = worker.join();
+                return Err(LlamaError::Worker(
+                    "the worker stopped while loading".into(),
+                ));
+            }
+        };
+        Ok(LlamaJudge {
+            identity: ModelIdentity {
+                name: options.name,
+                location: options.path.display().to_string(),
+                sha256: Some(sha256),
+            },
+            info,
+            commands: Mutex::new(Some(tx)),
+            worker: Some(worker),
+        })
+    }
+
+    pub fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    fn send(&self, command: Command) -> Result<(), String> {
+        let guard = self
+            .commands
+            .lock()
+            .map_err(|_| "worker channel poisoned".to_string())?;
+        guard
+            .as_ref()
+            .ok_or("the worker has stopped")?
+            .send(command)
+            .map_err(|_| "the llama.cpp worker has stopped".to_string())
+    }
+}
+
+impl Judge for LlamaJudge {
+    fn identity(&self) -> &ModelIdentity {
+        &self.identity
+    }
+
+    fn count_tokens(&self, messages: &[Message]) -> Result<usize, String> {
+        let (reply, rx) = mpsc::channel();
+        self.send(Command::Count {
+            messages: messages.to_vec(),
+            reply,
+        })?;
+        rx.recv()
+            .map_err(|_| "the llama.cpp worker has stopped".to_string())?
+    }
+
+    fn judge_batch(
+        &self,
+        requests: Vec<JudgeRequest>,
+        cancel: &Arc<AtomicBool>,
+        on_response: &mut dyn FnMut(JudgeResponse),
+    ) {
+        let keys: Vec<usize> = requests.iter().map(|r| r.key).collect();
+        let (reply, rx) = mpsc::channel();
+        if let Err(message) = self.send(Command::Batch {
+            requests,
+            cancel: Arc::clone(cancel),
+            reply,
+        }) {
+            for key in keys {
+                on_response(JudgeResponse {
+                    key,
+                    result: Err(message.clone()),
+                });
+            }
+            return;
+        }
+        for response in rx {
+            on_response(response);
+        }
+    }
+}
+
+impl Drop for LlamaJudge {
+    fn drop(&mut self) {
+        if let Ok(mut guard) = self.commands.lock() {
+            guard.take();
+        }
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+    }
+}
+
+/// Checks that `path` is a readable GGUF file and returns its sha256.
+pub fn check_and_hash(path: &Path) -> Result<String, LlamaError> {
+    let shown = path.display().to_string();
+    if !path.is_file() {
+        return Err(LlamaError::Missing { path: shown });
+    }
+    let unreadable = |source| LlamaError::Unreadable {
+        path: shown.clone(),
+        source,
+    };
+    let mut file = File::open(path).map_err(unreadable)?;
+    let mut magic = [0u8; 4];
+    let n = file.read(&mut magic).map_err(unreadable)?;
+    if &magic[..n] != b"GGUF" {
+        return Err(LlamaError::NotGguf {
+            path: shown.clone(),
+            magic: String::from_utf8_lossy(&magic[..n]).into_owned(),
+        });
+    }
+    let mut hasher = Sha256::new();
+    hasher.update(&magic[..n]);
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf).map_err(unreadable)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hex::encode(hasher.finalize()))
+}

@@ -1,0 +1,399 @@
+//! The SQLite store: datasets and their items, templates by content hash, experiments,
+//! trials and every verdict. Migrations version the schema; the database runs in WAL mode
+//! behind a single connection, so there is exactly one writer.
+//!
+//! Each verdict is committed on its own as it arrives; the unique key (trial, item, repeat)
+//! makes re-runs idempotent. A verdict whose call failed is recorded with its error and is
+//! the only kind of row a later run may overwrite.
+
+mod rows;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use judgelab_core::{Dataset, Template};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Row, SqlitePool};
+
+pub use rows::{DatasetInfo, ExperimentRow, NewExperiment, NewTrial, TrialRow, VerdictRow};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database {path}: {source}")]
+    Sqlx {
+        path: String,
+        #[source]
+        source: sqlx::Error,
+    },
+    #[error("database {path}: cannot migrate the schema: {source}")]
+    Migrate {
+        path: String,
+        #[source]
+        source: sqlx::migrate::MigrateError,
+    },
+    #[error("a dataset named {name:?} with different content is already imported (from {source_path}); import this file under another name")]
+    NameTaken { name: String, source_path: String },
+    #[error("database {path}: corrupt row: {message}")]
+    Corrupt { path: String, message: String },
+}
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// A Judgelab database file.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: SqlitePool,
+    path: PathBuf,
+}
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+impl Store {
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    pub async fn open(path: &Path) -> Result<Store> {
+        let shown = path.display().to_string();
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| StoreError::Sqlx {
+                path: shown.clone(),
+                source: sqlx::Error::Io(e),
+            })?;
+        }
+        let options = SqliteConnectOptions::from_str("sqlite://")
+            .expect("static url")
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(10));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options)
+            .await
+            .map_err(|source| StoreError::Sqlx {
+                path: shown.clone(),
+                source,
+            })?;
+        MIGRATOR
+            .run(&pool)
+            .await
+            .map_err(|source| StoreError::Migrate {
+                path: shown,
+                source,
+            })?;
+        Ok(Store {
+            pool,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn err(&self) -> impl Fn(sqlx::Error) -> StoreError + '_ {
+        move |source| StoreError::Sqlx {
+            path: self.path.display().to_string(),
+            source,
+        }
+    }
+
+    fn corrupt(&self, message: impl std::fmt::Display) -> StoreError {
+        StoreError::Corrupt {
+            path: self.path.display().to_string(),
+            message: message.to_string(),
+        }
+    }
+
+    // ---- datasets -------------------------------------------------------------------
+
+    pub async fn datasets(&self) -> Result<Vec<DatasetInfo>> {
+        let rows = sqlx::query("SELECT * FROM datasets ORDER BY id")
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.err())?;
+        rows.iter().map(|r| self.dataset_info(r)).collect()
+    }
+
+    pub async fn dataset_by_hash(&self, content_hash: &str) -> Result<Option<DatasetInfo>> {
+        let row = sqlx::query("SELECT * FROM datasets WHERE content_hash = ?")
+            .bind(content_hash)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(self.err())?;
+        row.as_ref().map(|r| self.dataset_info(r)).transpose()
+    }
+
+    pub async fn dataset_by_name(&self, name: &str) -> Result<Option<DatasetInfo>> {
+        let row = sqlx::query("SELECT * FROM datasets WHERE name = ?")
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(self.err())?;
+        row.as_ref().map(|r| self.dataset_info(r)).transpose()
+    }
+
+    fn dataset_info(&self, r: &sqlx::sqlite::SqliteRow) -> Result<DatasetInfo> {
+        Ok(DatasetInfo {
+            id: r.get("id"),
+            name: r.get("name"),
+            task: serde_json::from_str(r.get::<&str, _>("task")).map_err(|e| self.corrupt(e))?,
+            content_hash: r.get("content_hash"),
+            source: r.get("source"),
+            n_items: r.get::<i64, _>("n_items") as usize,
+        })
+    }
+
+    /// Inserts a dataset and all its items in one transaction: all or nothing.
+    pub async fn insert_dataset(&self, dataset: &Dataset) -> Result<DatasetInfo> {
+        if let Some(existing) = self.dataset_by_name(&dataset.name).await? {
+            return Err(StoreError::NameTaken {
+                name: dataset.name.clone(),
+                source_path: existing.source,
+            });
+        }
+        let mut tx = self.pool.begin().await.map_err(self.err())?;
+        let task = serde_json::to_string(&dataset.task).expect("task serialises");
+        let id: i64 = sqlx::query(
+            "INSERT INTO datasets (name, task, content_hash, source, n_items) VALUES (?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(&dataset.name)
+        .bind(&task)
+        .bind(&dataset.content_hash)
+        .bind(&dataset.source)
+        .bind(dataset.items.len() as i64)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(self.err())?
+        .get(0);
+        for (idx, item) in dataset.items.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO items (dataset_id, item_idx, item_id, question, answer_a, answer_b, answer, reference, human_label, meta)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(id)
+            .bind(idx as i64)
+            .bind(&item.id)
+            .bind(&item.question)
+            .bind(&item.answer_a)
+            .bind(&item.answer_b)
+            .bind(&item.answer)
+            .bind(&item.reference)
+            .bind(item.human_label.to_text())
+            .bind(item.meta.to_string())
+            .execute(&mut *tx)
+            .await
+            .map_err(self.err())?;
+        }
+        tx.commit().await.map_err(self.err())?;
+        Ok(DatasetInfo {
+            id,
+            name: dataset.name.clone(),
+            task: dataset.task,
+            content_hash: dataset.content_hash.clone(),
+            source: dataset.source.clone(),
+            n_items: dataset.items.len(),
+        })
+    }
+
+    /// Loads a dataset with its items, in import order.
+    pub async fn load_dataset(&self, info: &DatasetInfo) -> Result<Dataset> {
+        let rows = sqlx::query("SELECT * FROM items WHERE dataset_id = ? ORDER BY item_idx")
+            .bind(info.id)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.err())?;
+        let items = rows
+            .iter()
+            .map(|r| rows::item(r).map_err(|e| self.corrupt(e)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Dataset {
+            name: info.name.clone(),
+            task: info.task,
+            items,
+            content_hash: info.content_hash.clone(),
+            source: info.source.clone(),
+        })
+    }
+
+    // ---- templates ------------------------------------------------------------------
+
+    pub async fn save_template(&self, template: &Template) -> Result<()> {
+        sqlx::query("INSERT OR IGNORE INTO templates (hash, name, source) VALUES (?, ?, ?)")
+            .bind(&template.hash)
+            .bind(&template.name)
+            .bind(&template.source)
+            .execute(&self.pool)
+            .await
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    // ---- experiments and trials -----------------------------------------------------
+
+    pub async fn experiments(&self) -> Result<Vec<ExperimentRow>> {
+        let rows = sqlx::query("SELECT * FROM experiments ORDER BY id")
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.err())?;
+        rows.iter()
+            .map(|r| rows::experiment(r).map_err(|e| self.corrupt(e)))
+            .collect()
+    }
+
+    pub async fn experiment_by_name(&self, name: &str) -> Result<Option<ExperimentRow>> {
+        let row = sqlx::query("SELECT * FROM experiments WHERE name = ?")
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(self.err())?;
+        row.as_ref()
+            .map(|r| rows::experiment(r).map_err(|e| self.corrupt(e)))
+            .transpose()
+    }
+
+    /// Creates an experiment and its trials in one transaction.
+    pub async fn create_experiment(
+        &self,
+        experiment: &NewExperiment,
+        trials: &[NewTrial],
+    ) -> Result<ExperimentRow> {
+        let mut tx = self.pool.begin().await.map_err(self.err())?;
+        let id: i64 = sqlx::query(
+            "INSERT INTO experiments (name, content_hash, spec, dataset_id, pool, judged) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(&experiment.name)
+        .bind(&experiment.content_hash)
+        .bind(&experiment.spec)
+        .bind(experiment.dataset_id)
+        .bind(serde_json::to_string(&experiment.pool).expect("ids serialise"))
+        .bind(serde_json::to_string(&experiment.judged).expect("ids serialise"))
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(self.err())?
+        .get(0);
+        for (trial_idx, t) in trials.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO trials (experiment_id, trial_idx, params, template_hash, model_path, model_sha256, examples)
+                 VALUES (?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(id)
+            .bind(trial_idx as i64)
+            .bind(serde_json::to_string(&t.params).expect("params serialise"))
+            .bind(&t.template_hash)
+            .bind(&t.model_path)
+            .bind(&t.model_sha256)
+            .bind(serde_json::to_string(&t.examples).expect("ids serialise"))
+            .execute(&mut *tx)
+            .await
+            .map_err(self.err())?;
+        }
+        tx.commit().await.map_err(self.err())?;
+        self.experiment_by_name(&experiment.name)
+            .await?
+            .ok_or_else(|| self.corrupt("experiment vanished after insert"))
+    }
+
+    /// Deletes an experiment with its trials and verdicts.
+    pub async fn delete_experiment(&self, experiment_id: i64) -> Result<()> {
+        sqlx::query("DELETE FROM experiments WHERE id = ?")
+            .bind(experiment_id)
+            .execute(&self.pool)
+            .await
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    pub async fn trials(&self, experiment_id: i64) -> Result<Vec<TrialRow>> {
+        let rows = sqlx::query("SELECT * FROM trials WHERE experiment_id = ? ORDER BY trial_idx")
+            .bind(experiment_id)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.err())?;
+        rows.iter()
+            .map(|r| rows::trial(r).map_err(|e| self.corrupt(e)))
+            .collect()
+    }
+
+    // ---- verdicts -------------------------------------------------------------------
+
+    /// (item, repeat) pairs of a trial that have a verdict whose call succeeded.
+    pub async fn done_keys(&self, trial_id: i64) -> Result<HashSet<(String, u32)>> {
+        let rows = sqlx::query(
+            "SELECT item_id, repeat FROM verdicts WHERE trial_id = ? AND error IS NULL",
+        )
+        .bind(trial_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(self.err())?;
+        Ok(rows
+            .iter()
+            .map(|r| (r.get::<String, _>(0), r.get::<i64, _>(1) as u32))
+            .collect())
+    }
+
+    /// Records a verdict, committed at once. An existing row is replaced only if its call
+    /// had failed; a successful verdict is never overwritten. Returns whether it was written.
+    pub async fn record_verdict(&self, v: &VerdictRow) -> Result<bool> {
+        let done = sqlx::query(
+            "INSERT INTO verdicts (trial_id, item_id, repeat, seed, prompt_hash, raw_output, verdict, failure_kind,
+                                   prompt_tokens, completion_tokens, latency_ms, ttft_ms, error)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT (trial_id, item_id, repeat) DO UPDATE SET
+                seed = excluded.seed, prompt_hash = excluded.prompt_hash, raw_output = excluded.raw_output,
+                verdict = excluded.verdict, failure_kind = excluded.failure_kind,
+                prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
+                latency_ms = excluded.latency_ms, ttft_ms = excluded.ttft_ms, error = excluded.error,
+                created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+             WHERE verdicts.error IS NOT NULL",
+        )
+        .bind(v.trial_id)
+        .bind(&v.item_id)
+        .bind(v.repeat as i64)
+        .bind(v.seed as i64)
+        .bind(&v.prompt_hash)
+        .bind(&v.raw_output)
+        .bind(&v.verdict)
+        .bind(&v.failure_kind)
+        .bind(v.prompt_tokens as i64)
+        .bind(v.completion_tokens as i64)
+        .bind(v.latency_ms)
+        .bind(v.ttft_ms)
+        .bind(&v.error)
+        .execute(&self.pool)
+        .await
+        .map_err(self.err())?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// A trial's verdicts, by item and repeat.
+    pub async fn verdicts(&self, trial_id: i64) -> Result<Vec<VerdictRow>> {
+        let rows =
+            sqlx::query("SELECT * FROM verdicts WHERE trial_id = ? ORDER BY item_id, repeat")
+                .bind(trial_id)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(self.err())?;
+        Ok(rows.iter().map(rows::verdict).collect())
+    }
+
+    /// Number of verdict rows of an experiment (with or without errors).
+    pub async fn count_verdicts(&self, experiment_id: i64) -> Result<usize> {
+        let n: i64 = sqlx::query(
+            "SELECT COUNT(*) FROM verdicts JOIN trials ON trials.id = verdicts.trial_id WHERE trials.experiment_id = ?",
+        )
+        .bind(experiment_id)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(self.err())?
+        .get(0);
+        Ok(n as usize)
+    }
+
+    /// Closes the connection, checkpointing the WAL.
+    pub async fn close(self) {
+        self.pool.close().await;
+    }
+}

