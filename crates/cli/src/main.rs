@@ -1,1 +1,297 @@
-fn main() {}
+//! `judgelab`: the headless command line. Parses arguments, calls the engine, prints.
+//!
+//! Exit codes: 0 success, 1 failure, 2 invalid input (a bad dataset line, experiment key or
+//! template), 130 interrupted (everything judged so far is saved).
+
+mod table;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use judgelab_core::dataset::ImportOptions;
+use judgelab_engine::{EngineError, RunEvent, RunOptions};
+use judgelab_store::Store;
+
+#[derive(Parser)]
+#[command(
+    name = "judgelab",
+    version,
+    about = "Tune LLM-as-a-judge setups against human labels"
+)]
+struct Cli {
+    /// The database file [default: <user data dir>/judgelab/judgelab.sqlite]
+    #[arg(long, global = true, value_name = "PATH")]
+    db: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Import a dataset (JSONL or CSV in the canonical schema); all or nothing
+    Import {
+        file: PathBuf,
+        /// Name of the dataset [default: the file name without extension]
+        #[arg(long)]
+        name: Option<String>,
+        /// Rating scale of single-answer datasets, as MIN-MAX
+        #[arg(long, value_name = "MIN-MAX", value_parser = parse_scale)]
+        scale: Option<(i64, i64)>,
+    },
+    /// Run an experiment file, or resume it where it stopped
+    Run {
+        experiment: PathBuf,
+        /// Discard a stored experiment of the same name whose content differs
+        #[arg(long)]
+        replace: bool,
+        /// CPU threads for local models [default: all cores]
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Show an experiment's trials and their metrics
+    Show {
+        /// An experiment name, or its .toml file
+        experiment: String,
+        /// Print JSON instead of a table
+        #[arg(long)]
+        json: bool,
+    },
+    /// List imported datasets and experiments
+    List,
+}
+
+fn parse_scale(text: &str) -> Result<(i64, i64), String> {
+    let (lo, hi) = text
+        .split_once('-')
+        .ok_or_else(|| format!("{text:?} is not MIN-MAX"))?;
+    let lo: i64 = lo
+        .trim()
+        .parse()
+        .map_err(|_| format!("{lo:?} is not an integer"))?;
+    let hi: i64 = hi
+        .trim()
+        .parse()
+        .map_err(|_| format!("{hi:?} is not an integer"))?;
+    Ok((lo, hi))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(dispatch(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            let invalid = e.chain().any(|c| {
+                c.downcast_ref::<EngineError>()
+                    .is_some_and(EngineError::is_invalid_input)
+            });
+            eprintln!("error: {e:#}");
+            ExitCode::from(if invalid { 2 } else { 1 })
+        }
+    }
+}
+
+async fn dispatch(cli: Cli) -> Result<ExitCode> {
+    let db = cli.db.unwrap_or_else(judgelab_engine::default_db_path);
+    let store = Store::open(&db).await?;
+    let code = match cli.command {
+        Command::Import { file, name, scale } => import(&store, &file, name, scale).await?,
+        Command::Run {
+            experiment,
+            replace,
+            threads,
+        } => run(&store, &experiment, replace, threads).await?,
+        Command::Show { experiment, json } => show(&store, &experiment, json).await?,
+        Command::List => list(&store).await?,
+    };
+    store.close().await;
+    Ok(code)
+}
+
+async fn import(
+    store: &Store,
+    file: &Path,
+    name: Option<String>,
+    scale: Option<(i64, i64)>,
+) -> Result<ExitCode> {
+    let imported =
+        judgelab_engine::import_file(store, file, &ImportOptions { name, scale }).await?;
+    let d = &imported.dataset;
+    if imported.already {
+        println!(
+            "{} is already imported as {:?} (same content): nothing to do",
+            file.display(),
+            d.name
+        );
+    } else {
+        let dataset = store.load_dataset(d).await?;
+        let counts: Vec<String> = dataset
+            .label_counts()
+            .into_iter()
+            .map(|(label, n)| format!("{label} {n}"))
+            .collect();
+        println!(
+            "imported {:?}: {} {} items (labels: {}) into {}",
+            d.name,
+            d.n_items,
+            d.task.name(),
+            counts.join(", "),
+            store.path().display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn run(
+    store: &Store,
+    path: &Path,
+    replace: bool,
+    threads: Option<usize>,
+) -> Result<ExitCode> {
+    let options = RunOptions {
+        replace,
+        threads,
+        ..RunOptions::default()
+    };
+    let cancel = options.cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("\nstopping after the call in flight (Ctrl-C again to quit now; nothing judged is lost)");
+            cancel.store(true, Ordering::SeqCst);
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        }
+    });
+    let bar = ProgressBar::hidden();
+    let mut on_event = |event: RunEvent| match event {
+        RunEvent::Imported { dataset, n_items } => {
+            eprintln!("imported dataset {dataset:?} ({n_items} items)");
+        }
+        RunEvent::Loading { model, path } => {
+            bar.suspend(|| eprintln!("loading model {model} ({path})"));
+        }
+        RunEvent::Started {
+            experiment,
+            resumed,
+            n_trials,
+            total,
+            done,
+            pool,
+            n_judged_items,
+        } => {
+            let verb = if resumed { "resuming" } else { "running" };
+            eprintln!(
+                "{verb} {experiment:?}: {n_trials} trials × {n_judged_items} items = {total} verdicts, {done} already stored"
+            );
+            if !pool.is_empty() {
+                eprintln!(
+                    "few-shot pool ({} items, never judged): {}",
+                    pool.len(),
+                    pool.join(", ")
+                );
+            }
+            if done < total {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+                bar.reset_eta();
+                bar.set_style(
+                    ProgressStyle::with_template(
+                        "{bar:30} {pos}/{len} verdicts  {per_sec}  ETA {eta}  {msg}",
+                    )
+                    .expect("static template"),
+                );
+                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                bar.enable_steady_tick(Duration::from_millis(500));
+            }
+        }
+        RunEvent::Verdict {
+            trial_idx, done, ..
+        } => {
+            bar.set_position(done as u64);
+            bar.set_message(format!("trial {trial_idx}"));
+        }
+    };
+    let summary = judgelab_engine::run_experiment(store, path, options, &mut on_event)
+        .await
+        .with_context(|| format!("while running {}", path.display()))?;
+    bar.finish_and_clear();
+    if summary.interrupted {
+        eprintln!(
+            "interrupted: {} of {} verdicts stored in {}; run `judgelab run {}` again to resume",
+            summary.already_done + summary.judged_now - summary.n_errors,
+            summary.total,
+            store.path().display(),
+            path.display()
+        );
+        return Ok(ExitCode::from(130));
+    }
+    if summary.judged_now == 0 && summary.n_errors == 0 {
+        eprintln!("{:?} is complete: nothing to judge", summary.experiment);
+    } else {
+        eprintln!(
+            "judged {} calls ({} failed and will be retried by the next run)",
+            summary.judged_now, summary.n_errors
+        );
+    }
+    let shown = judgelab_engine::summarize(store, &summary.experiment).await?;
+    print!("{}", table::trials(&shown));
+    println!("database: {}", store.path().display());
+    Ok(if summary.n_errors > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+async fn show(store: &Store, experiment: &str, json: bool) -> Result<ExitCode> {
+    let name = if experiment.ends_with(".toml") && Path::new(experiment).is_file() {
+        let text = std::fs::read_to_string(experiment)
+            .with_context(|| format!("while reading {experiment}"))?;
+        judgelab_core::Experiment::from_toml(experiment, &text)
+            .map_err(EngineError::from)?
+            .name
+    } else {
+        experiment.to_string()
+    };
+    let summary = judgelab_engine::summarize(store, &name).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print!("{}", table::trials(&summary));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn list(store: &Store) -> Result<ExitCode> {
+    println!("datasets in {}:", store.path().display());
+    for d in store.datasets().await? {
+        println!(
+            "  {:<24} {:>6} {:<8} items  {}",
+            d.name,
+            d.n_items,
+            d.task.name(),
+            d.source
+        );
+    }
+    println!("experiments:");
+    for e in store.experiments().await? {
+        let n = store.count_verdicts(e.id).await?;
+        println!(
+            "  {:<24} {:>6} verdicts  created {}",
+            e.name, n, e.created_at
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

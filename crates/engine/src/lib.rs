@@ -1,1 +1,123 @@
-//! placeholder
+//! Runs Judgelab experiments: resolves an experiment file into validated parts, expands its
+//! sweep, calls the judge in batches, persists every verdict as it arrives, and summarises
+//! stored trials into metrics.
+//!
+//! This is the surface the CLI (and later the desktop shell) use; it knows the store and the
+//! judges, and the judges only through `core::Judge`, except where it loads a local model.
+
+mod resolve;
+mod run;
+mod summary;
+
+use std::path::{Path, PathBuf};
+
+use judgelab_core::dataset::{self, DatasetError, ImportOptions};
+use judgelab_core::experiment::ExperimentError;
+use judgelab_core::split::SplitError;
+use judgelab_core::template::TemplateError;
+use judgelab_llama::LlamaError;
+use judgelab_store::{DatasetInfo, Store, StoreError};
+
+pub use run::{run_experiment, RunEvent, RunOptions, RunSummary};
+pub use summary::{summarize, ExperimentSummary, TrialSummary};
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Dataset(#[from] DatasetError),
+    #[error(transparent)]
+    Experiment(#[from] ExperimentError),
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+    #[error("{path}: {message}")]
+    Invalid { path: String, message: String },
+    #[error("{0}")]
+    Split(#[from] SplitError),
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Model(#[from] LlamaError),
+    #[error("experiment {name:?} already exists with different content ({n_verdicts} verdicts stored); rename the experiment, or run with --replace to discard them")]
+    Changed { name: String, n_verdicts: usize },
+    #[error("no experiment named {0:?} in this database")]
+    UnknownExperiment(String),
+    #[error("the judge failed: {0}")]
+    Judge(String),
+}
+
+impl EngineError {
+    /// True when the user's input is at fault (a bad file, key or value), as opposed to the
+    /// machine or the model: the CLI exits with code 2 for these.
+    pub fn is_invalid_input(&self) -> bool {
+        matches!(
+            self,
+            EngineError::Dataset(_)
+                | EngineError::Experiment(_)
+                | EngineError::Template(_)
+                | EngineError::Invalid { .. }
+                | EngineError::Split(_)
+                | EngineError::Changed { .. }
+                | EngineError::UnknownExperiment(_)
+        ) || matches!(self, EngineError::Store(StoreError::NameTaken { .. }))
+    }
+}
+
+/// Where the default model lives: `<user cache>/judgelab/models/<file>`.
+pub fn default_model_path() -> PathBuf {
+    dirs::cache_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("judgelab")
+        .join("models")
+        .join(judgelab_core::DEFAULT_MODEL_FILE)
+}
+
+/// The default database: `<user data>/judgelab/judgelab.sqlite`.
+pub fn default_db_path() -> PathBuf {
+    dirs::data_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("judgelab")
+        .join("judgelab.sqlite")
+}
+
+/// The result of an import.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    pub dataset: DatasetInfo,
+    /// The same content was imported before: nothing was written.
+    pub already: bool,
+}
+
+/// Imports a JSONL or CSV file: validated whole, then written in one transaction.
+/// Importing the same content again is a no-op.
+pub async fn import_file(
+    store: &Store,
+    path: &Path,
+    options: &ImportOptions,
+) -> Result<Imported, EngineError> {
+    let shown = path.display().to_string();
+    let path = &std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let bytes = std::fs::read(path).map_err(|source| EngineError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    let content_hash = judgelab_core::hash::sha256_hex(&bytes);
+    if let Some(dataset) = store.dataset_by_hash(&content_hash).await? {
+        return Ok(Imported {
+            dataset,
+            already: true,
+        });
+    }
+    let mut parsed = dataset::parse(&shown, &bytes, options)?;
+    parsed.source = path.display().to_string();
+    let dataset = store.insert_dataset(&parsed).await?;
+    Ok(Imported {
+        dataset,
+        already: false,
+    })
+}

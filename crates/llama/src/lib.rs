@@ -37,6 +37,8 @@ pub struct LlamaOptions {
     pub context_size: u32,
     /// CPU threads; default: all available cores.
     pub threads: Option<usize>,
+    /// The file's sha256 when the caller has already checked it with [`check_and_hash`].
+    pub sha256: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -95,7 +97,10 @@ pub struct LlamaJudge {
 impl LlamaJudge {
     /// Checks the file, hashes it, then loads it on a new worker thread.
     pub fn load(options: LlamaOptions) -> Result<LlamaJudge, LlamaError> {
-        let sha256 = check_and_hash(&options.path)?;
+        let sha256 = match &options.sha256 {
+            Some(known) if options.path.is_file() => known.clone(),
+            _ => check_and_hash(&options.path)?,
+        };
         let (tx, rx) = mpsc::channel();
         let (ready_tx, ready_rx) = mpsc::channel();
         let worker_options = options.clone();

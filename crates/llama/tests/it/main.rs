@@ -29,6 +29,7 @@ fn options(path: PathBuf) -> LlamaOptions {
         gpu_layers: None,
         context_size: 2048,
         threads: None,
+        sha256: None,
     }
 }
 

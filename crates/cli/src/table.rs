@@ -1,0 +1,99 @@
+//! The trials table printed by `run` and `show`.
+
+use judgelab_engine::ExperimentSummary;
+
+fn num(x: Option<f64>, digits: usize) -> String {
+    x.map_or("—".into(), |v| format!("{v:.digits$}"))
+}
+
+/// Renders the experiment's trials, one row each, with a header line.
+pub fn trials(s: &ExperimentSummary) -> String {
+    let e = &s.experiment;
+    let rating = e.task == "single";
+    let mut header = vec![
+        "trial", "model", "template", "temp", "top_p", "max_tok", "shots", "n", "accuracy", "kappa",
+    ];
+    if rating {
+        header.push("spearman");
+    }
+    header.extend([
+        "parse_fail",
+        "tok_in",
+        "tok_out",
+        "p50_ms",
+        "p95_ms",
+        "ttft_p50",
+    ]);
+    let mut rows: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
+    for t in &s.trials {
+        let p = &t.params;
+        let m = &t.metrics;
+        let shots = match p.few_shot_max_tokens {
+            Some(limit) => format!("{}≤{limit}", p.few_shot),
+            None => p.few_shot.to_string(),
+        };
+        let model = std::path::Path::new(&p.model)
+            .file_name()
+            .map_or(p.model.clone(), |f| f.to_string_lossy().into_owned());
+        let mut row = vec![
+            t.id.to_string(),
+            model,
+            p.template.clone(),
+            format!("{}", p.temperature),
+            format!("{}", p.top_p),
+            p.max_tokens.to_string(),
+            shots,
+            if m.n_errors > 0 {
+                format!("{}+{}err", m.n, m.n_errors)
+            } else {
+                m.n.to_string()
+            },
+            num(m.accuracy, 3),
+            num(m.kappa, 3),
+        ];
+        if rating {
+            row.push(num(m.spearman, 3));
+        }
+        row.extend([
+            num(m.parse_failure_rate.map(|r| r * 100.0), 1) + "%",
+            num(m.prompt_tokens_per_item, 0),
+            num(m.completion_tokens_per_item, 1),
+            num(m.latency_ms.p50, 0),
+            num(m.latency_ms.p95, 0),
+            num(m.ttft_ms.p50, 0),
+        ]);
+        rows.push(row);
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = format!(
+        "experiment {:?} on {} ({} items judged, {} repeat{}, few-shot pool {}; {}/{} verdicts)\n",
+        e.name,
+        e.dataset,
+        e.n_items,
+        e.repeats,
+        if e.repeats == 1 { "" } else { "s" },
+        e.few_shot_pool.len(),
+        e.n_stored,
+        e.n_expected
+    );
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(c, (cell, &w))| {
+                let pad = w - cell.chars().count();
+                if c <= 2 {
+                    format!("{cell}{}", " ".repeat(pad))
+                } else {
+                    format!("{}{cell}", " ".repeat(pad))
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}

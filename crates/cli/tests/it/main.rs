@@ -1,0 +1,403 @@
+//! End-to-end tests of the `judgelab` binary: real files, a real SQLite database and the
+//! real SmolLM2 model through llama.cpp.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn db(&self) -> PathBuf {
+        self.dir.path().join("judgelab.sqlite")
+    }
+
+    fn file(&self, name: &str, content: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, content).unwrap();
+        path
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_judgelab"));
+        cmd.arg("--db").arg(self.db()).args(args);
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    fn show(&self, experiment: &str) -> Value {
+        let out = self.run(&["show", experiment, "--json"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn llmbar() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/llmbar_natural.jsonl")
+}
+
+fn llmbar_lines() -> Vec<String> {
+    std::fs::read_to_string(llmbar())
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+/// Runs `args`, expecting exit code 2 and every one of `expect` in stderr.
+fn check_invalid(env: &Env, args: &[&str], expect: &[&str]) {
+    let out = env.run(args);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    for e in expect {
+        assert!(stderr.contains(e), "{args:?}: expected {e:?} in\n{stderr}");
+    }
+}
+
+fn datasets_listed(env: &Env) -> String {
+    text(&env.run(&["list"]).stdout)
+}
+
+#[test]
+fn import_is_validated_all_or_nothing_and_idempotent() {
+    let env = Env::new();
+    let lines = llmbar_lines();
+
+    // One malformed line in the middle: its number is reported and nothing is imported.
+    let mut bad = lines[..10].to_vec();
+    bad[4] = bad[4].replacen('{', "{{", 1);
+    let bad = env.file("bad.jsonl", bad.join("\n"));
+    check_invalid(
+        &env,
+        &["import", bad.to_str().unwrap()],
+        &["bad.jsonl:5: line: invalid JSON"],
+    );
+    assert!(
+        !datasets_listed(&env).contains("bad"),
+        "{}",
+        datasets_listed(&env)
+    );
+
+    let mut dup = lines[..4].to_vec();
+    dup.push(lines[1].clone());
+    let dup = env.file("dup.jsonl", dup.join("\n"));
+    check_invalid(
+        &env,
+        &["import", dup.to_str().unwrap()],
+        &["dup.jsonl:5: id: duplicate id \"llmbar_natural-0001\" (first at line 2)"],
+    );
+
+    let missing = env.file(
+        "missing.jsonl",
+        lines[0].replace("\"answer_b\"", "\"answer_c\""),
+    );
+    check_invalid(
+        &env,
+        &["import", missing.to_str().unwrap()],
+        &[
+            "missing.jsonl:1: answer_c: unknown field",
+            "missing.jsonl:1: answer_b: is missing",
+        ],
+    );
+
+    let label = env.file(
+        "label.jsonl",
+        lines[0]
+            .replace("\"human_label\": \"B\"", "\"human_label\": \"C\"")
+            .replace("\"human_label\": \"A\"", "\"human_label\": \"C\""),
+    );
+    check_invalid(
+        &env,
+        &["import", label.to_str().unwrap()],
+        &["label.jsonl:1: human_label: \"C\" is not a pairwise label"],
+    );
+
+    let mut latin1 = lines[0].clone().into_bytes();
+    latin1.extend_from_slice(b"\n{\"id\": \"caf\xe9\"}\n");
+    let latin1 = env.file("latin1.jsonl", latin1);
+    check_invalid(
+        &env,
+        &["import", latin1.to_str().unwrap()],
+        &["latin1.jsonl:2: line: not valid UTF-8"],
+    );
+
+    let empty = env.file("empty.jsonl", "");
+    check_invalid(
+        &env,
+        &["import", empty.to_str().unwrap()],
+        &["empty.jsonl: the file has no items"],
+    );
+
+    let rating = env.file(
+        "ratings.csv",
+        "id,task,question,answer,human_label\nr1,single,q,a,4\nr2,single,q,a,9\n",
+    );
+    check_invalid(
+        &env,
+        &["import", rating.to_str().unwrap()],
+        &["ratings.csv:3: human_label: 9 is outside the rating scale 1..5"],
+    );
+    let out = env.run(&["import", rating.to_str().unwrap(), "--scale", "1-10"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let good = llmbar();
+    let out = env.run(&["import", good.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout)
+        .contains("imported \"llmbar_natural\": 100 pairwise items (labels: A 42, B 58)"));
+    let out = env.run(&["import", good.to_str().unwrap()]);
+    assert!(out.status.success());
+    assert!(text(&out.stdout)
+        .contains("already imported as \"llmbar_natural\" (same content): nothing to do"));
+    let listed = datasets_listed(&env);
+    assert_eq!(listed.matches("\n  llmbar_natural ").count(), 1, "{listed}");
+}
+
+fn experiment(env: &Env, name: &str, extra_judge: &str, sweep: &str) -> PathBuf {
+    env.file(
+        &format!("{name}.toml"),
+        format!(
+            "name = \"{name}\"\ndataset = \"{}\"\n[judge]\nbackend = \"llama\"\nmodel = \"default\"\ntemplate = \"pairwise\"\n{extra_judge}\n[sweep]\n{sweep}\n",
+            llmbar().display()
+        ),
+    )
+}
+
+#[test]
+fn bad_experiments_fail_before_any_model_is_loaded() {
+    let env = Env::new();
+    let typo = experiment(&env, "typo", "", "temprature = [0.0]");
+    check_invalid(
+        &env,
+        &["run", typo.to_str().unwrap()],
+        &["typo.toml", "unknown field `temprature`"],
+    );
+    let range = experiment(&env, "range", "", "top_p = [1.5]");
+    check_invalid(
+        &env,
+        &["run", range.to_str().unwrap()],
+        &["range.toml: sweep.top_p: 1.5 must be above 0 and at most 1"],
+    );
+    let jinja = env.file("mine.jinja", "Judge {{ question }} by {{ rubric }}");
+    let unknown = experiment(&env, "unknown", "", "")
+        .to_str()
+        .unwrap()
+        .to_string();
+    let text_ = std::fs::read_to_string(&unknown)
+        .unwrap()
+        .replace("\"pairwise\"", &format!("\"{}\"", jinja.display()));
+    std::fs::write(&unknown, text_).unwrap();
+    check_invalid(
+        &env,
+        &["run", &unknown],
+        &["mine.jinja: unknown variable `rubric`"],
+    );
+    let no_model = experiment(&env, "nomodel", "", "")
+        .to_str()
+        .unwrap()
+        .to_string();
+    let text_ = std::fs::read_to_string(&no_model)
+        .unwrap()
+        .replace("\"default\"", "\"/nonexistent/judge.gguf\"");
+    std::fs::write(&no_model, text_).unwrap();
+    let out = env.run(&["run", &no_model]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("model file /nonexistent/judge.gguf does not exist"),
+        "{}",
+        text(&out.stderr)
+    );
+    let digit = experiment(&env, "digit", "output = \"digit\"", "");
+    check_invalid(
+        &env,
+        &["run", digit.to_str().unwrap()],
+        &["judge.output: \"digit\" needs a rating dataset"],
+    );
+}
+
+/// The main job: a 2×2 sweep on 6 items with the real model; interrupted with Ctrl-C,
+/// resumed, and run again without duplicating anything.
+#[test]
+fn sweep_interrupt_resume_and_show() {
+    let env = Env::new();
+    let exp = experiment(
+        &env,
+        "grid",
+        "",
+        "temperature = [0.0, 0.8]\nmax_tokens = [4]\nfew_shot = [0, 1]\nseed = 3\n[limits]\nitems = 6",
+    );
+    let exp = exp.to_str().unwrap();
+
+    // Start, wait for a few stored verdicts, then interrupt as a user would.
+    let mut child = env
+        .cmd(&["run", exp])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(300));
+        let out = env.run(&["show", "grid", "--json"]);
+        if out.status.success() {
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            if v["experiment"]["n_stored"].as_u64().unwrap() >= 3 {
+                break;
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "no verdicts stored in time"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before it was interrupted"
+        );
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted:") && stderr.contains("again to resume"),
+        "{stderr}"
+    );
+    let partial = env.show("grid")["experiment"]["n_stored"].as_u64().unwrap();
+    assert!((3..24).contains(&partial), "{partial}");
+
+    // Resume: only the missing verdicts are judged.
+    let out = env.run(&["run", exp]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "resuming \"grid\": 4 trials × 6 items = 24 verdicts, {partial} already stored"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("judged {} calls", 24 - partial)),
+        "{stderr}"
+    );
+    assert!(text(&out.stdout).contains("experiment \"grid\" on llmbar_natural"));
+
+    let v = env.show("grid");
+    let e = &v["experiment"];
+    assert_eq!(e["n_items"], 6);
+    assert_eq!(e["n_stored"], 24);
+    assert_eq!(e["few_shot_pool"].as_array().unwrap().len(), 1);
+    let trials = v["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 4);
+    for t in trials {
+        assert!(t["id"].is_i64());
+        let p = &t["params"];
+        for key in [
+            "temperature",
+            "top_p",
+            "max_tokens",
+            "few_shot",
+            "model",
+            "template",
+        ] {
+            assert!(!p[key].is_null(), "params.{key} in {t}");
+        }
+        let m = &t["metrics"];
+        assert_eq!(m["n"], 6, "{t}");
+        let acc = m["accuracy"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&acc));
+        assert!(m["prompt_tokens_per_item"].as_f64().unwrap() > 50.0);
+        assert!(m["completion_tokens_per_item"].as_f64().unwrap() <= 4.0);
+        assert!((0.0..=1.0).contains(&m["parse_failure_rate"].as_f64().unwrap()));
+        for key in ["latency_ms", "ttft_ms"] {
+            let (p50, p95, p99) = (
+                m[key]["p50"].as_f64().unwrap(),
+                m[key]["p95"].as_f64().unwrap(),
+                m[key]["p99"].as_f64().unwrap(),
+            );
+            assert!(0.0 < p50 && p50 <= p95 && p95 <= p99, "{key} {m}");
+        }
+        assert!(m.get("kappa").is_some());
+    }
+    // Trials that differ only in sampling parameters show the same examples.
+    assert_eq!(trials[2]["examples"], trials[3]["examples"]);
+    assert_eq!(trials[0]["examples"].as_array().unwrap().len(), 0);
+    assert_eq!(trials[2]["examples"], e["few_shot_pool"]);
+
+    // A third run does nothing and duplicates nothing.
+    let out = env.run(&["run", exp]);
+    assert!(out.status.success());
+    assert!(text(&out.stderr).contains("\"grid\" is complete: nothing to judge"));
+    assert_eq!(env.show("grid")["experiment"]["n_stored"], 24);
+    let listed = text(&env.run(&["list"]).stdout);
+    assert!(
+        listed.contains("grid") && listed.contains("24 verdicts"),
+        "{listed}"
+    );
+
+    // The same name with other content is refused, and --replace starts it afresh.
+    let changed = experiment(
+        &env,
+        "grid",
+        "",
+        "temperature = [0.0]\nmax_tokens = [2]\n[limits]\nitems = 2",
+    );
+    check_invalid(
+        &env,
+        &["run", changed.to_str().unwrap()],
+        &[
+            "already exists with different content (24 verdicts stored)",
+            "--replace",
+        ],
+    );
+    let out = env.run(&["run", changed.to_str().unwrap(), "--replace"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(env.show("grid")["experiment"]["n_stored"], 2);
+}
+
+#[test]
+fn failed_calls_are_recorded_not_dropped() {
+    let env = Env::new();
+    // A context too small for LLMBar's longer items: those calls fail and are recorded.
+    let exp = experiment(
+        &env,
+        "tiny",
+        "context_size = 256",
+        "max_tokens = [2]\n[limits]\nitems = 4",
+    );
+    let out = env.run(&["run", exp.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("failed and will be retried by the next run"),
+        "{stderr}"
+    );
+    let v = env.show("tiny");
+    let m = &v["trials"][0]["metrics"];
+    assert_eq!(
+        m["n"].as_u64().unwrap() + m["n_errors"].as_u64().unwrap(),
+        4,
+        "{m}"
+    );
+    assert!(m["n_errors"].as_u64().unwrap() >= 1, "{m}");
+}

@@ -1,0 +1,150 @@
+//! Turns the names in a validated experiment into things: the dataset (imported on the fly
+//! when it is a file), templates (built-in or `.jinja` files), model files and the output
+//! kind, plus the content hash that identifies the whole.
+
+use std::path::{Path, PathBuf};
+
+use judgelab_core::dataset::ImportOptions;
+use judgelab_core::{Dataset, Experiment, OutputKind, Task, Template};
+use judgelab_store::{DatasetInfo, Store};
+use serde_json::json;
+
+use crate::{default_model_path, import_file, EngineError};
+
+/// An experiment with everything it names resolved and validated.
+pub(crate) struct Resolved {
+    pub experiment: Experiment,
+    pub spec: String,
+    pub dataset_info: DatasetInfo,
+    pub dataset: Dataset,
+    /// Whether the dataset file was imported by this run.
+    pub imported: bool,
+    pub output: OutputKind,
+    /// By template name as written in the experiment.
+    pub templates: Vec<(String, Template)>,
+    /// By model name as written: (path, sha256).
+    pub models: Vec<(String, PathBuf, String)>,
+    pub content_hash: String,
+}
+
+/// A path as written, relative to the experiment file's folder if it exists there, else to
+/// the working directory.
+fn locate(base: &Path, written: &str) -> Option<PathBuf> {
+    let written = Path::new(written);
+    [base.join(written), written.to_path_buf()]
+        .into_iter()
+        .find(|p| p.is_file())
+}
+
+pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, EngineError> {
+    let shown = path.display().to_string();
+    let spec = std::fs::read_to_string(path).map_err(|source| EngineError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    let experiment = Experiment::from_toml(&shown, &spec)?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let invalid = |key: &str, message: String| EngineError::Invalid {
+        path: format!("{shown}: {key}"),
+        message,
+    };
+
+    let (dataset_info, imported) = match locate(base, &experiment.dataset) {
+        Some(file) => {
+            let imported = import_file(store, &file, &ImportOptions::default()).await?;
+            (imported.dataset, !imported.already)
+        }
+        None => match store.dataset_by_name(&experiment.dataset).await? {
+            Some(info) => (info, false),
+            None => {
+                return Err(invalid(
+                    "dataset",
+                    format!(
+                        "{:?} is neither a file (looked in {} and the working directory) nor an imported dataset",
+                        experiment.dataset,
+                        base.display()
+                    ),
+                ))
+            }
+        },
+    };
+    let dataset = store.load_dataset(&dataset_info).await?;
+
+    let output = experiment
+        .judge
+        .output
+        .unwrap_or(OutputKind::default_for(dataset.task));
+    match (dataset.task, output) {
+        (Task::Pairwise, OutputKind::Digit) => {
+            return Err(invalid(
+                "judge.output",
+                "\"digit\" needs a rating dataset; this one is pairwise".into(),
+            ))
+        }
+        (Task::Single { .. }, OutputKind::Label) => {
+            return Err(invalid(
+                "judge.output",
+                "\"label\" needs a pairwise dataset; this one has ratings".into(),
+            ))
+        }
+        _ => {}
+    }
+
+    let mut templates = Vec::new();
+    for name in &experiment.judge.templates {
+        let template = match Template::builtin(name) {
+            Some(t) => t,
+            None => {
+                let file = locate(base, name).ok_or_else(|| {
+                    invalid(
+                        "judge.template",
+                        format!(
+                            "{name:?} is neither a built-in template ({}) nor a file",
+                            Template::builtin_names().collect::<Vec<_>>().join(", ")
+                        ),
+                    )
+                })?;
+                let source = std::fs::read_to_string(&file).map_err(|source| EngineError::Io {
+                    path: file.display().to_string(),
+                    source,
+                })?;
+                Template::new(&file.display().to_string(), &source)
+            }
+        };
+        template.validate(dataset.task, output)?;
+        templates.push((name.clone(), template));
+    }
+
+    let mut models = Vec::new();
+    for name in &experiment.judge.models {
+        let file = if name == "default" {
+            default_model_path()
+        } else {
+            locate(base, name).unwrap_or_else(|| PathBuf::from(name))
+        };
+        let sha256 = judgelab_llama::check_and_hash(&file)?;
+        models.push((name.clone(), file, sha256));
+    }
+
+    let content_hash = judgelab_core::hash::sha256_hex(
+        json!({
+            "experiment": &experiment,
+            "dataset": &dataset.content_hash,
+            "output": output,
+            "templates": templates.iter().map(|(_, t)| &t.hash).collect::<Vec<_>>(),
+            "models": models.iter().map(|(_, _, sha)| sha).collect::<Vec<_>>(),
+        })
+        .to_string(),
+    );
+    Ok(Resolved {
+        experiment,
+        spec,
+        dataset_info,
+        dataset,
+        imported,
+        output,
+        templates,
+        models,
+        content_hash,
+    })
+}

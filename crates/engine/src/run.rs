@@ -1,0 +1,463 @@
+//! One run of an experiment: create it (split, trials) or resume it, then judge every
+//! (trial, item, repeat) that has no successful verdict yet, in batches, recording each
+//! verdict the moment it arrives. A cancelled run keeps everything judged so far; running
+//! it again judges only what is missing.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use judgelab_core::judge::StopReason;
+use judgelab_core::rng::mix;
+use judgelab_core::split;
+use judgelab_core::template::{ExampleContext, RenderContext};
+use judgelab_core::verdict::{self, Verdict};
+use judgelab_core::{
+    Choice, Item, Judge, JudgeRequest, JudgeResponse, Label, Message, Sampling, Task,
+};
+use judgelab_llama::{LlamaJudge, LlamaOptions};
+use judgelab_store::{ExperimentRow, NewExperiment, NewTrial, Store, TrialRow, VerdictRow};
+
+use crate::resolve::{resolve, Resolved};
+use crate::EngineError;
+
+/// How to run.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Discard a stored experiment of the same name whose content differs.
+    pub replace: bool,
+    /// Set it to stop after the calls in flight; everything judged is kept.
+    pub cancel: Arc<AtomicBool>,
+    /// CPU threads for a local model; default: all cores.
+    pub threads: Option<usize>,
+}
+
+/// What a run reports while it goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunEvent {
+    /// The dataset file was imported on the fly.
+    Imported { dataset: String, n_items: usize },
+    /// A model is being loaded.
+    Loading { model: String, path: String },
+    /// The work is known.
+    Started {
+        experiment: String,
+        resumed: bool,
+        n_trials: usize,
+        /// Verdicts the experiment needs in all, and how many it already has.
+        total: usize,
+        done: usize,
+        /// Few-shot pool, reserved and never judged.
+        pool: Vec<String>,
+        n_judged_items: usize,
+    },
+    /// One verdict was recorded.
+    Verdict {
+        trial_idx: usize,
+        done: usize,
+        total: usize,
+        /// The call failed or the output did not parse.
+        failed: bool,
+    },
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    pub experiment: String,
+    pub experiment_id: i64,
+    pub resumed: bool,
+    pub n_trials: usize,
+    pub total: usize,
+    /// Verdicts present before this run.
+    pub already_done: usize,
+    /// Verdicts recorded by this run (calls that failed included).
+    pub judged_now: usize,
+    /// Calls of this run that failed (recorded with their error; retried by the next run).
+    pub n_errors: usize,
+    /// Cancelled before everything was judged.
+    pub interrupted: bool,
+}
+
+/// Runs (or resumes) the experiment in the file at `path`.
+pub async fn run_experiment(
+    store: &Store,
+    path: &Path,
+    options: RunOptions,
+    on_event: &mut (dyn FnMut(RunEvent) + Send),
+) -> Result<RunSummary, EngineError> {
+    let r = resolve(store, path).await?;
+    if r.imported {
+        on_event(RunEvent::Imported {
+            dataset: r.dataset.name.clone(),
+            n_items: r.dataset.items.len(),
+        });
+    }
+    let existing = match store.experiment_by_name(&r.experiment.name).await? {
+        Some(e) if e.content_hash == r.content_hash => Some(e),
+        Some(e) if options.replace => {
+            store.delete_experiment(e.id).await?;
+            None
+        }
+        Some(e) => {
+            return Err(EngineError::Changed {
+                name: e.name,
+                n_verdicts: store.count_verdicts(e.id).await?,
+            })
+        }
+        None => None,
+    };
+    let resumed = existing.is_some();
+    let mut judges = Judges::new(&r, &options);
+    let row = match existing {
+        Some(row) => row,
+        None => create(store, &r, &mut judges, on_event).await?,
+    };
+    let trials = store.trials(row.id).await?;
+    let index: HashMap<&str, &Item> = r.dataset.items.iter().map(|i| (i.id.as_str(), i)).collect();
+    let repeats = r.experiment.sweep.repeats;
+    let total = trials.len() * row.judged.len() * repeats as usize;
+
+    // What is missing, per trial, in trial order.
+    let mut missing: Vec<(&TrialRow, Vec<(&Item, u32)>)> = Vec::new();
+    for trial in &trials {
+        let done = store.done_keys(trial.id).await?;
+        let todo: Vec<(&Item, u32)> = row
+            .judged
+            .iter()
+            .flat_map(|id| (0..repeats).map(move |rep| (id, rep)))
+            .filter(|(id, rep)| !done.contains(&((*id).clone(), *rep)))
+            .map(|(id, rep)| (index[id.as_str()], rep))
+            .collect();
+        missing.push((trial, todo));
+    }
+    let n_missing: usize = missing.iter().map(|(_, todo)| todo.len()).sum();
+    let mut done = total - n_missing;
+    let already_done = done;
+    on_event(RunEvent::Started {
+        experiment: row.name.clone(),
+        resumed,
+        n_trials: trials.len(),
+        total,
+        done,
+        pool: row.pool.clone(),
+        n_judged_items: row.judged.len(),
+    });
+
+    let mut judged_now = 0;
+    let mut n_errors = 0;
+    for (trial, todo) in missing {
+        if todo.is_empty() {
+            continue;
+        }
+        if options.cancel.load(Ordering::SeqCst) {
+            break;
+        }
+        let judge = judges.get(&trial.params.model, on_event).await?;
+        let (pending, requests) = prepare(&r, trial, &index, &todo)?;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<JudgeResponse>();
+        let cancel = Arc::clone(&options.cancel);
+        let batch_size = r.experiment.judge.batch_size;
+        let worker = tokio::task::spawn_blocking(move || {
+            let mut requests = requests.into_iter().peekable();
+            while requests.peek().is_some() && !cancel.load(Ordering::SeqCst) {
+                let batch: Vec<JudgeRequest> = requests.by_ref().take(batch_size).collect();
+                judge.judge_batch(batch, &cancel, &mut |response| {
+                    let _ = tx.send(response);
+                });
+            }
+        });
+        while let Some(response) = rx.recv().await {
+            let p = &pending[response.key];
+            let row = verdict_row(&r, trial, p, response);
+            let failed = row.error.is_some() || row.failure_kind.is_some();
+            n_errors += usize::from(row.error.is_some());
+            if let Err(e) = store.record_verdict(&row).await {
+                options.cancel.store(true, Ordering::SeqCst);
+                return Err(e.into());
+            }
+            judged_now += 1;
+            if row.error.is_none() {
+                done += 1;
+            }
+            on_event(RunEvent::Verdict {
+                trial_idx: trial.trial_idx,
+                done,
+                total,
+                failed,
+            });
+        }
+        worker
+            .await
+            .map_err(|e| EngineError::Judge(format!("the judge thread panicked: {e}")))?;
+    }
+    Ok(RunSummary {
+        experiment: row.name.clone(),
+        experiment_id: row.id,
+        resumed,
+        n_trials: trials.len(),
+        total,
+        already_done,
+        judged_now,
+        n_errors,
+        interrupted: done < total && options.cancel.load(Ordering::SeqCst),
+    })
+}
+
+/// Local judges, loaded on first use and kept for the run.
+struct Judges<'r> {
+    r: &'r Resolved,
+    options: &'r RunOptions,
+    loaded: HashMap<String, Arc<LlamaJudge>>,
+}
+
+impl<'r> Judges<'r> {
+    fn new(r: &'r Resolved, options: &'r RunOptions) -> Self {
+        Judges {
+            r,
+            options,
+            loaded: HashMap::new(),
+        }
+    }
+
+    async fn get(
+        &mut self,
+        model: &str,
+        on_event: &mut (dyn FnMut(RunEvent) + Send),
+    ) -> Result<Arc<LlamaJudge>, EngineError> {
+        if let Some(judge) = self.loaded.get(model) {
+            return Ok(Arc::clone(judge));
+        }
+        // One local model in memory at a time.
+        self.loaded.clear();
+        let (_, path, sha256) = self
+            .r
+            .models
+            .iter()
+            .find(|(name, _, _)| name == model)
+            .expect("trials only name models of the experiment");
+        on_event(RunEvent::Loading {
+            model: model.to_string(),
+            path: path.display().to_string(),
+        });
+        let options = LlamaOptions {
+            name: model.to_string(),
+            path: path.clone(),
+            gpu_layers: self.r.experiment.judge.gpu_layers,
+            context_size: self.r.experiment.judge.context_size,
+            threads: self.options.threads,
+            sha256: Some(sha256.clone()),
+        };
+        let judge = tokio::task::spawn_blocking(move || LlamaJudge::load(options))
+            .await
+            .map_err(|e| EngineError::Judge(format!("loading panicked: {e}")))??;
+        let judge = Arc::new(judge);
+        self.loaded.insert(model.to_string(), Arc::clone(&judge));
+        Ok(judge)
+    }
+}
+
+/// The length of an item shown as a few-shot example, in the judge's tokens: its question,
+/// answers and label.
+fn example_text(item: &Item) -> Message {
+    let e = ExampleContext::new(item);
+    let parts = [
+        Some(e.question),
+        e.answer_a,
+        e.answer_b,
+        e.answer,
+        e.reference,
+    ];
+    let mut content: Vec<&str> = parts.into_iter().flatten().collect();
+    content.push(&e.label);
+    Message {
+        role: "user".into(),
+        content: content.join("\n"),
+    }
+}
+
+/// Reserves the few-shot pool, draws the items to judge, and stores the experiment with
+/// its trials.
+async fn create(
+    store: &Store,
+    r: &Resolved,
+    judges: &mut Judges<'_>,
+    on_event: &mut (dyn FnMut(RunEvent) + Send),
+) -> Result<ExperimentRow, EngineError> {
+    let e = &r.experiment;
+    let items = &r.dataset.items;
+    let limits = &e.sweep.few_shot_max_tokens;
+    let lengths: Vec<usize> = if e.max_few_shot() > 0 && limits.iter().any(Option::is_some) {
+        let judge = judges.get(&e.judge.models[0], on_event).await?;
+        let messages: Vec<Message> = items.iter().map(example_text).collect();
+        tokio::task::spawn_blocking(move || {
+            messages
+                .iter()
+                .map(|m| judge.count_tokens(std::slice::from_ref(m)))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .await
+        .map_err(|e| EngineError::Judge(format!("tokenising panicked: {e}")))?
+        .map_err(EngineError::Judge)?
+    } else {
+        vec![0; items.len()]
+    };
+    let length = |idx: usize| lengths[idx];
+    let s = split::reserve(
+        items,
+        e.sweep.seed,
+        e.max_few_shot(),
+        limits,
+        &length,
+        e.limits.items,
+    )?;
+    let ids =
+        |idxs: &[usize]| -> Vec<String> { idxs.iter().map(|&i| items[i].id.clone()).collect() };
+    let mut trials = Vec::new();
+    for params in e.trials() {
+        let (_, template) = r
+            .templates
+            .iter()
+            .find(|(n, _)| *n == params.template)
+            .expect("resolved");
+        let (_, path, sha256) = r
+            .models
+            .iter()
+            .find(|(n, _, _)| *n == params.model)
+            .expect("resolved");
+        let examples = split::examples(
+            &s.pool,
+            params.few_shot as usize,
+            params.few_shot_max_tokens,
+            &length,
+        );
+        trials.push(NewTrial {
+            template_hash: template.hash.clone(),
+            model_path: path.display().to_string(),
+            model_sha256: Some(sha256.clone()),
+            examples: ids(&examples),
+            params,
+        });
+    }
+    for (_, template) in &r.templates {
+        store.save_template(template).await?;
+    }
+    let row = store
+        .create_experiment(
+            &NewExperiment {
+                name: e.name.clone(),
+                content_hash: r.content_hash.clone(),
+                spec: r.spec.clone(),
+                dataset_id: r.dataset_info.id,
+                pool: ids(&s.pool),
+                judged: ids(&s.judged),
+            },
+            &trials,
+        )
+        .await?;
+    Ok(row)
+}
+
+/// A call waiting for its verdict.
+struct Pending {
+    item_id: String,
+    repeat: u32,
+    seed: u32,
+    prompt_hash: String,
+}
+
+fn prepare(
+    r: &Resolved,
+    trial: &TrialRow,
+    index: &HashMap<&str, &Item>,
+    todo: &[(&Item, u32)],
+) -> Result<(Vec<Pending>, Vec<JudgeRequest>), EngineError> {
+    let (_, template) = r
+        .templates
+        .iter()
+        .find(|(n, _)| *n == trial.params.template)
+        .expect("trials only name templates of the experiment");
+    let examples: Vec<&Item> = trial.examples.iter().map(|id| index[id.as_str()]).collect();
+    let allow_tie = r.dataset.task == Task::Pairwise
+        && r.dataset
+            .items
+            .iter()
+            .any(|i| i.human_label == Label::Choice(Choice::Tie));
+    let p = &trial.params;
+    let mut pending = Vec::with_capacity(todo.len());
+    let mut requests = Vec::with_capacity(todo.len());
+    for (key, &(item, repeat)) in todo.iter().enumerate() {
+        let ctx = RenderContext::new(r.dataset.task, r.output, allow_tie, item, &examples);
+        let messages = template.render(&ctx)?;
+        let seed = mix(&[
+            r.experiment.sweep.seed,
+            judgelab_core::hash::stable_u64(&item.id),
+            repeat as u64,
+        ]) as u32;
+        pending.push(Pending {
+            item_id: item.id.clone(),
+            repeat,
+            seed,
+            prompt_hash: judgelab_core::hash::sha256_hex(
+                serde_json::to_string(&messages).expect("messages serialise"),
+            ),
+        });
+        requests.push(JudgeRequest {
+            key,
+            messages,
+            sampling: Sampling {
+                temperature: p.temperature,
+                top_p: p.top_p,
+                max_tokens: p.max_tokens,
+                seed,
+            },
+        });
+    }
+    Ok((pending, requests))
+}
+
+fn verdict_row(r: &Resolved, trial: &TrialRow, p: &Pending, response: JudgeResponse) -> VerdictRow {
+    let base = VerdictRow {
+        trial_id: trial.id,
+        item_id: p.item_id.clone(),
+        repeat: p.repeat,
+        seed: p.seed,
+        prompt_hash: p.prompt_hash.clone(),
+        raw_output: None,
+        verdict: None,
+        failure_kind: None,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        latency_ms: None,
+        ttft_ms: None,
+        error: None,
+    };
+    match response.result {
+        Ok(c) => {
+            let v = verdict::parse(
+                r.output,
+                r.dataset.task,
+                &c.text,
+                c.stop == StopReason::MaxTokens,
+            );
+            VerdictRow {
+                raw_output: Some(c.text),
+                verdict: v.label().map(|l| l.to_text()),
+                failure_kind: match v {
+                    Verdict::Failed(f) => Some(f.as_str().to_string()),
+                    Verdict::Parsed(_) => None,
+                },
+                prompt_tokens: c.prompt_tokens,
+                completion_tokens: c.completion_tokens,
+                latency_ms: Some(c.latency_ms),
+                ttft_ms: c.ttft_ms,
+                ..base
+            }
+        }
+        Err(message) => VerdictRow {
+            error: Some(message),
+            ..base
+        },
+    }
+}

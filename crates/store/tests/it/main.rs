@@ -1,0 +1,169 @@
+//! Store tests on a temporary SQLite file.
+
+use judgelab_core::dataset::{parse, ImportOptions};
+use judgelab_core::{Dataset, Template, TrialParams};
+use judgelab_store::{NewExperiment, NewTrial, Store, StoreError, VerdictRow};
+
+fn dataset(name: &str, ids: &[&str]) -> Dataset {
+    let lines: Vec<String> = ids
+        .iter()
+        .map(|id| {
+            format!(r#"{{"id":"{id}","task":"pairwise","question":"q {id}","answer_a":"a","answer_b":"b","human_label":"B","meta":{{"votes":[1,2]}}}}"#)
+        })
+        .collect();
+    parse(
+        &format!("{name}.jsonl"),
+        lines.join("\n").as_bytes(),
+        &ImportOptions::default(),
+    )
+    .unwrap()
+}
+
+async fn store(dir: &tempfile::TempDir) -> Store {
+    Store::open(&dir.path().join("sub/judgelab.sqlite"))
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn datasets_round_trip_and_are_found_by_hash_and_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir).await;
+    let d = dataset("pairs", &["x", "y", "z"]);
+    let info = store.insert_dataset(&d).await.unwrap();
+    assert_eq!(info.n_items, 3);
+    assert_eq!(
+        store.dataset_by_hash(&d.content_hash).await.unwrap(),
+        Some(info.clone())
+    );
+    assert_eq!(
+        store.dataset_by_name("pairs").await.unwrap(),
+        Some(info.clone())
+    );
+    let loaded = store.load_dataset(&info).await.unwrap();
+    assert_eq!(loaded, d);
+
+    let other = dataset("pairs", &["w"]);
+    let err = store.insert_dataset(&other).await.unwrap_err();
+    assert!(matches!(err, StoreError::NameTaken { .. }), "{err}");
+    store.close().await;
+
+    // Reopening the file finds everything again.
+    let store = Store::open(&dir.path().join("sub/judgelab.sqlite"))
+        .await
+        .unwrap();
+    assert_eq!(store.datasets().await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_failed_import_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir).await;
+    // Validation normally rejects duplicate ids; here the database's unique key must roll
+    // the whole transaction back on the second item.
+    let mut d = dataset("dups", &["a", "b"]);
+    d.items[1].id = "a".into();
+    assert!(store.insert_dataset(&d).await.is_err());
+    assert_eq!(store.datasets().await.unwrap(), vec![]);
+    assert_eq!(store.dataset_by_name("dups").await.unwrap(), None);
+}
+
+fn params() -> TrialParams {
+    TrialParams {
+        model: "default".into(),
+        template: "pairwise".into(),
+        temperature: 0.0,
+        top_p: 1.0,
+        max_tokens: 4,
+        few_shot: 1,
+        few_shot_max_tokens: None,
+    }
+}
+
+fn verdict(trial_id: i64, item: &str, output: &str, error: Option<&str>) -> VerdictRow {
+    VerdictRow {
+        trial_id,
+        item_id: item.into(),
+        repeat: 0,
+        seed: 7,
+        prompt_hash: "h".into(),
+        raw_output: error.is_none().then(|| output.to_string()),
+        verdict: error.is_none().then(|| output.to_string()),
+        failure_kind: None,
+        prompt_tokens: 10,
+        completion_tokens: 1,
+        latency_ms: Some(12.5),
+        ttft_ms: Some(3.0),
+        error: error.map(str::to_string),
+    }
+}
+
+#[tokio::test]
+async fn verdicts_are_idempotent_and_failed_calls_are_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir).await;
+    let info = store
+        .insert_dataset(&dataset("d", &["x", "y", "z"]))
+        .await
+        .unwrap();
+    let template = Template::builtin("pairwise").unwrap();
+    store.save_template(&template).await.unwrap();
+    store.save_template(&template).await.unwrap();
+    let experiment = store
+        .create_experiment(
+            &NewExperiment {
+                name: "e".into(),
+                content_hash: "c".into(),
+                spec: "name = \"e\"".into(),
+                dataset_id: info.id,
+                pool: vec!["z".into()],
+                judged: vec!["x".into(), "y".into()],
+            },
+            &[NewTrial {
+                params: params(),
+                template_hash: template.hash.clone(),
+                model_path: "/m.gguf".into(),
+                model_sha256: Some("abc".into()),
+                examples: vec!["z".into()],
+            }],
+        )
+        .await
+        .unwrap();
+    assert_eq!(experiment.pool, vec!["z".to_string()]);
+    let trials = store.trials(experiment.id).await.unwrap();
+    assert_eq!(trials.len(), 1);
+    assert_eq!(trials[0].params, params());
+    let t = trials[0].id;
+
+    assert!(store
+        .record_verdict(&verdict(t, "x", "A", None))
+        .await
+        .unwrap());
+    // A second verdict for the same key never overwrites a successful one.
+    assert!(!store
+        .record_verdict(&verdict(t, "x", "B", None))
+        .await
+        .unwrap());
+    // A failed call is recorded, and replaced by the next successful attempt.
+    assert!(store
+        .record_verdict(&verdict(t, "y", "", Some("timeout")))
+        .await
+        .unwrap());
+    let done = store.done_keys(t).await.unwrap();
+    assert_eq!(done.len(), 1);
+    assert!(done.contains(&("x".to_string(), 0)));
+    assert!(store
+        .record_verdict(&verdict(t, "y", "B", None))
+        .await
+        .unwrap());
+    let verdicts = store.verdicts(t).await.unwrap();
+    assert_eq!(verdicts.len(), 2);
+    assert_eq!(verdicts[0].verdict.as_deref(), Some("A"));
+    assert_eq!(verdicts[1].verdict.as_deref(), Some("B"));
+    assert_eq!(verdicts[1].error, None);
+    assert_eq!(store.count_verdicts(experiment.id).await.unwrap(), 2);
+
+    store.delete_experiment(experiment.id).await.unwrap();
+    assert_eq!(store.experiment_by_name("e").await.unwrap(), None);
+    assert_eq!(store.verdicts(t).await.unwrap(), vec![]);
+}
