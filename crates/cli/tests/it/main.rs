@@ -401,3 +401,28 @@ fn failed_calls_are_recorded_not_dropped() {
     );
     assert!(m["n_errors"].as_u64().unwrap() >= 1, "{m}");
 }
+
+/// Ratings: the built-in single template, digit verdicts, weighted kappa and Spearman.
+#[test]
+fn rating_datasets_are_judged_with_digits() {
+    let env = Env::new();
+    let topical =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/topical_chat_usr.jsonl");
+    let exp = env.file(
+        "ratings.toml",
+        format!(
+            "name = \"usr\"\ndataset = \"{}\"\n[judge]\ntemplate = \"single\"\n[sweep]\nmax_tokens = 3\nfew_shot = 1\n[limits]\nitems = 4\n",
+            topical.display()
+        ),
+    );
+    let out = env.run(&["run", exp.to_str().unwrap()]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(stdout.contains("spearman"), "{stdout}");
+    let v = env.show("usr");
+    assert_eq!(v["experiment"]["task"], "single");
+    let m = &v["trials"][0]["metrics"];
+    assert_eq!(m["n"], 4, "{m}");
+    assert!(m.get("spearman").is_some());
+    assert_eq!(v["trials"][0]["examples"].as_array().unwrap().len(), 1);
+}
