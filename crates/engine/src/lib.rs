@@ -5,6 +5,7 @@
 //! This is the surface the CLI (and later the desktop shell) use; it knows the store and the
 //! judges, and the judges only through `core::Judge`, except where it loads a local model.
 
+mod judges;
 mod resolve;
 mod run;
 mod summary;
@@ -18,6 +19,7 @@ use judgelab_core::template::TemplateError;
 use judgelab_llama::LlamaError;
 use judgelab_store::{DatasetInfo, Store, StoreError};
 
+pub use judges::{JudgeLoader, LocalModels, ModelSpec};
 pub use run::{run_experiment, RunEvent, RunOptions, RunSummary};
 pub use summary::{summarize, ExperimentSummary, TrialSummary};
 

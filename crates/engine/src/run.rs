@@ -13,17 +13,15 @@ use judgelab_core::rng::mix;
 use judgelab_core::split;
 use judgelab_core::template::{ExampleContext, RenderContext};
 use judgelab_core::verdict::{self, Verdict};
-use judgelab_core::{
-    Choice, Item, Judge, JudgeRequest, JudgeResponse, Label, Message, Sampling, Task,
-};
-use judgelab_llama::{LlamaJudge, LlamaOptions};
+use judgelab_core::{Choice, Item, JudgeRequest, JudgeResponse, Label, Message, Sampling, Task};
 use judgelab_store::{ExperimentRow, NewExperiment, NewTrial, Store, TrialRow, VerdictRow};
 
+use crate::judges::{JudgeLoader, Judges};
 use crate::resolve::{resolve, Resolved};
 use crate::EngineError;
 
 /// How to run.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct RunOptions {
     /// Discard a stored experiment of the same name whose content differs.
     pub replace: bool,
@@ -31,6 +29,8 @@ pub struct RunOptions {
     pub cancel: Arc<AtomicBool>,
     /// CPU threads for a local model; default: all cores.
     pub threads: Option<usize>,
+    /// Where judges come from; default: [`LocalModels`](crate::LocalModels).
+    pub judges: Option<Arc<dyn JudgeLoader>>,
 }
 
 /// What a run reports while it goes.
@@ -203,59 +203,6 @@ pub async fn run_experiment(
         n_errors,
         interrupted: done < total && options.cancel.load(Ordering::SeqCst),
     })
-}
-
-/// Local judges, loaded on first use and kept for the run.
-struct Judges<'r> {
-    r: &'r Resolved,
-    options: &'r RunOptions,
-    loaded: HashMap<String, Arc<LlamaJudge>>,
-}
-
-impl<'r> Judges<'r> {
-    fn new(r: &'r Resolved, options: &'r RunOptions) -> Self {
-        Judges {
-            r,
-            options,
-            loaded: HashMap::new(),
-        }
-    }
-
-    async fn get(
-        &mut self,
-        model: &str,
-        on_event: &mut (dyn FnMut(RunEvent) + Send),
-    ) -> Result<Arc<LlamaJudge>, EngineError> {
-        if let Some(judge) = self.loaded.get(model) {
-            return Ok(Arc::clone(judge));
-        }
-        // One local model in memory at a time.
-        self.loaded.clear();
-        let (_, path, sha256) = self
-            .r
-            .models
-            .iter()
-            .find(|(name, _, _)| name == model)
-            .expect("trials only name models of the experiment");
-        on_event(RunEvent::Loading {
-            model: model.to_string(),
-            path: path.display().to_string(),
-        });
-        let options = LlamaOptions {
-            name: model.to_string(),
-            path: path.clone(),
-            gpu_layers: self.r.experiment.judge.gpu_layers,
-            context_size: self.r.experiment.judge.context_size,
-            threads: self.options.threads,
-            sha256: Some(sha256.clone()),
-        };
-        let judge = tokio::task::spawn_blocking(move || LlamaJudge::load(options))
-            .await
-            .map_err(|e| EngineError::Judge(format!("loading panicked: {e}")))??;
-        let judge = Arc::new(judge);
-        self.loaded.insert(model.to_string(), Arc::clone(&judge));
-        Ok(judge)
-    }
 }
 
 /// The length of an item shown as a few-shot example, in the judge's tokens: its question,

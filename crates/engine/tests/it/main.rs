@@ -1,0 +1,227 @@
+//! Engine tests with a scripted judge: fault injection, resume and cancellation on a real
+//! SQLite file. (The real model runs in the llama and CLI tests.)
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use judgelab_core::judge::{Completion, ModelIdentity, StopReason};
+use judgelab_core::{Judge, JudgeRequest, JudgeResponse, Message};
+use judgelab_engine::{run_experiment, summarize, EngineError, JudgeLoader, ModelSpec, RunOptions};
+use judgelab_store::Store;
+
+/// Answers each item (its question is the whole prompt) from a script. An output starting
+/// with `!` is a failed call, once; the next call for that item answers what follows.
+struct Scripted {
+    identity: ModelIdentity,
+    script: HashMap<String, String>,
+    failed_once: Mutex<Vec<String>>,
+    calls: AtomicUsize,
+    /// Set this flag after so many calls (a user pressing Ctrl-C).
+    cancel_after: Option<(usize, Arc<AtomicBool>)>,
+}
+
+impl Judge for Scripted {
+    fn identity(&self) -> &ModelIdentity {
+        &self.identity
+    }
+
+    fn count_tokens(&self, messages: &[Message]) -> Result<usize, String> {
+        Ok(messages
+            .iter()
+            .map(|m| m.content.split_whitespace().count())
+            .sum())
+    }
+
+    fn judge_batch(
+        &self,
+        requests: Vec<JudgeRequest>,
+        cancel: &Arc<AtomicBool>,
+        on_response: &mut dyn FnMut(JudgeResponse),
+    ) {
+        for request in requests {
+            if cancel.load(Ordering::SeqCst) {
+                return;
+            }
+            let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+            let question = request.messages.last().unwrap().content.clone();
+            let output = self.script[&question].clone();
+            let result = match output.strip_prefix('!') {
+                Some(rest) => {
+                    let mut failed = self.failed_once.lock().unwrap();
+                    if failed.contains(&question) {
+                        Ok(rest.to_string())
+                    } else {
+                        failed.push(question.clone());
+                        Err("HTTP 503 from the scripted judge".to_string())
+                    }
+                }
+                None => Ok(output),
+            };
+            on_response(JudgeResponse {
+                key: request.key,
+                result: result.map(|text| Completion {
+                    completion_tokens: text.split_whitespace().count() as u32,
+                    text,
+                    prompt_tokens: 10,
+                    latency_ms: 5.0 * n as f64,
+                    ttft_ms: Some(1.0),
+                    stop: StopReason::EndOfTurn,
+                }),
+            });
+            if let Some((after, flag)) = &self.cancel_after {
+                if n == *after {
+                    flag.store(true, Ordering::SeqCst);
+                }
+            }
+        }
+    }
+}
+
+struct Loader(Arc<Scripted>);
+
+impl JudgeLoader for Loader {
+    fn load(&self, spec: &ModelSpec) -> Result<Arc<dyn Judge>, EngineError> {
+        assert!(spec.path.ends_with("fake.gguf"));
+        Ok(self.0.clone())
+    }
+}
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    experiment: PathBuf,
+}
+
+/// Six pairwise items q0..q5 labelled A, B, A, B, A, B; a template that is the question.
+fn fixture(batch_size: usize) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: Vec<String> = (0..6)
+        .map(|i| {
+            let label = if i % 2 == 0 { "A" } else { "B" };
+            format!(r#"{{"id":"i{i}","task":"pairwise","question":"q{i}","answer_a":"a","answer_b":"b","human_label":"{label}"}}"#)
+        })
+        .collect();
+    std::fs::write(dir.path().join("items.jsonl"), lines.join("\n")).unwrap();
+    std::fs::write(dir.path().join("q.jinja"), "{{ question }}").unwrap();
+    std::fs::write(dir.path().join("fake.gguf"), "GGUF and nothing else").unwrap();
+    let experiment = dir.path().join("e.toml");
+    std::fs::write(
+        &experiment,
+        format!("name = \"e\"\ndataset = \"items.jsonl\"\n[judge]\nmodel = \"fake.gguf\"\ntemplate = \"q.jinja\"\nbatch_size = {batch_size}\n[sweep]\nmax_tokens = 4\n"),
+    )
+    .unwrap();
+    Fixture { dir, experiment }
+}
+
+fn scripted(outputs: &[&str], cancel_after: Option<(usize, Arc<AtomicBool>)>) -> Arc<Scripted> {
+    Arc::new(Scripted {
+        identity: ModelIdentity {
+            name: "scripted".into(),
+            location: "memory".into(),
+            sha256: None,
+        },
+        script: outputs
+            .iter()
+            .enumerate()
+            .map(|(i, o)| (format!("q{i}"), o.to_string()))
+            .collect(),
+        failed_once: Mutex::new(Vec::new()),
+        calls: AtomicUsize::new(0),
+        cancel_after,
+    })
+}
+
+async fn run(
+    store: &Store,
+    experiment: &Path,
+    judge: &Arc<Scripted>,
+    cancel: Arc<AtomicBool>,
+) -> judgelab_engine::RunSummary {
+    let options = RunOptions {
+        cancel,
+        judges: Some(Arc::new(Loader(judge.clone()))),
+        ..RunOptions::default()
+    };
+    run_experiment(store, experiment, options, &mut |_| {})
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn failed_calls_are_recorded_then_retried_and_failures_are_classified() {
+    let f = fixture(4);
+    let store = Store::open(&f.dir.path().join("db.sqlite")).await.unwrap();
+    let judge = scripted(
+        &["A", "A", "The answer is A", "B", "I cannot decide", "!B"],
+        None,
+    );
+
+    let first = run(&store, &f.experiment, &judge, Arc::default()).await;
+    assert_eq!(
+        (
+            first.total,
+            first.judged_now,
+            first.n_errors,
+            first.interrupted
+        ),
+        (6, 6, 1, false)
+    );
+    let s = summarize(&store, "e").await.unwrap();
+    let m = &s.trials[0].metrics;
+    assert_eq!((m.n, m.n_errors), (5, 1));
+    assert_eq!(m.accuracy, Some(3.0 / 5.0));
+    assert_eq!(m.parse_failure_rate, Some(1.0 / 5.0));
+
+    let trial_id = s.trials[0].id;
+    let rows = store.verdicts(trial_id).await.unwrap();
+    let by_item: HashMap<&str, _> = rows.iter().map(|r| (r.item_id.as_str(), r)).collect();
+    assert_eq!(by_item["i2"].verdict.as_deref(), Some("A"));
+    assert_eq!(by_item["i2"].raw_output.as_deref(), Some("The answer is A"));
+    assert_eq!(by_item["i4"].failure_kind.as_deref(), Some("no_label"));
+    assert_eq!(by_item["i4"].raw_output.as_deref(), Some("I cannot decide"));
+    assert_eq!(
+        by_item["i5"].error.as_deref(),
+        Some("HTTP 503 from the scripted judge")
+    );
+    assert_eq!(by_item["i5"].verdict, None);
+
+    // The next run retries only the failed call.
+    let second = run(&store, &f.experiment, &judge, Arc::default()).await;
+    assert_eq!(
+        (second.already_done, second.judged_now, second.n_errors),
+        (5, 1, 0)
+    );
+    assert_eq!(judge.calls.load(Ordering::SeqCst), 7);
+    let m = summarize(&store, "e").await.unwrap().trials[0]
+        .metrics
+        .clone();
+    assert_eq!((m.n, m.n_errors), (6, 0));
+    assert_eq!(m.accuracy, Some(4.0 / 6.0));
+    assert_eq!(m.latency_ms.p50, Some(17.5));
+
+    // A finished experiment calls nothing.
+    let third = run(&store, &f.experiment, &judge, Arc::default()).await;
+    assert_eq!(third.judged_now, 0);
+    assert_eq!(judge.calls.load(Ordering::SeqCst), 7);
+}
+
+#[tokio::test]
+async fn a_cancelled_run_resumes_without_repeating_anything() {
+    let f = fixture(2);
+    let store = Store::open(&f.dir.path().join("db.sqlite")).await.unwrap();
+    let cancel = Arc::new(AtomicBool::new(false));
+    let judge = scripted(&["A", "B", "A", "B", "A", "B"], Some((3, cancel.clone())));
+
+    let first = run(&store, &f.experiment, &judge, cancel).await;
+    assert!(first.interrupted);
+    assert_eq!(first.judged_now, 3);
+    assert_eq!(store.count_verdicts(first.experiment_id).await.unwrap(), 3);
+
+    let second = run(&store, &f.experiment, &judge, Arc::default()).await;
+    assert!(!second.interrupted);
+    assert_eq!((second.already_done, second.judged_now), (3, 3));
+    assert_eq!(judge.calls.load(Ordering::SeqCst), 6);
+    let m = &summarize(&store, "e").await.unwrap().trials[0].metrics;
+    assert_eq!((m.n, m.accuracy), (6, Some(1.0)));
+}
