@@ -175,6 +175,7 @@ async fn run(
         }
     });
     let bar = ProgressBar::hidden();
+    let mut n_trials_total = 0;
     let mut on_event = |event: RunEvent| match event {
         RunEvent::Imported { dataset, n_items } => {
             eprintln!("imported dataset {dataset:?} ({n_items} items)");
@@ -191,6 +192,7 @@ async fn run(
             pool,
             n_judged_items,
         } => {
+            n_trials_total = n_trials;
             let verb = if resumed { "resuming" } else { "running" };
             eprintln!(
                 "{verb} {experiment:?}: {n_trials} trials × {n_judged_items} items = {total} verdicts, {done} already stored"
@@ -220,7 +222,7 @@ async fn run(
             trial_idx, done, ..
         } => {
             bar.set_position(done as u64);
-            bar.set_message(format!("trial {trial_idx}"));
+            bar.set_message(format!("trial {}/{n_trials_total}", trial_idx + 1));
         }
     };
     let summary = judgelab_engine::run_experiment(store, path, options, &mut on_event)
@@ -239,9 +241,11 @@ async fn run(
     }
     if summary.judged_now == 0 && summary.n_errors == 0 {
         eprintln!("{:?} is complete: nothing to judge", summary.experiment);
+    } else if summary.n_errors == 0 {
+        eprintln!("judged {} calls", summary.judged_now);
     } else {
         eprintln!(
-            "judged {} calls ({} failed and will be retried by the next run)",
+            "judged {} calls; {} failed and will be retried by the next run (their errors are recorded)",
             summary.judged_now, summary.n_errors
         );
     }

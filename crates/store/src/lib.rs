@@ -118,17 +118,20 @@ impl Store {
     }
 
     pub async fn dataset_by_hash(&self, content_hash: &str) -> Result<Option<DatasetInfo>> {
-        let row = sqlx::query("SELECT * FROM datasets WHERE content_hash = ?")
-            .bind(content_hash)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(self.err())?;
-        row.as_ref().map(|r| self.dataset_info(r)).transpose()
+        self.dataset_where("content_hash", content_hash).await
     }
 
     pub async fn dataset_by_name(&self, name: &str) -> Result<Option<DatasetInfo>> {
-        let row = sqlx::query("SELECT * FROM datasets WHERE name = ?")
-            .bind(name)
+        self.dataset_where("name", name).await
+    }
+
+    async fn dataset_where(
+        &self,
+        column: &'static str,
+        value: &str,
+    ) -> Result<Option<DatasetInfo>> {
+        let row = sqlx::query(&format!("SELECT * FROM datasets WHERE {column} = ?"))
+            .bind(value)
             .fetch_optional(&self.pool)
             .await
             .map_err(self.err())?;
