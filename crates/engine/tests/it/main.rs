@@ -225,3 +225,59 @@ async fn a_cancelled_run_resumes_without_repeating_anything() {
     let m = &summarize(&store, "e").await.unwrap().trials[0].metrics;
     assert_eq!((m.n, m.accuracy), (6, Some(1.0)));
 }
+
+#[tokio::test]
+async fn few_shot_length_limits_pick_short_examples_and_never_judge_the_pool() {
+    let f = fixture(8);
+    // Item i's example is "q<i>" plus i filler words, answers and label: 4 + i words.
+    let lines: Vec<String> = (0..10)
+        .map(|i| {
+            let label = if i % 2 == 0 { "A" } else { "B" };
+            let question = format!("q{i}{}", " w".repeat(i));
+            format!(r#"{{"id":"i{i}","task":"pairwise","question":"{question}","answer_a":"a","answer_b":"b","human_label":"{label}"}}"#)
+        })
+        .collect();
+    std::fs::write(f.dir.path().join("items.jsonl"), lines.join("\n")).unwrap();
+    let spec = std::fs::read_to_string(&f.experiment).unwrap().replace(
+        "[sweep]\n",
+        "[sweep]\nfew_shot = [0, 2]\nfew_shot_max_tokens = [8, 100]\ntemperature = [0.0, 0.5]\n",
+    );
+    std::fs::write(&f.experiment, spec).unwrap();
+    std::fs::write(
+        f.dir.path().join("q.jinja"),
+        "{% for ex in examples %}{{ ex.label }} {% endfor %}{{ question }}",
+    )
+    .unwrap();
+    let judge = Arc::new(Scripted {
+        script: (0..10)
+            .flat_map(|i| {
+                let q = format!("q{i}{}", " w".repeat(i));
+                ["", "A ", "B ", "A A ", "A B ", "B A ", "B B "]
+                    .map(|p| (format!("{p}{q}"), "A".to_string()))
+            })
+            .collect(),
+        ..Arc::try_unwrap(scripted(&[], None)).ok().unwrap()
+    });
+    let store = Store::open(&f.dir.path().join("db.sqlite")).await.unwrap();
+    run(&store, &f.experiment, &judge, Arc::default()).await;
+    let s = summarize(&store, "e").await.unwrap();
+    let pool = &s.experiment.few_shot_pool;
+    assert!(pool.len() >= 2);
+    assert_eq!(s.experiment.n_items, 10 - pool.len());
+    assert_eq!(s.trials.len(), 2 * 2 * 2);
+    let words = |id: &str| 4 + id[1..].parse::<usize>().unwrap();
+    for t in &s.trials {
+        let p = &t.params;
+        assert_eq!(t.examples.len(), p.few_shot as usize, "{p:?}");
+        let limit = p.few_shot_max_tokens.unwrap() as usize;
+        assert!(
+            t.examples.iter().all(|id| words(id) <= limit),
+            "{p:?}: {:?}",
+            t.examples
+        );
+        assert!(t.examples.iter().all(|id| pool.contains(id)));
+        assert_eq!(t.metrics.n, s.experiment.n_items);
+    }
+    // Examples depend only on the few-shot settings, not on sampling.
+    assert_eq!(s.trials[4].examples, s.trials[5].examples);
+}
