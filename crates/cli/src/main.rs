@@ -50,8 +50,8 @@ enum Command {
         #[arg(long)]
         replace: bool,
         /// CPU threads for local models [default: all cores]
-        #[arg(long)]
-        threads: Option<usize>,
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+        threads: Option<u16>,
     },
     /// Show an experiment's trials and their metrics
     Show {
@@ -111,7 +111,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             experiment,
             replace,
             threads,
-        } => run(&store, &experiment, replace, threads).await?,
+        } => run(&store, &experiment, replace, threads.map(usize::from)).await?,
         Command::Show { experiment, json } => show(&store, &experiment, json).await?,
         Command::List => list(&store).await?,
     };

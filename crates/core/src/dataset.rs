@@ -234,9 +234,9 @@ pub fn parse(path: &str, bytes: &[u8], options: &ImportOptions) -> Result<Datase
         return Err(file_error(format!("invalid dataset name {name:?}")));
     }
     let (scale_min, scale_max) = options.scale.unwrap_or((1, 5));
-    if scale_min >= scale_max {
+    if scale_min >= scale_max || scale_max - scale_min > 100 {
         return Err(file_error(format!(
-            "invalid scale {scale_min}-{scale_max}: the minimum must be below the maximum"
+            "invalid scale {scale_min}-{scale_max}: the minimum must be below the maximum, by at most 100"
         )));
     }
 

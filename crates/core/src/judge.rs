@@ -41,8 +41,11 @@ pub struct JudgeRequest {
 pub enum StopReason {
     /// The model ended its turn.
     EndOfTurn,
-    /// `max_tokens` was reached.
+    /// `max_tokens` was reached, or the context filled up.
     MaxTokens,
+    /// The prompt alone does not fit the judge's context: nothing was generated. Trying
+    /// again cannot help, so this is a verdict (a failure), not a failed call.
+    PromptTooLong,
 }
 
 /// A finished call.

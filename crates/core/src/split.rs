@@ -2,7 +2,7 @@
 //! examples each trial shows.
 //!
 //! Candidates are ordered once per seed, label-stratified: each label's items are shuffled,
-//! then the labels take turns. The pool is the smallest prefix-by-rank that holds enough
+//! then the labels take turns, in an order shuffled each round. The pool is the smallest prefix-by-rank that holds enough
 //! examples for every few-shot length limit of the sweep; the items to judge are drawn from
 //! the rest, so no item is ever both an example and judged. A trial's examples depend only
 //! on its few-shot count and length limit, so trials that differ only in sampling
@@ -54,10 +54,14 @@ pub fn stratified_order(items: &[Item], seed: u64) -> Vec<usize> {
     for g in &mut groups {
         rng.shuffle(g);
     }
+    // The labels take turns in an order shuffled anew each round, so that neither the first
+    // example's label nor the last one's is fixed by how labels sort.
     let mut order = Vec::with_capacity(items.len());
+    let mut turns: Vec<usize> = (0..groups.len()).collect();
     for round in 0.. {
         let before = order.len();
-        order.extend(groups.iter().filter_map(|g| g.get(round).copied()));
+        rng.shuffle(&mut turns);
+        order.extend(turns.iter().filter_map(|&g| groups[g].get(round).copied()));
         if order.len() == before {
             break;
         }
@@ -167,12 +171,23 @@ mod tests {
         let len = |i: usize| i;
         let split = reserve(&items, 1, 4, &[None], &len, Some(5)).unwrap();
         assert_eq!(split.pool.len(), 4);
-        let labels: Vec<_> = split
+        let mut labels: Vec<_> = split
             .pool
             .iter()
             .map(|&i| items[i].human_label.category())
             .collect();
+        labels[..2].sort();
+        labels[2..].sort();
         assert_eq!(labels, ["A", "B", "A", "B"]);
+        // Across seeds, each label leads sometimes.
+        let firsts: std::collections::BTreeSet<String> = (0..20)
+            .map(|seed| {
+                items[stratified_order(&items, seed)[0]]
+                    .human_label
+                    .category()
+            })
+            .collect();
+        assert_eq!(firsts.len(), 2);
         assert_eq!(split.judged.len(), 5);
         assert!(split.judged.iter().all(|i| !split.pool.contains(i)));
         assert!(split.judged.windows(2).all(|w| w[0] < w[1]));

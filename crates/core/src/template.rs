@@ -53,12 +53,16 @@ pub enum TemplateError {
     UnknownVariable { template: String, variable: String },
 }
 
-/// Everything a template sees for one item.
+/// Everything a template sees for one item. The answers a task does not have are left out
+/// (not null), so that a template written for the other task fails validation.
 #[derive(Debug, Clone, Serialize)]
 pub struct RenderContext<'a> {
     pub question: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub answer_a: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub answer_b: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub answer: Option<&'a str>,
     pub reference: Option<&'a str>,
     pub examples: Vec<ExampleContext<'a>>,
@@ -73,8 +77,11 @@ pub struct RenderContext<'a> {
 #[derive(Debug, Clone, Serialize)]
 pub struct ExampleContext<'a> {
     pub question: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub answer_a: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub answer_b: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub answer: Option<&'a str>,
     pub reference: Option<&'a str>,
     /// `A`, `B`, `tie`, or the rating rounded to the scale.
@@ -175,13 +182,30 @@ impl Template {
             });
         }
         let sample = sample_item(task);
-        let messages = self.render(&RenderContext::new(
-            task,
-            output,
-            true,
-            &sample,
-            &[&sample, &sample],
-        ))?;
+        let fields = match task {
+            Task::Pairwise => "question, answer_a, answer_b, reference",
+            Task::Single { .. } => "question, answer, reference",
+        };
+        let messages = self
+            .render(&RenderContext::new(
+                task,
+                output,
+                true,
+                &sample,
+                &[&sample, &sample],
+            ))
+            .map_err(|e| match e {
+                TemplateError::Invalid { template, message } if message.contains("undefined") => {
+                    TemplateError::Invalid {
+                        template,
+                        message: format!(
+                            "{message} (is it written for this task? a {} item has {fields})",
+                            task.name()
+                        ),
+                    }
+                }
+                other => other,
+            })?;
         if messages.last().is_none_or(|m| m.content.trim().is_empty()) {
             return Err(self.invalid("renders an empty user message"));
         }
@@ -208,6 +232,9 @@ impl Template {
         let system = block("system")?;
         let user = match block("user")? {
             Some(user) => user,
+            None if system.is_some() => {
+                return Err(self.invalid("defines a system block but no user block"))
+            }
             None => compiled
                 .render(ctx)
                 .map_err(|e| self.invalid(describe(&e)))?
@@ -373,6 +400,39 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("undefined"), "{err}");
+        let single = Task::Single {
+            scale_min: 1,
+            scale_max: 5,
+        };
+        let err = Template::builtin("pairwise")
+            .unwrap()
+            .validate(single, OutputKind::Digit)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(
+                "is it written for this task? a single item has question, answer, reference"
+            ),
+            "{err}"
+        );
+        let err = Template::builtin("single")
+            .unwrap()
+            .validate(Task::Pairwise, OutputKind::Label)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("a pairwise item has"), "{err}");
+        let t = Template::new(
+            "sys.jinja",
+            "{% block system %}x{% endblock %}{{ question }}",
+        );
+        let err = t
+            .validate(Task::Pairwise, OutputKind::Label)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.ends_with("defines a system block but no user block"),
+            "{err}"
+        );
         let plain = Template::new(
             "plain.jinja",
             "Is {{ answer_a }} better than {{ answer_b }}?",

@@ -56,6 +56,8 @@ pub enum FailureKind {
     Truncated,
     /// A number was given, but outside the rating scale.
     OutOfRange,
+    /// The prompt did not fit the judge's context, so there is no output.
+    PromptTooLong,
 }
 
 impl FailureKind {
@@ -65,6 +67,7 @@ impl FailureKind {
             FailureKind::NoLabel => "no_label",
             FailureKind::Truncated => "truncated",
             FailureKind::OutOfRange => "out_of_range",
+            FailureKind::PromptTooLong => "prompt_too_long",
         }
     }
 
@@ -74,6 +77,7 @@ impl FailureKind {
             "no_label" => Some(Self::NoLabel),
             "truncated" => Some(Self::Truncated),
             "out_of_range" => Some(Self::OutOfRange),
+            "prompt_too_long" => Some(Self::PromptTooLong),
             _ => None,
         }
     }

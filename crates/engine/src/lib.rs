@@ -47,6 +47,8 @@ pub enum EngineError {
     Model(#[from] LlamaError),
     #[error("experiment {name:?} already exists with different content ({n_verdicts} verdicts stored); rename the experiment, or run with --replace to discard them")]
     Changed { name: String, n_verdicts: usize },
+    #[error("the default model {path} has sha256 {sha256}, not {expected}: the file is damaged or another model; run `cargo xtask fetch-model` to fetch it again", expected = judgelab_core::DEFAULT_MODEL_SHA256)]
+    DefaultModelChanged { path: String, sha256: String },
     #[error("no experiment named {0:?} in this database")]
     UnknownExperiment(String),
     #[error("the judge failed: {0}")]
@@ -67,6 +69,7 @@ impl EngineError {
                 | EngineError::Changed { .. }
                 | EngineError::UnknownExperiment(_)
         ) || matches!(self, EngineError::Store(StoreError::NameTaken { .. }))
+            || matches!(self, EngineError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
     }
 }
 

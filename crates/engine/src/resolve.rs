@@ -123,12 +123,25 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
             locate(base, name).unwrap_or_else(|| PathBuf::from(name))
         };
         let sha256 = judgelab_llama::check_and_hash(&file)?;
+        if name == "default" && sha256 != judgelab_core::DEFAULT_MODEL_SHA256 {
+            return Err(EngineError::DefaultModelChanged {
+                path: file.display().to_string(),
+                sha256,
+            });
+        }
         models.push((name.clone(), file, sha256));
     }
 
+    // The identity of an experiment is what changes its verdicts. Settings that only change
+    // speed (batch size, GPU offload) and the path the dataset was reached by are left out,
+    // so that a run interrupted on one machine resumes on another.
+    let mut identity = experiment.clone();
+    identity.dataset = String::new();
+    identity.judge.batch_size = 0;
+    identity.judge.gpu_layers = None;
     let content_hash = judgelab_core::hash::sha256_hex(
         json!({
-            "experiment": &experiment,
+            "experiment": &identity,
             "dataset": &dataset.content_hash,
             "output": output,
             "templates": templates.iter().map(|(_, t)| &t.hash).collect::<Vec<_>>(),

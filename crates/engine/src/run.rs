@@ -12,7 +12,7 @@ use judgelab_core::judge::StopReason;
 use judgelab_core::rng::mix;
 use judgelab_core::split;
 use judgelab_core::template::{ExampleContext, RenderContext};
-use judgelab_core::verdict::{self, Verdict};
+use judgelab_core::verdict::{self, FailureKind, Verdict};
 use judgelab_core::{Choice, Item, JudgeRequest, JudgeResponse, Label, Message, Sampling, Task};
 use judgelab_store::{ExperimentRow, NewExperiment, NewTrial, Store, TrialRow, VerdictRow};
 
@@ -94,25 +94,23 @@ pub async fn run_experiment(
             n_items: r.dataset.items.len(),
         });
     }
-    let existing = match store.experiment_by_name(&r.experiment.name).await? {
-        Some(e) if e.content_hash == r.content_hash => Some(e),
-        Some(e) if options.replace => {
-            store.delete_experiment(e.id).await?;
-            None
-        }
+    // A replaced experiment is deleted only in the transaction that stores its successor.
+    let (existing, replacing) = match store.experiment_by_name(&r.experiment.name).await? {
+        Some(e) if e.content_hash == r.content_hash => (Some(e), None),
+        Some(e) if options.replace => (None, Some(e.id)),
         Some(e) => {
             return Err(EngineError::Changed {
                 name: e.name,
                 n_verdicts: store.count_verdicts(e.id).await?,
             })
         }
-        None => None,
+        None => (None, None),
     };
     let resumed = existing.is_some();
     let mut judges = Judges::new(&r, &options);
     let row = match existing {
         Some(row) => row,
-        None => create(store, &r, &mut judges, on_event).await?,
+        None => create(store, &r, &mut judges, replacing, on_event).await?,
     };
     let trials = store.trials(row.id).await?;
     let index: HashMap<&str, &Item> = r.dataset.items.iter().map(|i| (i.id.as_str(), i)).collect();
@@ -230,6 +228,7 @@ async fn create(
     store: &Store,
     r: &Resolved,
     judges: &mut Judges<'_>,
+    replacing: Option<i64>,
     on_event: &mut (dyn FnMut(RunEvent) + Send),
 ) -> Result<ExperimentRow, EngineError> {
     let e = &r.experiment;
@@ -301,6 +300,7 @@ async fn create(
                 judged: ids(&s.judged),
             },
             &trials,
+            replacing,
         )
         .await?;
     Ok(row)
@@ -382,12 +382,15 @@ fn verdict_row(r: &Resolved, trial: &TrialRow, p: &Pending, response: JudgeRespo
     };
     match response.result {
         Ok(c) => {
-            let v = verdict::parse(
-                r.output,
-                r.dataset.task,
-                &c.text,
-                c.stop == StopReason::MaxTokens,
-            );
+            let v = match c.stop {
+                StopReason::PromptTooLong => Verdict::Failed(FailureKind::PromptTooLong),
+                StopReason::MaxTokens | StopReason::EndOfTurn => verdict::parse(
+                    r.output,
+                    r.dataset.task,
+                    &c.text,
+                    c.stop == StopReason::MaxTokens,
+                ),
+            };
             VerdictRow {
                 raw_output: Some(c.text),
                 verdict: v.label().map(|l| l.to_text()),

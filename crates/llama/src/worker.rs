@@ -164,12 +164,18 @@ impl Session<'_> {
         if n_prompt == 0 {
             return Err("the prompt is empty".into());
         }
-        if n_prompt + s.max_tokens as usize > self.n_ctx as usize {
-            return Err(format!(
-                "the prompt ({n_prompt} tokens) plus max_tokens ({}) exceeds the context of {} tokens",
-                s.max_tokens, self.n_ctx
-            ));
+        if n_prompt >= self.n_ctx as usize {
+            return Ok(Completion {
+                text: String::new(),
+                prompt_tokens: n_prompt as u32,
+                completion_tokens: 0,
+                latency_ms: start.elapsed().as_secs_f64() * 1e3,
+                ttft_ms: None,
+                stop: StopReason::PromptTooLong,
+            });
         }
+        // Generation stops at max_tokens or when the context is full, whichever comes first.
+        let max_tokens = s.max_tokens.min(self.n_ctx - n_prompt as u32);
         self.ctx.clear_kv_cache();
         self.batch.clear();
         for (pos, &token) in tokens.iter().enumerate() {
@@ -197,7 +203,7 @@ impl Session<'_> {
         let mut pos = n_prompt as i32;
         let mut logits_idx = self.batch.n_tokens() - 1;
         let stop = loop {
-            if n_generated == s.max_tokens {
+            if n_generated == max_tokens {
                 break StopReason::MaxTokens;
             }
             let token = sampler.sample(&self.ctx, logits_idx);
@@ -207,7 +213,7 @@ impl Session<'_> {
             }
             n_generated += 1;
             text.extend(vocab.token_to_piece(token, false, None));
-            if n_generated == s.max_tokens {
+            if n_generated == max_tokens {
                 break StopReason::MaxTokens;
             }
             self.batch.clear();

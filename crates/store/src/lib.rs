@@ -257,13 +257,22 @@ impl Store {
             .transpose()
     }
 
-    /// Creates an experiment and its trials in one transaction.
+    /// Creates an experiment and its trials in one transaction, which first deletes the
+    /// experiment it replaces (if any): the old one is gone only if the new one is stored.
     pub async fn create_experiment(
         &self,
         experiment: &NewExperiment,
         trials: &[NewTrial],
+        replacing: Option<i64>,
     ) -> Result<ExperimentRow> {
         let mut tx = self.pool.begin().await.map_err(self.err())?;
+        if let Some(old) = replacing {
+            sqlx::query("DELETE FROM experiments WHERE id = ?")
+                .bind(old)
+                .execute(&mut *tx)
+                .await
+                .map_err(self.err())?;
+        }
         let id: i64 = sqlx::query(
             "INSERT INTO experiments (name, content_hash, spec, dataset_id, pool, judged) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
         )

@@ -376,30 +376,29 @@ fn sweep_interrupt_resume_and_show() {
 }
 
 #[test]
-fn failed_calls_are_recorded_not_dropped() {
+fn prompts_too_long_for_the_context_are_failures_not_dropped() {
     let env = Env::new();
-    // A context too small for LLMBar's longer items: those calls fail and are recorded.
+    // A context too small for LLMBar's longer items: those verdicts are classified failures.
     let exp = experiment(
         &env,
         "tiny",
         "context_size = 256",
-        "max_tokens = [2]\n[limits]\nitems = 4",
+        "max_tokens = [2]\n[limits]\nitems = 6",
     );
     let out = env.run(&["run", exp.to_str().unwrap()]);
     let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("failed and will be retried by the next run"),
-        "{stderr}"
-    );
+    assert!(out.status.success(), "{stderr}");
     let v = env.show("tiny");
     let m = &v["trials"][0]["metrics"];
     assert_eq!(
-        m["n"].as_u64().unwrap() + m["n_errors"].as_u64().unwrap(),
-        4,
+        (m["n"].as_u64(), m["n_errors"].as_u64()),
+        (Some(6), Some(0)),
         "{m}"
     );
-    assert!(m["n_errors"].as_u64().unwrap() >= 1, "{m}");
+    assert!(m["parse_failure_rate"].as_f64().unwrap() > 0.0, "{m}");
+    // Nothing is retried: the experiment is complete.
+    let out = env.run(&["run", exp.to_str().unwrap()]);
+    assert!(text(&out.stderr).contains("is complete: nothing to judge"));
 }
 
 /// Ratings: the built-in single template, digit verdicts, weighted kappa and Spearman.

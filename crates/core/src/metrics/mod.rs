@@ -6,7 +6,8 @@
 //!   error) are counted in `n_errors` and excluded from everything else.
 //! - `accuracy` is over all `n` verdicts: a parse failure counts as a wrong answer.
 //! - `kappa` and `spearman` are over parsed verdicts only (a failure has no place on the
-//!   scale); `parse_failure_rate` says how many that leaves out.
+//!   scale); `parse_failure_rate` (verdicts of any failure kind, `prompt_too_long` included,
+//!   over `n`) says how many that leaves out.
 //! - Ratings are compared by category, rounded to the nearest integer (a human mean of
 //!   4.67 is a 5); `spearman` uses the unrounded values.
 //! - `kappa` is Cohen's kappa for pairwise labels and quadratic-weighted kappa for ratings.

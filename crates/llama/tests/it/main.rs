@@ -127,11 +127,29 @@ fn seeded_sampling_repeats() {
 }
 
 #[test]
-fn a_prompt_too_long_is_a_recorded_error() {
+fn prompts_that_do_not_fit_the_context_are_classified() {
     let long = "word ".repeat(3000);
-    let responses = run(vec![request(0, &long, 0.0, 4, 0)]);
-    let err = responses[0].result.clone().unwrap_err();
-    assert!(err.contains("exceeds the context of 2048 tokens"), "{err}");
+    let c = run(vec![request(0, &long, 0.0, 4, 0)])
+        .remove(0)
+        .result
+        .unwrap();
+    assert_eq!(c.stop, StopReason::PromptTooLong);
+    assert!(
+        c.prompt_tokens > 2048 && c.completion_tokens == 0 && c.text.is_empty(),
+        "{c:?}"
+    );
+    // A prompt that fits, but not with max_tokens, generates until the context is full.
+    let n = judge().count_tokens(&question("word ")).unwrap();
+    let fits = "word ".repeat(2048 - n - 3 + 1);
+    let c = run(vec![request(0, &fits, 1.0, 100, 0)])
+        .remove(0)
+        .result
+        .unwrap();
+    assert!(
+        c.prompt_tokens as usize + c.completion_tokens as usize <= 2048,
+        "{c:?}"
+    );
+    assert!(c.completion_tokens <= 3 + 1, "{c:?}");
 }
 
 #[test]

@@ -126,6 +126,7 @@ async fn verdicts_are_idempotent_and_failed_calls_are_retried() {
                 model_sha256: Some("abc".into()),
                 examples: vec!["z".into()],
             }],
+            None,
         )
         .await
         .unwrap();
