@@ -281,3 +281,30 @@ async fn few_shot_length_limits_pick_short_examples_and_never_judge_the_pool() {
     // Examples depend only on the few-shot settings, not on sampling.
     assert_eq!(s.trials[4].examples, s.trials[5].examples);
 }
+
+#[tokio::test]
+async fn replace_keeps_the_old_experiment_when_the_new_one_is_invalid() {
+    let f = fixture(4);
+    let store = Store::open(&f.dir.path().join("db.sqlite")).await.unwrap();
+    let judge = scripted(&["A", "B", "A", "B", "A", "B"], None);
+    run(&store, &f.experiment, &judge, Arc::default()).await;
+
+    let spec = std::fs::read_to_string(&f.experiment).unwrap();
+    std::fs::write(&f.experiment, format!("{spec}[limits]\nitems = 50\n")).unwrap();
+    let options = RunOptions {
+        replace: true,
+        judges: Some(Arc::new(Loader(judge.clone()))),
+        ..RunOptions::default()
+    };
+    let err = run_experiment(&store, &f.experiment, options, &mut |_| {})
+        .await
+        .unwrap_err();
+    assert!(err.is_invalid_input(), "{err}");
+    assert!(
+        err.to_string()
+            .contains("limits.items = 50 exceeds the 6 items"),
+        "{err}"
+    );
+    let s = summarize(&store, "e").await.unwrap();
+    assert_eq!(s.experiment.n_stored, 6);
+}
