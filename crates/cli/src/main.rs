@@ -96,10 +96,26 @@ fn main() -> ExitCode {
                 c.downcast_ref::<EngineError>()
                     .is_some_and(EngineError::is_invalid_input)
             });
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", report(&e));
             ExitCode::from(if invalid { 2 } else { 1 })
         }
     }
+}
+
+/// The error and its causes, `: `-separated, leaving out a cause whose text the message
+/// before it already includes (some libraries repeat their source in their own message).
+fn report(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&text);
+        }
+    }
+    out
 }
 
 async fn dispatch(cli: Cli) -> Result<ExitCode> {

@@ -35,7 +35,7 @@ pub enum EngineError {
     Invalid { path: String, message: String },
     #[error("{0}")]
     Split(#[from] SplitError),
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Io {
         path: String,
         #[source]

@@ -47,7 +47,7 @@ pub enum LlamaError {
         "model file {path} does not exist (for the default model run `cargo xtask fetch-model`)"
     )]
     Missing { path: String },
-    #[error("model file {path} cannot be read: {source}")]
+    #[error("model file {path} cannot be read")]
     Unreadable {
         path: String,
         #[source]

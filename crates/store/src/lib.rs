@@ -21,13 +21,13 @@ pub use rows::{DatasetInfo, ExperimentRow, NewExperiment, NewTrial, TrialRow, Ve
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("database {path}: {source}")]
+    #[error("database {path}")]
     Sqlx {
         path: String,
         #[source]
         source: sqlx::Error,
     },
-    #[error("database {path}: cannot migrate the schema: {source}")]
+    #[error("database {path}: cannot migrate the schema")]
     Migrate {
         path: String,
         #[source]
