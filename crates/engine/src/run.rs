@@ -171,11 +171,15 @@ pub async fn run_experiment(
             let row = verdict_row(&r, trial, p, response);
             let failed = row.error.is_some() || row.failure_kind.is_some();
             n_errors += usize::from(row.error.is_some());
-            if let Err(e) = store.record_verdict(&row).await {
-                options.cancel.store(true, Ordering::SeqCst);
-                return Err(e.into());
-            }
-            judged_now += 1;
+            let written = match store.record_verdict(&row).await {
+                Ok(written) => written,
+                Err(e) => {
+                    options.cancel.store(true, Ordering::SeqCst);
+                    return Err(e.into());
+                }
+            };
+            // Not written: another process stored this verdict first; it counts once.
+            judged_now += usize::from(written);
             if row.error.is_none() {
                 done += 1;
             }
