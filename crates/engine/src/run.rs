@@ -166,8 +166,38 @@ pub async fn run_experiment(
                 });
             }
         });
-        while let Some(response) = rx.recv().await {
-            let p = &pending[response.key];
+        // A judge that stops without answering every request (a crashed worker) must not
+        // drop calls silently: what is unanswered when it returns, uncancelled, is recorded
+        // as a failed call, to be retried by the next run.
+        let mut answered = vec![false; pending.len()];
+        let mut backlog: Vec<JudgeResponse> = Vec::new();
+        let mut flushed = false;
+        loop {
+            let response = match backlog.pop() {
+                Some(r) => r,
+                None => match rx.recv().await {
+                    Some(r) => r,
+                    None if flushed || options.cancel.load(Ordering::SeqCst) => break,
+                    None => {
+                        flushed = true;
+                        backlog = (0..pending.len())
+                            .filter(|&key| !answered[key])
+                            .map(|key| JudgeResponse {
+                                key,
+                                result: Err("the judge returned no response for this call".into()),
+                            })
+                            .collect();
+                        continue;
+                    }
+                },
+            };
+            let Some(p) = pending
+                .get(response.key)
+                .filter(|_| !answered[response.key])
+            else {
+                continue;
+            };
+            answered[response.key] = true;
             let row = verdict_row(&r, trial, p, response);
             let failed = row.error.is_some() || row.failure_kind.is_some();
             n_errors += usize::from(row.error.is_some());

@@ -12,7 +12,8 @@ use judgelab_engine::{run_experiment, summarize, EngineError, JudgeLoader, Model
 use judgelab_store::Store;
 
 /// Answers each item (its question is the whole prompt) from a script. An output starting
-/// with `!` is a failed call, once; the next call for that item answers what follows.
+/// with `!` is a failed call, once; the next call for that item answers what follows. The
+/// output `~` is no response at all.
 struct Scripted {
     identity: ModelIdentity,
     script: HashMap<String, String>,
@@ -47,6 +48,9 @@ impl Judge for Scripted {
             let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
             let question = request.messages.last().unwrap().content.clone();
             let output = self.script[&question].clone();
+            if output == "~" {
+                continue; // a judge that never answers this request
+            }
             let result = match output.strip_prefix('!') {
                 Some(rest) => {
                     let mut failed = self.failed_once.lock().unwrap();
@@ -307,4 +311,21 @@ async fn replace_keeps_the_old_experiment_when_the_new_one_is_invalid() {
     );
     let s = summarize(&store, "e").await.unwrap();
     assert_eq!(s.experiment.n_stored, 6);
+}
+
+#[tokio::test]
+async fn a_call_the_judge_never_answers_is_recorded_as_failed() {
+    let f = fixture(3);
+    let store = Store::open(&f.dir.path().join("db.sqlite")).await.unwrap();
+    let judge = scripted(&["A", "~", "A", "B", "A", "B"], None);
+    let summary = run(&store, &f.experiment, &judge, Arc::default()).await;
+    assert_eq!((summary.judged_now, summary.n_errors), (6, 1));
+    let s = summarize(&store, "e").await.unwrap();
+    let rows = store.verdicts(s.trials[0].id).await.unwrap();
+    let silent = rows.iter().find(|r| r.item_id == "i1").unwrap();
+    assert_eq!(
+        silent.error.as_deref(),
+        Some("the judge returned no response for this call")
+    );
+    assert_eq!(s.trials[0].metrics.n, 5);
 }
