@@ -271,8 +271,9 @@ fn sweep_interrupt_resume_and_show() {
             "the run ended before it was interrupted"
         );
     }
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+    // The shell's own `kill`, so that no procps package is needed.
+    let status = Command::new("sh")
+        .args(["-c", &format!("kill -INT {}", child.id())])
         .status()
         .unwrap();
     assert!(status.success());
