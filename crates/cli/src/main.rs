@@ -192,6 +192,7 @@ async fn run(
     });
     let bar = ProgressBar::hidden();
     let mut n_trials_total = 0;
+    let mut n_failed = 0;
     let mut on_event = |event: RunEvent| match event {
         RunEvent::Imported { dataset, n_items } => {
             eprintln!("imported dataset {dataset:?} ({n_items} items)");
@@ -235,10 +236,17 @@ async fn run(
             }
         }
         RunEvent::Verdict {
-            trial_idx, done, ..
+            trial_idx,
+            done,
+            failed,
+            ..
         } => {
+            n_failed += usize::from(failed);
             bar.set_position(done as u64);
-            bar.set_message(format!("trial {}/{n_trials_total}", trial_idx + 1));
+            bar.set_message(format!(
+                "trial {}/{n_trials_total}, {n_failed} without a verdict",
+                trial_idx + 1
+            ));
         }
     };
     let summary = judgelab_engine::run_experiment(store, path, options, &mut on_event)

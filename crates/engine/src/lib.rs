@@ -2,8 +2,8 @@
 //! sweep, calls the judge in batches, persists every verdict as it arrives, and summarises
 //! stored trials into metrics.
 //!
-//! This is the surface the CLI (and later the desktop shell) use; it knows the store and the
-//! judges, and the judges only through `core::Judge`, except where it loads a local model.
+//! This is the surface the CLI (and later the desktop shell) use. It calls judges only
+//! through `core::Judge`; `judges::LocalModels` is where it loads GGUF files through llama.cpp.
 
 mod judges;
 mod resolve;

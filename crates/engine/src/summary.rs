@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use judgelab_core::metrics::{self, Observation, TrialMetrics};
 use judgelab_core::verdict::{FailureKind, Verdict};
-use judgelab_core::{Experiment, Label, Task, TrialParams};
+use judgelab_core::{Experiment, Label, TrialParams};
 use judgelab_store::Store;
 use serde::Serialize;
 
@@ -104,10 +104,7 @@ pub async fn summarize(store: &Store, name: &str) -> Result<ExperimentSummary, E
         experiment: ExperimentInfo {
             name: row.name,
             dataset: dataset.name,
-            task: match dataset.task {
-                Task::Pairwise => "pairwise",
-                Task::Single { .. } => "single",
-            },
+            task: dataset.task.name(),
             created_at: row.created_at,
             n_items: row.judged.len(),
             repeats,
