@@ -14,6 +14,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use judgelab_core::dataset::ImportOptions;
+use judgelab_core::metrics::BootstrapSpec;
 use judgelab_engine::{EngineError, RunEvent, RunOptions};
 use judgelab_store::Store;
 
@@ -60,9 +61,32 @@ enum Command {
         /// Print JSON instead of a table
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        bootstrap: BootstrapArgs,
     },
     /// List imported datasets and experiments
     List,
+}
+
+/// How confidence intervals are drawn.
+#[derive(clap::Args, Clone, Copy)]
+struct BootstrapArgs {
+    /// Bootstrap resamples for the 95% confidence intervals (0: none)
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    resamples: u32,
+    /// Seed of the bootstrap resamples
+    #[arg(long, default_value_t = 0)]
+    bootstrap_seed: u64,
+}
+
+impl BootstrapArgs {
+    fn spec(self) -> BootstrapSpec {
+        BootstrapSpec {
+            resamples: self.resamples,
+            seed: self.bootstrap_seed,
+            ..BootstrapSpec::default()
+        }
+    }
 }
 
 fn parse_scale(text: &str) -> Result<(i64, i64), String> {
@@ -128,7 +152,11 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             replace,
             threads,
         } => run(&store, &experiment, replace, threads.map(usize::from)).await?,
-        Command::Show { experiment, json } => show(&store, &experiment, json).await?,
+        Command::Show {
+            experiment,
+            json,
+            bootstrap,
+        } => show(&store, &experiment, json, bootstrap.spec()).await?,
         Command::List => list(&store).await?,
     };
     store.close().await;
@@ -273,7 +301,8 @@ async fn run(
             summary.judged_now, summary.n_errors
         );
     }
-    let shown = judgelab_engine::summarize(store, &summary.experiment).await?;
+    let shown =
+        judgelab_engine::summarize(store, &summary.experiment, &BootstrapSpec::default()).await?;
     print!("{}", table::trials(&shown));
     println!("database: {}", store.path().display());
     Ok(if summary.n_errors > 0 {
@@ -283,8 +312,25 @@ async fn run(
     })
 }
 
-async fn show(store: &Store, experiment: &str, json: bool) -> Result<ExitCode> {
-    let name = if experiment.ends_with(".toml") && Path::new(experiment).is_file() {
+async fn show(
+    store: &Store,
+    experiment: &str,
+    json: bool,
+    bootstrap: BootstrapSpec,
+) -> Result<ExitCode> {
+    let name = experiment_name(experiment)?;
+    let summary = judgelab_engine::summarize(store, &name, &bootstrap).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print!("{}", table::trials(&summary));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// An experiment's name, given the name or its .toml file.
+fn experiment_name(experiment: &str) -> Result<String> {
+    Ok(if experiment.ends_with(".toml") && Path::new(experiment).is_file() {
         let text = std::fs::read_to_string(experiment)
             .with_context(|| format!("while reading {experiment}"))?;
         judgelab_core::Experiment::from_toml(experiment, &text)
@@ -292,14 +338,7 @@ async fn show(store: &Store, experiment: &str, json: bool) -> Result<ExitCode> {
             .name
     } else {
         experiment.to_string()
-    };
-    let summary = judgelab_engine::summarize(store, &name).await?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
-    } else {
-        print!("{}", table::trials(&summary));
-    }
-    Ok(ExitCode::SUCCESS)
+    })
 }
 
 async fn list(store: &Store) -> Result<ExitCode> {

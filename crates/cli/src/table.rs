@@ -1,20 +1,38 @@
 //! The trials table printed by `run` and `show`.
 
+use judgelab_core::metrics::{Estimate, Quality};
+use judgelab_core::Order;
 use judgelab_engine::ExperimentSummary;
 
 fn num(x: Option<f64>, digits: usize) -> String {
     x.map_or("—".into(), |v| format!("{v:.digits$}"))
 }
 
+/// A metric and its 95% interval, e.g. `0.412 [0.30, 0.52]`.
+fn estimate(e: Estimate) -> String {
+    match (e.value, e.ci) {
+        (Some(v), Some((lo, hi))) => format!("{v:.3} [{lo:.2}, {hi:.2}]"),
+        (v, _) => num(v, 3),
+    }
+}
+
 /// Renders the experiment's trials, one row each, with a header line.
 pub fn trials(s: &ExperimentSummary) -> String {
     let e = &s.experiment;
     let rating = e.task == "single";
+    let orders = s.trials.iter().any(|t| t.params.order != Order::Ab);
     let mut header = vec![
-        "trial", "model", "template", "temp", "top_p", "max_tok", "shots", "n", "accuracy", "kappa",
+        "trial", "model", "template", "temp", "top_p", "max_tok", "shots",
     ];
+    if orders {
+        header.push("order");
+    }
+    header.extend(["n", "accuracy", "kappa"]);
     if rating {
         header.push("spearman");
+    }
+    if orders {
+        header.push("consistent");
     }
     header.extend([
         "parse_fail",
@@ -43,16 +61,25 @@ pub fn trials(s: &ExperimentSummary) -> String {
             format!("{}", p.top_p),
             p.max_tokens.to_string(),
             shots,
+        ];
+        if orders {
+            row.push(p.order.as_str().to_string());
+        }
+        row.extend([
             if m.n_errors > 0 {
                 format!("{}+{}err", m.n, m.n_errors)
             } else {
                 m.n.to_string()
             },
-            num(m.accuracy, 3),
-            num(m.kappa, 3),
-        ];
+            estimate(m.estimate(Quality::Accuracy)),
+            estimate(m.estimate(Quality::Kappa)),
+        ]);
         if rating {
-            row.push(num(m.spearman, 3));
+            row.push(estimate(m.estimate(Quality::Spearman)));
+        }
+        if orders {
+            let consistency = m.position.as_ref().and_then(|p| p.consistency);
+            row.push(num(consistency.map(|c| c * 100.0), 0) + "%");
         }
         row.extend([
             num(m.parse_failure_rate.map(|r| r * 100.0), 1) + "%",
@@ -94,6 +121,22 @@ pub fn trials(s: &ExperimentSummary) -> String {
             .collect();
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
+    }
+    for b in s.baselines.values() {
+        out.push_str(&format!(
+            "baseline {} ({}): accuracy {}, kappa {}\n",
+            b.name,
+            b.description,
+            estimate(b.quality.get(Quality::Accuracy)),
+            estimate(b.quality.get(Quality::Kappa)),
+        ));
+    }
+    if s.bootstrap.resamples > 0 {
+        out.push_str(&format!(
+            "[low, high]: {:.0}% bootstrap intervals over items ({} resamples)\n",
+            s.bootstrap.level * 100.0,
+            s.bootstrap.resamples
+        ));
     }
     out
 }

@@ -49,6 +49,10 @@ pub struct Sweep {
     pub few_shot: Vec<u32>,
     /// Longest few-shot example allowed, in prompt tokens; `None` means no limit.
     pub few_shot_max_tokens: Vec<Option<u32>>,
+    /// Answer orders (pairwise); left out of the serialised form while it is the default,
+    /// so that experiments written before it existed keep their identity.
+    #[serde(skip_serializing_if = "Order::only_ab")]
+    pub order: Vec<Order>,
     pub repeats: u32,
     pub seed: u64,
 }
@@ -57,6 +61,53 @@ pub struct Sweep {
 pub struct Limits {
     /// Judge a seeded subset of this many items.
     pub items: Option<usize>,
+}
+
+/// The order in which a pairwise item's answers are shown to the judge.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// As in the dataset: answer A first.
+    #[default]
+    Ab,
+    /// Swapped: answer B first (the verdict is mapped back to the dataset's labels).
+    Ba,
+    /// Both orders, two calls per item; the verdict is kept when they agree and is a tie
+    /// when they do not (as MT-Bench does).
+    Both,
+}
+
+impl Order {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Order::Ab => "ab",
+            Order::Ba => "ba",
+            Order::Both => "both",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Order> {
+        [Order::Ab, Order::Ba, Order::Both]
+            .into_iter()
+            .find(|o| o.as_str() == name)
+    }
+
+    /// The calls of one verdict: whether each shows the answers swapped.
+    pub fn calls(self) -> &'static [bool] {
+        match self {
+            Order::Ab => &[false],
+            Order::Ba => &[true],
+            Order::Both => &[false, true],
+        }
+    }
+
+    fn is_ab(&self) -> bool {
+        *self == Order::Ab
+    }
+
+    fn only_ab(orders: &[Order]) -> bool {
+        orders == [Order::Ab]
+    }
 }
 
 /// The parameters of one trial: one point of the grid.
@@ -69,6 +120,9 @@ pub struct TrialParams {
     pub max_tokens: u32,
     pub few_shot: u32,
     pub few_shot_max_tokens: Option<u32>,
+    /// Absent from trials stored before the order axis existed, which were all `ab`.
+    #[serde(default, skip_serializing_if = "Order::is_ab")]
+    pub order: Order,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -141,6 +195,7 @@ struct RawSweep {
     max_tokens: Option<OneOrMany<i64>>,
     few_shot: Option<OneOrMany<i64>>,
     few_shot_max_tokens: Option<OneOrMany<i64>>,
+    order: Option<OneOrMany<String>>,
     repeats: Option<i64>,
     seed: Option<i64>,
 }
@@ -261,6 +316,21 @@ impl Experiment {
             .map(Some)
             .collect(),
         };
+        let order = non_empty_unique(
+            "sweep.order",
+            s.order.map_or(vec!["ab".into()], OneOrMany::into_vec),
+            &invalid,
+        )?
+        .iter()
+        .map(|o| {
+            Order::from_name(o).ok_or_else(|| {
+                invalid(
+                    "sweep.order",
+                    format!("{o:?} is not an answer order (expected \"ab\", \"ba\" or \"both\")"),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
         let repeats = ints(
             "sweep.repeats",
             vec![s.repeats.unwrap_or(1)],
@@ -299,6 +369,7 @@ impl Experiment {
                 max_tokens,
                 few_shot,
                 few_shot_max_tokens,
+                order,
                 repeats,
                 seed: seed as u64,
             },
@@ -318,15 +389,18 @@ impl Experiment {
                         for &max_tokens in &s.max_tokens {
                             for &temperature in &s.temperature {
                                 for &top_p in &s.top_p {
-                                    out.push(TrialParams {
-                                        model: model.clone(),
-                                        template: template.clone(),
-                                        temperature,
-                                        top_p,
-                                        max_tokens,
-                                        few_shot,
-                                        few_shot_max_tokens,
-                                    });
+                                    for &order in &s.order {
+                                        out.push(TrialParams {
+                                            model: model.clone(),
+                                            template: template.clone(),
+                                            temperature,
+                                            top_p,
+                                            max_tokens,
+                                            few_shot,
+                                            few_shot_max_tokens,
+                                            order,
+                                        });
+                                    }
                                 }
                             }
                         }
@@ -521,6 +595,30 @@ items = 20
         check_err(
             &GRID.replace("template = \"pairwise\"\n", ""),
             "missing field `template`",
+        );
+    }
+
+    #[test]
+    fn order_is_an_axis_that_old_experiments_do_not_see() {
+        let e = Experiment::from_toml(
+            "e.toml",
+            &GRID.replace("seed = 42", "seed = 42\norder = [\"ab\", \"both\"]"),
+        )
+        .unwrap();
+        let trials = e.trials();
+        assert_eq!(trials.len(), 16);
+        assert_eq!((trials[0].order, trials[1].order), (Order::Ab, Order::Both));
+        // Serialised without the default, so that stored hashes and params do not change.
+        let plain = Experiment::from_toml("e.toml", GRID).unwrap();
+        assert!(!serde_json::to_string(&plain).unwrap().contains("order"));
+        let params: TrialParams = serde_json::from_str(
+            r#"{"model":"m","template":"t","temperature":0.0,"top_p":1.0,"max_tokens":4,"few_shot":0,"few_shot_max_tokens":null}"#,
+        )
+        .unwrap();
+        assert_eq!(params.order, Order::Ab);
+        check_err(
+            &GRID.replace("seed = 42", "seed = 42\norder = \"ba_ab\""),
+            "sweep.order: \"ba_ab\" is not an answer order",
         );
     }
 }

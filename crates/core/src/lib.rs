@@ -9,13 +9,14 @@ pub mod experiment;
 pub mod hash;
 pub mod judge;
 pub mod metrics;
+pub mod pareto;
 pub mod rng;
 pub mod split;
 pub mod template;
 pub mod verdict;
 
 pub use dataset::{Choice, Dataset, Item, Label, Task};
-pub use experiment::{Experiment, TrialParams};
+pub use experiment::{Experiment, Order, TrialParams};
 pub use judge::{Judge, JudgeRequest, JudgeResponse, Message, Sampling};
 pub use template::Template;
 pub use verdict::{FailureKind, OutputKind, Verdict};

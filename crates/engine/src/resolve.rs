@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use judgelab_core::dataset::ImportOptions;
-use judgelab_core::{Dataset, Experiment, OutputKind, Task, Template};
+use judgelab_core::{Dataset, Experiment, Order, OutputKind, Task, Template};
 use judgelab_store::{DatasetInfo, Store};
 use serde_json::json;
 
@@ -88,6 +88,12 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
             ))
         }
         _ => {}
+    }
+    if matches!(dataset.task, Task::Single { .. }) && experiment.sweep.order != [Order::Ab] {
+        return Err(invalid(
+            "sweep.order",
+            "swapping answers needs a pairwise dataset; this one rates single answers".into(),
+        ));
     }
 
     let mut templates = Vec::new();

@@ -1,5 +1,5 @@
 //! One run of an experiment: create it (split, trials) or resume it, then judge every
-//! (trial, item, repeat) that has no successful verdict yet, in batches, recording each
+//! (trial, item, repeat, answer order) that has no successful verdict yet, in batches, recording each
 //! verdict the moment it arrives. A cancelled run keeps everything judged so far; running
 //! it again judges only what is missing.
 
@@ -115,19 +115,28 @@ pub async fn run_experiment(
     let trials = store.trials(row.id).await?;
     let index: HashMap<&str, &Item> = r.dataset.items.iter().map(|i| (i.id.as_str(), i)).collect();
     let repeats = r.experiment.sweep.repeats;
-    let total = trials.len() * row.judged.len() * repeats as usize;
+    // A call per item, repeat and answer order of each trial.
+    let calls = |t: &TrialRow| row.judged.len() * repeats as usize * t.params.order.calls().len();
+    let total: usize = trials.iter().map(calls).sum();
 
     // What is missing, per trial, in trial order.
-    let mut missing: Vec<(&TrialRow, Vec<(&Item, u32)>)> = Vec::new();
+    let mut missing: Vec<(&TrialRow, Vec<Call<'_>>)> = Vec::new();
     for trial in &trials {
         let done = store.done_keys(trial.id).await?;
-        let todo: Vec<(&Item, u32)> = row
-            .judged
-            .iter()
-            .flat_map(|id| (0..repeats).map(move |rep| (id, rep)))
-            .filter(|(id, rep)| !done.contains(&((*id).clone(), *rep)))
-            .map(|(id, rep)| (index[id.as_str()], rep))
-            .collect();
+        let mut todo = Vec::new();
+        for id in &row.judged {
+            for repeat in 0..repeats {
+                for &swapped in trial.params.order.calls() {
+                    if !done.contains(&(id.clone(), repeat, swapped)) {
+                        todo.push(Call {
+                            item: index[id.as_str()],
+                            repeat,
+                            swapped,
+                        });
+                    }
+                }
+            }
+        }
         missing.push((trial, todo));
     }
     let n_missing: usize = missing.iter().map(|(_, todo)| todo.len()).sum();
@@ -340,10 +349,18 @@ async fn create(
     Ok(row)
 }
 
+/// A call to make: an item, a repeat, and whether its answers are shown swapped.
+struct Call<'a> {
+    item: &'a Item,
+    repeat: u32,
+    swapped: bool,
+}
+
 /// A call waiting for its verdict.
 struct Pending {
     item_id: String,
     repeat: u32,
+    swapped: bool,
     seed: u32,
     prompt_hash: String,
 }
@@ -352,7 +369,7 @@ fn prepare(
     r: &Resolved,
     trial: &TrialRow,
     index: &HashMap<&str, &Item>,
-    todo: &[(&Item, u32)],
+    todo: &[Call<'_>],
 ) -> Result<(Vec<Pending>, Vec<JudgeRequest>), EngineError> {
     let (_, template) = r
         .templates
@@ -368,17 +385,36 @@ fn prepare(
     let p = &trial.params;
     let mut pending = Vec::with_capacity(todo.len());
     let mut requests = Vec::with_capacity(todo.len());
-    for (key, &(item, repeat)) in todo.iter().enumerate() {
-        let ctx = RenderContext::new(r.dataset.task, r.output, allow_tie, item, &examples);
+    for (key, call) in todo.iter().enumerate() {
+        let (item, repeat) = (call.item, call.repeat);
+        let swapped_item;
+        let shown = if call.swapped {
+            swapped_item = Item {
+                answer_a: item.answer_b.clone(),
+                answer_b: item.answer_a.clone(),
+                ..item.clone()
+            };
+            &swapped_item
+        } else {
+            item
+        };
+        let ctx = RenderContext::new(r.dataset.task, r.output, allow_tie, shown, &examples);
         let messages = template.render(&ctx)?;
-        let seed = mix(&[
+        // A swapped call mixes one more part into its seed; calls in dataset order keep the
+        // seeds they had before answer orders existed.
+        let mut parts = vec![
             r.experiment.sweep.seed,
             judgelab_core::hash::stable_u64(&item.id),
             repeat as u64,
-        ]) as u32;
+        ];
+        if call.swapped {
+            parts.push(1);
+        }
+        let seed = mix(&parts) as u32;
         pending.push(Pending {
             item_id: item.id.clone(),
             repeat,
+            swapped: call.swapped,
             seed,
             prompt_hash: judgelab_core::hash::sha256_hex(
                 serde_json::to_string(&messages).expect("messages serialise"),
@@ -403,6 +439,7 @@ fn verdict_row(r: &Resolved, trial: &TrialRow, p: &Pending, response: JudgeRespo
         trial_id: trial.id,
         item_id: p.item_id.clone(),
         repeat: p.repeat,
+        swapped: p.swapped,
         seed: p.seed,
         prompt_hash: p.prompt_hash.clone(),
         raw_output: None,
@@ -425,9 +462,15 @@ fn verdict_row(r: &Resolved, trial: &TrialRow, p: &Pending, response: JudgeRespo
                     c.stop == StopReason::MaxTokens,
                 ),
             };
+            // The judge named positions; the row names the dataset's answers.
+            let unswap = |label: Label| match label {
+                Label::Choice(Choice::A) if p.swapped => Label::Choice(Choice::B),
+                Label::Choice(Choice::B) if p.swapped => Label::Choice(Choice::A),
+                other => other,
+            };
             VerdictRow {
                 raw_output: Some(c.text),
-                verdict: v.label().map(|l| l.to_text()),
+                verdict: v.label().map(|l| unswap(l).to_text()),
                 failure_kind: match v {
                     Verdict::Failed(f) => Some(f.as_str().to_string()),
                     Verdict::Parsed(_) => None,

@@ -1,12 +1,14 @@
-//! Summaries of stored experiments: each trial's parameters and metrics, computed from its
-//! verdicts and the dataset's human labels.
+//! Summaries of stored experiments: each trial's parameters and metrics (with bootstrap
+//! intervals), computed from its verdicts and the dataset's human labels, and the
+//! baselines every trial is shown beside.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
-use judgelab_core::metrics::{self, Observation, TrialMetrics};
+use judgelab_core::metrics::baseline::{self, Baseline};
+use judgelab_core::metrics::{self, BootstrapSpec, Observation, TrialMetrics};
 use judgelab_core::verdict::{FailureKind, Verdict};
-use judgelab_core::{Experiment, Label, TrialParams};
-use judgelab_store::Store;
+use judgelab_core::{Dataset, Experiment, Item, Label, Task, TrialParams};
+use judgelab_store::{Store, VerdictRow};
 use serde::Serialize;
 
 use crate::EngineError;
@@ -14,7 +16,14 @@ use crate::EngineError;
 #[derive(Debug, Clone, Serialize)]
 pub struct ExperimentSummary {
     pub experiment: ExperimentInfo,
+    /// How the confidence intervals were drawn.
+    pub bootstrap: BootstrapSpec,
+    /// `majority`, and `longer_answer` for pairwise data, over the judged items.
+    pub baselines: BTreeMap<&'static str, Baseline>,
     pub trials: Vec<TrialSummary>,
+    /// The dataset, for reports that show items and their labels.
+    #[serde(skip)]
+    pub dataset: Dataset,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -22,12 +31,17 @@ pub struct ExperimentInfo {
     pub name: String,
     pub dataset: String,
     pub task: &'static str,
+    #[serde(skip)]
+    pub task_kind: Task,
     pub created_at: String,
     /// Items judged by every trial, and the few-shot pool kept apart from them.
     pub n_items: usize,
     pub repeats: u32,
     pub few_shot_pool: Vec<String>,
-    /// Verdicts expected and stored (calls that failed not counted as stored).
+    /// Judged item ids, in the order units are numbered.
+    #[serde(skip)]
+    pub judged: Vec<String>,
+    /// Calls expected and calls stored (calls that failed not counted as stored).
     pub n_expected: usize,
     pub n_stored: usize,
     /// The experiment file as written.
@@ -41,11 +55,22 @@ pub struct TrialSummary {
     pub params: TrialParams,
     pub model_sha256: Option<String>,
     pub examples: Vec<String>,
+    #[serde(flatten)]
     pub metrics: TrialMetrics,
+    /// The stored rows, one per call.
+    #[serde(skip)]
+    pub verdicts: Vec<VerdictRow>,
+    /// The same calls as the metrics see them (for paired comparisons).
+    #[serde(skip)]
+    pub observations: Vec<Observation>,
 }
 
-/// Summarises the stored experiment `name`.
-pub async fn summarize(store: &Store, name: &str) -> Result<ExperimentSummary, EngineError> {
+/// Summarises the stored experiment `name`, with intervals drawn as `bootstrap` says.
+pub async fn summarize(
+    store: &Store,
+    name: &str,
+    bootstrap: &BootstrapSpec,
+) -> Result<ExperimentSummary, EngineError> {
     let row = store
         .experiment_by_name(name)
         .await?
@@ -57,40 +82,26 @@ pub async fn summarize(store: &Store, name: &str) -> Result<ExperimentSummary, E
         .find(|d| d.id == row.dataset_id)
         .ok_or_else(|| EngineError::UnknownExperiment(name.to_string()))?;
     let dataset = store.load_dataset(&info).await?;
-    let humans: HashMap<&str, Label> = dataset
-        .items
+    let items: HashMap<&str, &Item> = dataset.items.iter().map(|i| (i.id.as_str(), i)).collect();
+    let units: HashMap<&str, usize> = row
+        .judged
         .iter()
-        .map(|i| (i.id.as_str(), i.human_label))
+        .enumerate()
+        .map(|(unit, id)| (id.as_str(), unit))
         .collect();
-    let repeats = Experiment::from_toml(name, &row.spec).map_or(1, |e| e.sweep.repeats);
+    let experiment = Experiment::from_toml(name, &row.spec).ok();
+    let repeats = experiment.as_ref().map_or(1, |e| e.sweep.repeats);
     let mut trials = Vec::new();
-    let mut n_stored = 0;
+    let (mut n_expected, mut n_stored) = (0, 0);
     for trial in store.trials(row.id).await? {
         let verdicts = store.verdicts(trial.id).await?;
         let observations: Vec<Observation> = verdicts
             .iter()
-            .filter_map(|v| {
-                let human = *humans.get(v.item_id.as_str())?;
-                let verdict = if v.error.is_some() {
-                    None
-                } else if let Some(label) = v.verdict.as_deref().and_then(Label::from_text) {
-                    Some(Verdict::Parsed(label))
-                } else {
-                    let kind = v.failure_kind.as_deref().and_then(FailureKind::from_name);
-                    Some(Verdict::Failed(kind.unwrap_or(FailureKind::NoLabel)))
-                };
-                Some(Observation {
-                    human,
-                    verdict,
-                    prompt_tokens: v.prompt_tokens,
-                    completion_tokens: v.completion_tokens,
-                    latency_ms: v.latency_ms.unwrap_or(f64::NAN),
-                    ttft_ms: v.ttft_ms,
-                })
-            })
+            .filter_map(|v| observation(v, items.get(v.item_id.as_str())?, units.get(v.item_id.as_str())?))
             .collect();
-        let metrics = metrics::compute(dataset.task, &observations);
-        n_stored += metrics.n;
+        let metrics = metrics::compute(dataset.task, &observations, bootstrap);
+        n_expected += row.judged.len() * repeats as usize * trial.params.order.calls().len();
+        n_stored += verdicts.iter().filter(|v| v.error.is_none()).count();
         trials.push(TrialSummary {
             id: trial.id,
             trial_idx: trial.trial_idx,
@@ -98,21 +109,57 @@ pub async fn summarize(store: &Store, name: &str) -> Result<ExperimentSummary, E
             model_sha256: trial.model_sha256,
             examples: trial.examples,
             metrics,
+            verdicts,
+            observations,
         });
     }
+    let judged: Vec<&Item> = row.judged.iter().filter_map(|id| items.get(id.as_str()).copied()).collect();
+    let baselines = baseline::baselines(dataset.task, &judged, bootstrap)
+        .into_iter()
+        .map(|b| (b.name, b))
+        .collect();
     Ok(ExperimentSummary {
         experiment: ExperimentInfo {
             name: row.name,
-            dataset: dataset.name,
+            dataset: dataset.name.clone(),
             task: dataset.task.name(),
+            task_kind: dataset.task,
             created_at: row.created_at,
             n_items: row.judged.len(),
             repeats,
             few_shot_pool: row.pool,
-            n_expected: trials.len() * row.judged.len() * repeats as usize,
+            judged: row.judged.clone(),
+            n_expected,
             n_stored,
             spec: row.spec,
         },
+        bootstrap: *bootstrap,
+        baselines,
         trials,
+        dataset,
+    })
+}
+
+/// A stored row as the metrics see it.
+fn observation(v: &VerdictRow, item: &Item, &unit: &usize) -> Option<Observation> {
+    let verdict = if v.error.is_some() {
+        None
+    } else if let Some(label) = v.verdict.as_deref().and_then(Label::from_text) {
+        Some(Verdict::Parsed(label))
+    } else {
+        let kind = v.failure_kind.as_deref().and_then(FailureKind::from_name);
+        Some(Verdict::Failed(kind.unwrap_or(FailureKind::NoLabel)))
+    };
+    Some(Observation {
+        unit,
+        repeat: v.repeat,
+        swapped: v.swapped,
+        human: item.human_label,
+        verdict,
+        prompt_tokens: v.prompt_tokens,
+        completion_tokens: v.completion_tokens,
+        latency_ms: v.latency_ms.unwrap_or(f64::NAN),
+        ttft_ms: v.ttft_ms,
+        cost_usd: None,
     })
 }

@@ -332,9 +332,9 @@ impl Store {
     // ---- verdicts -------------------------------------------------------------------
 
     /// (item, repeat) pairs of a trial that have a verdict whose call succeeded.
-    pub async fn done_keys(&self, trial_id: i64) -> Result<HashSet<(String, u32)>> {
+    pub async fn done_keys(&self, trial_id: i64) -> Result<HashSet<(String, u32, bool)>> {
         let rows = sqlx::query(
-            "SELECT item_id, repeat FROM verdicts WHERE trial_id = ? AND error IS NULL",
+            "SELECT item_id, repeat, swapped FROM verdicts WHERE trial_id = ? AND error IS NULL",
         )
         .bind(trial_id)
         .fetch_all(&self.pool)
@@ -342,7 +342,13 @@ impl Store {
         .map_err(self.err())?;
         Ok(rows
             .iter()
-            .map(|r| (r.get::<String, _>(0), r.get::<i64, _>(1) as u32))
+            .map(|r| {
+                (
+                    r.get::<String, _>(0),
+                    r.get::<i64, _>(1) as u32,
+                    r.get::<bool, _>(2),
+                )
+            })
             .collect())
     }
 
@@ -350,10 +356,10 @@ impl Store {
     /// had failed; a successful verdict is never overwritten. Returns whether it was written.
     pub async fn record_verdict(&self, v: &VerdictRow) -> Result<bool> {
         let done = sqlx::query(
-            "INSERT INTO verdicts (trial_id, item_id, repeat, seed, prompt_hash, raw_output, verdict, failure_kind,
-                                   prompt_tokens, completion_tokens, latency_ms, ttft_ms, error)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-             ON CONFLICT (trial_id, item_id, repeat) DO UPDATE SET
+            "INSERT INTO verdicts (trial_id, item_id, repeat, swapped, seed, prompt_hash, raw_output, verdict,
+                                   failure_kind, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT (trial_id, item_id, repeat, swapped) DO UPDATE SET
                 seed = excluded.seed, prompt_hash = excluded.prompt_hash, raw_output = excluded.raw_output,
                 verdict = excluded.verdict, failure_kind = excluded.failure_kind,
                 prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
@@ -364,6 +370,7 @@ impl Store {
         .bind(v.trial_id)
         .bind(&v.item_id)
         .bind(v.repeat as i64)
+        .bind(v.swapped)
         .bind(v.seed as i64)
         .bind(&v.prompt_hash)
         .bind(&v.raw_output)
@@ -383,7 +390,7 @@ impl Store {
     /// A trial's verdicts, by item and repeat.
     pub async fn verdicts(&self, trial_id: i64) -> Result<Vec<VerdictRow>> {
         let rows =
-            sqlx::query("SELECT * FROM verdicts WHERE trial_id = ? ORDER BY item_id, repeat")
+            sqlx::query("SELECT * FROM verdicts WHERE trial_id = ? ORDER BY item_id, repeat, swapped")
                 .bind(trial_id)
                 .fetch_all(&self.pool)
                 .await

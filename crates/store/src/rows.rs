@@ -70,6 +70,8 @@ pub struct VerdictRow {
     pub trial_id: i64,
     pub item_id: String,
     pub repeat: u32,
+    /// Answer B was shown first; `verdict` is in the dataset's frame all the same.
+    pub swapped: bool,
     pub seed: u32,
     pub prompt_hash: String,
     pub raw_output: Option<String>,
@@ -134,6 +136,7 @@ pub(crate) fn verdict(r: &SqliteRow) -> VerdictRow {
         trial_id: r.get("trial_id"),
         item_id: r.get("item_id"),
         repeat: r.get::<i64, _>("repeat") as u32,
+        swapped: r.get("swapped"),
         seed: r.get::<i64, _>("seed") as u32,
         prompt_hash: r.get("prompt_hash"),
         raw_output: r.get("raw_output"),

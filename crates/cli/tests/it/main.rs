@@ -308,6 +308,11 @@ fn sweep_interrupt_resume_and_show() {
     assert_eq!(e["n_items"], 6);
     assert_eq!(e["n_stored"], 24);
     assert_eq!(e["few_shot_pool"].as_array().unwrap().len(), 1);
+    for baseline in ["majority", "longer_answer"] {
+        let b = &v["baselines"][baseline];
+        assert!((0.0..=1.0).contains(&b["accuracy"].as_f64().unwrap()), "{v}");
+        assert!(b["accuracy_ci"].is_array(), "{b}");
+    }
     let trials = v["trials"].as_array().unwrap();
     assert_eq!(trials.len(), 4);
     for t in trials {
@@ -323,10 +328,13 @@ fn sweep_interrupt_resume_and_show() {
         ] {
             assert!(!p[key].is_null(), "params.{key} in {t}");
         }
-        let m = &t["metrics"];
+        let m = t;
         assert_eq!(m["n"], 6, "{t}");
         let acc = m["accuracy"].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&acc));
+        let ci = m["accuracy_ci"].as_array().unwrap();
+        assert!(ci[0].as_f64().unwrap() <= acc && acc <= ci[1].as_f64().unwrap(), "{t}");
+        assert!(m.get("kappa_ci").is_some(), "{t}");
         assert!(m["prompt_tokens_per_item"].as_f64().unwrap() > 50.0);
         assert!(m["completion_tokens_per_item"].as_f64().unwrap() <= 4.0);
         assert!((0.0..=1.0).contains(&m["parse_failure_rate"].as_f64().unwrap()));
@@ -390,7 +398,7 @@ fn prompts_too_long_for_the_context_are_failures_not_dropped() {
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let v = env.show("tiny");
-    let m = &v["trials"][0]["metrics"];
+    let m = &v["trials"][0];
     assert_eq!(
         (m["n"].as_u64(), m["n_errors"].as_u64()),
         (Some(6), Some(0)),
@@ -421,8 +429,11 @@ fn rating_datasets_are_judged_with_digits() {
     assert!(stdout.contains("spearman"), "{stdout}");
     let v = env.show("usr");
     assert_eq!(v["experiment"]["task"], "single");
-    let m = &v["trials"][0]["metrics"];
+    let m = &v["trials"][0];
     assert_eq!(m["n"], 4, "{m}");
     assert!(m.get("spearman").is_some());
+    assert!(m.get("spearman_ci").is_some() && m.get("kendall_ci").is_some());
+    assert!(v["baselines"]["majority"].is_object());
+    assert!(v["baselines"].get("longer_answer").is_none());
     assert_eq!(v["trials"][0]["examples"].as_array().unwrap().len(), 1);
 }

@@ -1,6 +1,7 @@
 //! Agreement between two raters (the humans and the judge): Cohen's kappa, weighted kappa
-//! for ordinal scales, and Spearman's rank correlation. Each returns `None` where the
-//! statistic is undefined (no data, or no variation), as scipy and scikit-learn return NaN.
+//! for ordinal scales, and the rank and linear correlations (Spearman, Kendall tau-b,
+//! Pearson). Each returns `None` where the statistic is undefined (no data, or no
+//! variation), as scipy and scikit-learn return NaN.
 
 use std::collections::BTreeMap;
 
@@ -112,6 +113,48 @@ pub fn pearson(a: &[f64], b: &[f64]) -> Option<f64> {
 /// Spearman's rank correlation (Pearson over average ranks, as `scipy.stats.spearmanr`).
 pub fn spearman(a: &[f64], b: &[f64]) -> Option<f64> {
     pearson(&average_ranks(a), &average_ranks(b))
+}
+
+/// Kendall's tau-b (`scipy.stats.kendalltau`, its default variant), which corrects for ties
+/// in either rater.
+///
+/// Ratings take few distinct values, so the pairs are counted between groups of equal
+/// `(a, b)` values rather than between items: the cost grows with the square of the number
+/// of distinct pairs, not of items, which keeps bootstrap resampling cheap.
+pub fn kendall_tau_b(a: &[f64], b: &[f64]) -> Option<f64> {
+    assert_eq!(a.len(), b.len(), "raters must rate the same items");
+    let mut pairs: Vec<(f64, f64)> = a.iter().copied().zip(b.iter().copied()).collect();
+    pairs.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.total_cmp(&y.1)));
+    let mut groups: Vec<((f64, f64), f64)> = Vec::new();
+    for p in pairs {
+        match groups.last_mut() {
+            Some((q, count)) if *q == p => *count += 1.0,
+            _ => groups.push((p, 1.0)),
+        }
+    }
+    let tied =
+        |counts: &mut dyn Iterator<Item = f64>| counts.map(|c| c * (c - 1.0) / 2.0).sum::<f64>();
+    let count_by = |key: fn(&(f64, f64)) -> f64| {
+        let mut by: BTreeMap<u64, f64> = BTreeMap::new();
+        for (p, c) in &groups {
+            *by.entry((key(p) + 0.0).to_bits()).or_default() += c;
+        }
+        tied(&mut by.into_values())
+    };
+    let n = a.len() as f64;
+    let total = n * (n - 1.0) / 2.0;
+    let (ties_a, ties_b) = (count_by(|p| p.0), count_by(|p| p.1));
+    let mut score = 0.0;
+    for (i, ((x1, y1), c1)) in groups.iter().enumerate() {
+        for ((x2, y2), c2) in &groups[i + 1..] {
+            let sign = ((x1 - x2) * (y1 - y2)).signum();
+            if x1 != x2 && y1 != y2 {
+                score += sign * c1 * c2;
+            }
+        }
+    }
+    let den = ((total - ties_a) * (total - ties_b)).sqrt();
+    (den > 0.0).then(|| (score / den).clamp(-1.0, 1.0))
 }
 
 #[cfg(test)]

@@ -1,29 +1,54 @@
-//! Metrics of a trial, computed from its verdicts: agreement with the humans, parse
-//! failures, tokens, latency. Pure functions over plain data.
+//! Metrics of a trial, computed from its verdicts: agreement with the humans (each with a
+//! bootstrap confidence interval), parse failures, confusion, position bias, tokens, cost
+//! and latency. Pure functions over plain data.
 //!
 //! Conventions, for every number here:
-//! - `n` counts verdicts that have a judge output; calls that failed (recorded with an
-//!   error) are counted in `n_errors` and excluded from everything else.
-//! - `accuracy` is over all `n` verdicts: a parse failure counts as a wrong answer.
-//! - `kappa` and `spearman` are over parsed verdicts only (a failure has no place on the
-//!   scale); `parse_failure_rate` (verdicts of any failure kind, `prompt_too_long` included,
-//!   over `n`) says how many that leaves out.
-//! - Ratings are compared by category, rounded to the nearest integer (a human mean of
-//!   4.67 is a 5); `spearman` uses the unrounded values.
-//! - `kappa` is Cohen's kappa for pairwise labels and quadratic-weighted kappa for ratings.
-//! - Percentiles interpolate linearly between order statistics (numpy's default).
+//! - An **observation** is one call. Calls on the same item and repeat form one **verdict**:
+//!   a pairwise item judged in both answer orders gives one verdict, combined as MT-Bench
+//!   does ([`position::combine`]).
+//! - `n` counts verdicts that have a judge output; verdicts whose call failed (recorded with
+//!   an error) are counted in `n_errors` and excluded from everything else.
+//! - `accuracy` is over all `n` verdicts: a parse failure counts as a wrong answer. The
+//!   kappas and correlations are over parsed verdicts only (a failure has no place on the
+//!   scale); Krippendorff's alpha treats a failure as a missing value. `parse_failure_rate`
+//!   says how many that leaves out.
+//! - Ratings are compared by category, rounded to the nearest integer on the scale (a human
+//!   mean of 4.67 is a 5); the correlations and interval alpha use the unrounded values.
+//! - Confidence intervals resample items (with all their repeats) — see [`bootstrap`].
+//! - Tokens and cost are per verdict (both orders' calls summed); latency percentiles are
+//!   per call, and interpolate linearly between order statistics (numpy's default).
 
 pub mod agreement;
+pub mod alpha;
+pub mod baseline;
+pub mod bootstrap;
+pub mod confusion;
 pub mod latency;
+pub mod paired;
+pub mod position;
+pub mod quality;
 
-use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::dataset::{Label, Task};
 use crate::verdict::Verdict;
+pub use bootstrap::BootstrapSpec;
+pub use confusion::Confusion;
+pub use position::PositionBias;
+pub use quality::{Quality, Scored};
 
-/// One verdict as the metrics see it.
+/// One call as the metrics see it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Observation {
+    /// The item, as an index shared by every trial of the experiment.
+    pub unit: usize,
+    pub repeat: u32,
+    /// The answers were shown in swapped order (pairwise); the verdict is in the dataset's
+    /// frame regardless.
+    pub swapped: bool,
     pub human: Label,
     /// `None` when the call itself failed.
     pub verdict: Option<Verdict>,
@@ -31,6 +56,8 @@ pub struct Observation {
     pub completion_tokens: u32,
     pub latency_ms: f64,
     pub ttft_ms: Option<f64>,
+    /// What the call cost, where the judge has a price.
+    pub cost_usd: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -52,83 +79,224 @@ impl Percentiles {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// A statistic and its confidence interval.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    pub value: Option<f64>,
+    pub ci: Option<(f64, f64)>,
+}
+
+/// Agreement metrics by name. It serialises flat: each metric `name` beside `name_ci` as
+/// `[low, high]` (or null), so that a script reads `trial["kappa_ci"]` without knowing the
+/// Rust types.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Qualities(pub BTreeMap<Quality, Estimate>);
+
+impl Qualities {
+    pub fn get(&self, q: Quality) -> Estimate {
+        self.0.get(&q).copied().unwrap_or_default()
+    }
+}
+
+impl Serialize for Qualities {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len() * 2))?;
+        for (q, e) in &self.0 {
+            map.serialize_entry(q.name(), &e.value)?;
+            map.serialize_entry(&format!("{}_ci", q.name()), &e.ci.map(|(l, h)| [l, h]))?;
+        }
+        map.end()
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct TrialMetrics {
     pub n: usize,
     pub n_errors: usize,
-    pub accuracy: Option<f64>,
-    pub kappa: Option<f64>,
-    pub spearman: Option<f64>,
+    /// Every agreement metric of the task, defined or not.
+    #[serde(flatten)]
+    pub quality: Qualities,
     pub parse_failure_rate: Option<f64>,
     pub prompt_tokens_per_item: Option<f64>,
     pub completion_tokens_per_item: Option<f64>,
+    /// Dollars per 1,000 verdicts, where every call has a cost.
+    pub usd_per_1k_items: Option<f64>,
     pub latency_ms: Percentiles,
     pub ttft_ms: Percentiles,
+    pub confusion: Confusion,
+    /// Pairwise only.
+    pub position: Option<PositionBias>,
 }
 
-/// Computes a trial's metrics from its verdicts.
-pub fn compute(task: Task, observations: &[Observation]) -> TrialMetrics {
-    let judged: Vec<(&Observation, &Verdict)> = observations
-        .iter()
-        .filter_map(|o| o.verdict.as_ref().map(|v| (o, v)))
-        .collect();
-    let n = judged.len();
-    let n_errors = observations.len() - n;
-    let ratio = |count: usize| (n > 0).then(|| count as f64 / n as f64);
-    let mean = |sum: f64| (n > 0).then(|| sum / n as f64);
+impl TrialMetrics {
+    pub fn estimate(&self, q: Quality) -> Estimate {
+        self.quality.get(q)
+    }
 
-    let parsed: Vec<(Label, Label)> = judged
-        .iter()
-        .filter_map(|(o, v)| v.label().map(|l| (o.human, l)))
-        .collect();
-    let correct = parsed
-        .iter()
-        .filter(|(h, v)| h.category() == v.category())
-        .count();
-    let humans: Vec<String> = parsed.iter().map(|(h, _)| h.category()).collect();
-    let judges: Vec<String> = parsed.iter().map(|(_, v)| v.category()).collect();
-    let (kappa, spearman) = match task {
-        Task::Pairwise => (agreement::cohen_kappa(&humans, &judges), None),
-        Task::Single {
-            scale_min,
-            scale_max,
-        } => {
-            let cat = |l: &Label| {
-                (l.as_rating().unwrap_or(f64::NAN).round() as i64).clamp(scale_min, scale_max)
-            };
-            let h: Vec<i64> = parsed.iter().map(|(h, _)| cat(h)).collect();
-            let v: Vec<i64> = parsed.iter().map(|(_, v)| cat(v)).collect();
-            let hr: Vec<f64> = parsed.iter().filter_map(|(h, _)| h.as_rating()).collect();
-            let vr: Vec<f64> = parsed.iter().filter_map(|(_, v)| v.as_rating()).collect();
-            (
-                agreement::weighted_kappa(
-                    &h,
-                    &v,
-                    scale_min,
-                    scale_max,
-                    agreement::Weights::Quadratic,
-                ),
-                agreement::spearman(&hr, &vr),
-            )
-        }
-    };
-    let latencies: Vec<f64> = judged.iter().map(|(o, _)| o.latency_ms).collect();
-    let ttfts: Vec<f64> = judged.iter().filter_map(|(o, _)| o.ttft_ms).collect();
-    TrialMetrics {
-        n,
-        n_errors,
-        accuracy: ratio(correct),
-        kappa,
-        spearman,
-        parse_failure_rate: ratio(n - parsed.len()),
-        prompt_tokens_per_item: mean(judged.iter().map(|(o, _)| o.prompt_tokens as f64).sum()),
-        completion_tokens_per_item: mean(
-            judged.iter().map(|(o, _)| o.completion_tokens as f64).sum(),
-        ),
-        latency_ms: Percentiles::of(&latencies),
-        ttft_ms: Percentiles::of(&ttfts),
+    pub fn value(&self, q: Quality) -> Option<f64> {
+        self.estimate(q).value
+    }
+
+    pub fn accuracy(&self) -> Option<f64> {
+        self.value(Quality::Accuracy)
+    }
+
+    pub fn kappa(&self) -> Option<f64> {
+        self.value(Quality::Kappa)
+    }
+
+    /// Prompt plus completion tokens per verdict.
+    pub fn tokens_per_item(&self) -> Option<f64> {
+        Some(self.prompt_tokens_per_item? + self.completion_tokens_per_item?)
     }
 }
+
+/// The calls on one item and repeat, reduced to one verdict.
+#[derive(Debug, Clone)]
+pub struct Verdicts<'a> {
+    pub unit: usize,
+    pub calls: Vec<&'a Observation>,
+    /// `None` when a call failed.
+    pub verdict: Option<Verdict>,
+}
+
+/// Groups calls by item and repeat (first appearance order) and combines each group.
+pub fn group(observations: &[Observation]) -> Vec<Verdicts<'_>> {
+    let mut index: BTreeMap<(usize, u32), usize> = BTreeMap::new();
+    let mut groups: Vec<Verdicts<'_>> = Vec::new();
+    for o in observations {
+        let i = *index.entry((o.unit, o.repeat)).or_insert_with(|| {
+            groups.push(Verdicts {
+                unit: o.unit,
+                calls: Vec::new(),
+                verdict: None,
+            });
+            groups.len() - 1
+        });
+        groups[i].calls.push(o);
+    }
+    for g in &mut groups {
+        let in_order = |s: bool| g.calls.iter().find(|c| c.swapped == s);
+        g.verdict = match (in_order(false), in_order(true)) {
+            (Some(ab), Some(ba)) => ab
+                .verdict
+                .zip(ba.verdict)
+                .map(|(x, y)| position::combine(x, y)),
+            (Some(one), None) | (None, Some(one)) => one.verdict,
+            (None, None) => None,
+        };
+    }
+    groups
+}
+
+/// Each metric of `task` over verdicts grouped into units (items), with bootstrap intervals
+/// that resample the units.
+pub fn estimates(task: Task, units: &[Vec<Scored>], spec: &BootstrapSpec) -> Qualities {
+    let all: Vec<Scored> = units.iter().flatten().copied().collect();
+    let point = quality::compute(task, &all);
+    let mut resampled: Vec<Vec<Option<f64>>> = vec![Vec::new(); point.len()];
+    let mut buffer = Vec::with_capacity(all.len());
+    for idx in spec.resamples(units.len()) {
+        buffer.clear();
+        buffer.extend(idx.iter().flat_map(|&u| units[u].iter().copied()));
+        for (slot, (_, value)) in resampled.iter_mut().zip(quality::compute(task, &buffer)) {
+            slot.push(value);
+        }
+    }
+    Qualities(
+        point
+            .into_iter()
+            .zip(resampled)
+            .map(|((q, value), values)| {
+                let ci = if spec.resamples > 0 {
+                    spec.interval(values)
+                } else {
+                    None
+                };
+                (q, Estimate { value, ci })
+            })
+            .collect(),
+    )
+}
+
+/// Judged verdicts as scored units, in first-appearance order of their items.
+pub fn scored_units(task: Task, groups: &[Verdicts<'_>]) -> Vec<Vec<Scored>> {
+    let mut index: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut units: Vec<Vec<Scored>> = Vec::new();
+    for g in groups {
+        let Some(verdict) = g.verdict else { continue };
+        let human = g.calls[0].human;
+        let i = *index.entry(g.unit).or_insert_with(|| {
+            units.push(Vec::new());
+            units.len() - 1
+        });
+        units[i].push(Scored::new(task, human, verdict.label()));
+    }
+    units
+}
+
+/// Computes a trial's metrics from its calls.
+pub fn compute(task: Task, observations: &[Observation], spec: &BootstrapSpec) -> TrialMetrics {
+    let groups = group(observations);
+    let judged: Vec<&Verdicts<'_>> = groups.iter().filter(|g| g.verdict.is_some()).collect();
+    let n = judged.len();
+    let ratio = |count: usize| (n > 0).then(|| count as f64 / n as f64);
+    let per_item = |f: &dyn Fn(&Observation) -> f64| {
+        (n > 0).then(|| {
+            judged
+                .iter()
+                .flat_map(|g| &g.calls)
+                .map(|o| f(o))
+                .sum::<f64>()
+                / n as f64
+        })
+    };
+    let units = scored_units(task, &groups);
+    let scored: Vec<Scored> = units.iter().flatten().copied().collect();
+    let failures = judged
+        .iter()
+        .filter(|g| matches!(g.verdict, Some(Verdict::Failed(_))))
+        .count();
+    let calls: Vec<&Observation> = judged
+        .iter()
+        .flat_map(|g| g.calls.iter().copied())
+        .collect();
+    let all_priced = calls.iter().all(|o| o.cost_usd.is_some());
+    let latencies: Vec<f64> = calls.iter().map(|o| o.latency_ms).collect();
+    let ttfts: Vec<f64> = calls.iter().filter_map(|o| o.ttft_ms).collect();
+    let position = (task == Task::Pairwise).then(|| {
+        let per_group: Vec<Vec<(bool, Option<Label>)>> = groups
+            .iter()
+            .map(|g| {
+                g.calls
+                    .iter()
+                    .map(|o| (o.swapped, o.verdict.and_then(|v| v.label())))
+                    .collect()
+            })
+            .collect();
+        position::position_bias(per_group.iter().map(Vec::as_slice))
+    });
+    TrialMetrics {
+        n,
+        n_errors: groups.len() - n,
+        quality: estimates(task, &units, spec),
+        parse_failure_rate: ratio(failures),
+        prompt_tokens_per_item: per_item(&|o| o.prompt_tokens as f64),
+        completion_tokens_per_item: per_item(&|o| o.completion_tokens as f64),
+        usd_per_1k_items: if all_priced {
+            per_item(&|o| o.cost_usd.unwrap_or(0.0) * 1000.0)
+        } else {
+            None
+        },
+        latency_ms: Percentiles::of(&latencies),
+        ttft_ms: Percentiles::of(&ttfts),
+        confusion: Confusion::new(task, &scored),
+        position,
+    }
+}
+
+#[cfg(test)]
+mod reference_tests;
 
 #[cfg(test)]
 mod tests {
@@ -136,46 +304,78 @@ mod tests {
     use crate::dataset::Choice;
     use crate::verdict::FailureKind;
 
-    fn obs(human: Label, verdict: Option<Verdict>, latency_ms: f64) -> Observation {
+    fn obs(unit: usize, human: Label, verdict: Option<Verdict>, latency_ms: f64) -> Observation {
         Observation {
+            unit,
+            repeat: 0,
+            swapped: false,
             human,
             verdict,
             prompt_tokens: 100,
             completion_tokens: 2,
             latency_ms,
             ttft_ms: Some(latency_ms / 2.0),
+            cost_usd: None,
         }
     }
 
+    const A: Label = Label::Choice(Choice::A);
+    const B: Label = Label::Choice(Choice::B);
+
     #[test]
     fn pairwise_trial() {
-        let a = Label::Choice(Choice::A);
-        let b = Label::Choice(Choice::B);
         let observations = vec![
-            obs(a, Some(Verdict::Parsed(a)), 10.0),
-            obs(a, Some(Verdict::Parsed(b)), 20.0),
-            obs(b, Some(Verdict::Parsed(b)), 30.0),
-            obs(b, Some(Verdict::Failed(FailureKind::NoLabel)), 40.0),
-            obs(b, None, 1000.0),
+            obs(0, A, Some(Verdict::Parsed(A)), 10.0),
+            obs(1, A, Some(Verdict::Parsed(B)), 20.0),
+            obs(2, B, Some(Verdict::Parsed(B)), 30.0),
+            obs(3, B, Some(Verdict::Failed(FailureKind::NoLabel)), 40.0),
+            obs(4, B, None, 1000.0),
         ];
-        let m = compute(Task::Pairwise, &observations);
+        let m = compute(Task::Pairwise, &observations, &BootstrapSpec::default());
         assert_eq!((m.n, m.n_errors), (4, 1));
-        assert_eq!(m.accuracy, Some(0.5));
+        assert_eq!(m.accuracy(), Some(0.5));
         assert_eq!(m.parse_failure_rate, Some(0.25));
         // Parsed pairs (A,A) (A,B) (B,B): po = 2/3, pe = 2/3*1/3 + 1/3*2/3 = 4/9.
         let kappa = (2.0 / 3.0 - 4.0 / 9.0) / (1.0 - 4.0 / 9.0);
-        assert!((m.kappa.unwrap() - kappa).abs() < 1e-12);
-        assert_eq!(m.spearman, None);
+        assert!((m.kappa().unwrap() - kappa).abs() < 1e-12);
+        let (lo, hi) = m.estimate(Quality::Accuracy).ci.unwrap();
+        assert!(lo <= 0.5 && 0.5 <= hi);
         assert_eq!(m.prompt_tokens_per_item, Some(100.0));
+        assert_eq!(m.usd_per_1k_items, None);
         assert_eq!(m.latency_ms.p50, Some(25.0));
         assert_eq!(m.ttft_ms.p50, Some(12.5));
+        assert_eq!(
+            m.confusion.counts,
+            vec![vec![1, 1, 0, 0], vec![0, 1, 0, 1], vec![0; 4]]
+        );
+        let json = serde_json::to_value(&m).unwrap();
+        assert_eq!(json["accuracy"], 0.5);
+        assert!(json["kappa_ci"].is_array());
+        assert_eq!(json["spearman"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn both_orders_make_one_verdict_and_cost_twice() {
+        let mut swapped = obs(0, A, Some(Verdict::Parsed(B)), 10.0);
+        swapped.swapped = true;
+        let observations = vec![obs(0, A, Some(Verdict::Parsed(A)), 10.0), swapped];
+        let m = compute(Task::Pairwise, &observations, &BootstrapSpec::default());
+        assert_eq!(m.n, 1);
+        assert_eq!(m.prompt_tokens_per_item, Some(200.0));
+        // Disagreement across orders is a tie, which the human (A) did not say.
+        assert_eq!(m.accuracy(), Some(0.0));
+        let position = m.position.unwrap();
+        assert_eq!(position.consistency, Some(0.0));
+        // Both calls chose the answer shown first.
+        assert_eq!(position.first_preferred, Some(1.0));
     }
 
     #[test]
     fn empty_trial_has_no_numbers() {
-        let m = compute(Task::Pairwise, &[]);
+        let m = compute(Task::Pairwise, &[], &BootstrapSpec::default());
         assert_eq!(m.n, 0);
-        assert_eq!(m.accuracy, None);
+        assert_eq!(m.accuracy(), None);
+        assert_eq!(m.estimate(Quality::Kappa), Estimate::default());
         assert_eq!(m.latency_ms, Percentiles::default());
     }
 }

@@ -171,10 +171,10 @@ async fn failed_calls_are_recorded_then_retried_and_failures_are_classified() {
         ),
         (6, 6, 1, false)
     );
-    let s = summarize(&store, "e").await.unwrap();
+    let s = summarize(&store, "e", &Default::default()).await.unwrap();
     let m = &s.trials[0].metrics;
     assert_eq!((m.n, m.n_errors), (5, 1));
-    assert_eq!(m.accuracy, Some(3.0 / 5.0));
+    assert_eq!(m.accuracy(), Some(3.0 / 5.0));
     assert_eq!(m.parse_failure_rate, Some(1.0 / 5.0));
 
     let trial_id = s.trials[0].id;
@@ -197,11 +197,11 @@ async fn failed_calls_are_recorded_then_retried_and_failures_are_classified() {
         (5, 1, 0)
     );
     assert_eq!(judge.calls.load(Ordering::SeqCst), 7);
-    let m = summarize(&store, "e").await.unwrap().trials[0]
+    let m = summarize(&store, "e", &Default::default()).await.unwrap().trials[0]
         .metrics
         .clone();
     assert_eq!((m.n, m.n_errors), (6, 0));
-    assert_eq!(m.accuracy, Some(4.0 / 6.0));
+    assert_eq!(m.accuracy(), Some(4.0 / 6.0));
     assert_eq!(m.latency_ms.p50, Some(17.5));
 
     // A finished experiment calls nothing.
@@ -226,8 +226,8 @@ async fn a_cancelled_run_resumes_without_repeating_anything() {
     assert!(!second.interrupted);
     assert_eq!((second.already_done, second.judged_now), (3, 3));
     assert_eq!(judge.calls.load(Ordering::SeqCst), 6);
-    let m = &summarize(&store, "e").await.unwrap().trials[0].metrics;
-    assert_eq!((m.n, m.accuracy), (6, Some(1.0)));
+    let m = &summarize(&store, "e", &Default::default()).await.unwrap().trials[0].metrics;
+    assert_eq!((m.n, m.accuracy()), (6, Some(1.0)));
 }
 
 #[tokio::test]
@@ -264,7 +264,7 @@ async fn few_shot_length_limits_pick_short_examples_and_never_judge_the_pool() {
     });
     let store = Store::open(&f.dir.path().join("db.sqlite")).await.unwrap();
     run(&store, &f.experiment, &judge, Arc::default()).await;
-    let s = summarize(&store, "e").await.unwrap();
+    let s = summarize(&store, "e", &Default::default()).await.unwrap();
     let pool = &s.experiment.few_shot_pool;
     assert!(pool.len() >= 2);
     assert_eq!(s.experiment.n_items, 10 - pool.len());
@@ -309,7 +309,7 @@ async fn replace_keeps_the_old_experiment_when_the_new_one_is_invalid() {
             .contains("limits.items = 50 exceeds the 6 items"),
         "{err}"
     );
-    let s = summarize(&store, "e").await.unwrap();
+    let s = summarize(&store, "e", &Default::default()).await.unwrap();
     assert_eq!(s.experiment.n_stored, 6);
 }
 
@@ -320,7 +320,7 @@ async fn a_call_the_judge_never_answers_is_recorded_as_failed() {
     let judge = scripted(&["A", "~", "A", "B", "A", "B"], None);
     let summary = run(&store, &f.experiment, &judge, Arc::default()).await;
     assert_eq!((summary.judged_now, summary.n_errors), (6, 1));
-    let s = summarize(&store, "e").await.unwrap();
+    let s = summarize(&store, "e", &Default::default()).await.unwrap();
     let rows = store.verdicts(s.trials[0].id).await.unwrap();
     let silent = rows.iter().find(|r| r.item_id == "i1").unwrap();
     assert_eq!(
@@ -328,4 +328,40 @@ async fn a_call_the_judge_never_answers_is_recorded_as_failed() {
         Some("the judge returned no response for this call")
     );
     assert_eq!(s.trials[0].metrics.n, 5);
+}
+
+#[tokio::test]
+async fn answer_orders_expose_a_judge_that_always_prefers_the_first_answer() {
+    let f = fixture(4);
+    let spec = std::fs::read_to_string(&f.experiment).unwrap();
+    std::fs::write(
+        &f.experiment,
+        spec.replace("[sweep]\n", "[sweep]\norder = [\"ab\", \"ba\", \"both\"]\n"),
+    )
+    .unwrap();
+    let store = Store::open(&f.dir.path().join("db.sqlite")).await.unwrap();
+    // It says "A", the answer shown first, whatever the answers are.
+    let judge = scripted(&["A"; 6], None);
+    let summary = run(&store, &f.experiment, &judge, Arc::default()).await;
+    assert_eq!((summary.total, summary.judged_now), (24, 24));
+
+    let s = summarize(&store, "e", &Default::default()).await.unwrap();
+    let [ab, ba, both] = [0, 1, 2].map(|i| s.trials[i].metrics.clone());
+    assert_eq!(ab.accuracy(), Some(0.5));
+    assert_eq!(ba.accuracy(), Some(0.5));
+    // Judged both ways, its verdicts never agree: every item is a tie, none right.
+    assert_eq!((both.n, both.accuracy()), (6, Some(0.0)));
+    assert_eq!(both.prompt_tokens_per_item, Some(20.0));
+    for m in [&ab, &ba, &both] {
+        assert_eq!(m.position.as_ref().unwrap().first_preferred, Some(1.0));
+    }
+    assert_eq!(ab.position.unwrap().consistency, None);
+    assert_eq!(both.position.unwrap().consistency, Some(0.0));
+
+    // A swapped row stores the label in the dataset's frame and the raw output as said.
+    let rows = store.verdicts(s.trials[1].id).await.unwrap();
+    assert!(rows.iter().all(|r| r.swapped && r.verdict.as_deref() == Some("B")));
+    assert!(rows.iter().all(|r| r.raw_output.as_deref() == Some("A")));
+    assert_eq!(s.experiment.n_expected, 24);
+    assert_eq!(s.baselines["majority"].quality.get(judgelab_core::metrics::Quality::Accuracy).value, Some(0.5));
 }

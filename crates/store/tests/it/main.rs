@@ -77,6 +77,7 @@ fn params() -> TrialParams {
         max_tokens: 4,
         few_shot: 1,
         few_shot_max_tokens: None,
+        order: Default::default(),
     }
 }
 
@@ -85,6 +86,7 @@ fn verdict(trial_id: i64, item: &str, output: &str, error: Option<&str>) -> Verd
         trial_id,
         item_id: item.into(),
         repeat: 0,
+        swapped: false,
         seed: 7,
         prompt_hash: "h".into(),
         raw_output: error.is_none().then(|| output.to_string()),
@@ -152,17 +154,29 @@ async fn verdicts_are_idempotent_and_failed_calls_are_retried() {
         .unwrap());
     let done = store.done_keys(t).await.unwrap();
     assert_eq!(done.len(), 1);
-    assert!(done.contains(&("x".to_string(), 0)));
+    assert!(done.contains(&("x".to_string(), 0, false)));
+    // The same item shown with its answers swapped is another verdict.
+    let swapped = VerdictRow {
+        swapped: true,
+        ..verdict(t, "x", "B", None)
+    };
+    assert!(store.record_verdict(&swapped).await.unwrap());
+    assert!(store
+        .done_keys(t)
+        .await
+        .unwrap()
+        .contains(&("x".to_string(), 0, true)));
     assert!(store
         .record_verdict(&verdict(t, "y", "B", None))
         .await
         .unwrap());
     let verdicts = store.verdicts(t).await.unwrap();
-    assert_eq!(verdicts.len(), 2);
+    assert_eq!(verdicts.len(), 3);
     assert_eq!(verdicts[0].verdict.as_deref(), Some("A"));
-    assert_eq!(verdicts[1].verdict.as_deref(), Some("B"));
-    assert_eq!(verdicts[1].error, None);
-    assert_eq!(store.count_verdicts(experiment.id).await.unwrap(), 2);
+    assert!(verdicts[1].swapped);
+    assert_eq!(verdicts[2].verdict.as_deref(), Some("B"));
+    assert_eq!(verdicts[2].error, None);
+    assert_eq!(store.count_verdicts(experiment.id).await.unwrap(), 3);
 
     store.delete_experiment(experiment.id).await.unwrap();
     assert_eq!(store.experiment_by_name("e").await.unwrap(), None);

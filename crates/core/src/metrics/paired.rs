@@ -1,0 +1,110 @@
+//! Paired comparison of two trials on the same items: McNemar's exact test of who is
+//! right where they differ, and a paired bootstrap interval of the difference in a metric.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::dataset::Task;
+use crate::metrics::{group, quality, BootstrapSpec, Estimate, Observation, Quality, Scored};
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PairedComparison {
+    /// Verdicts (item and repeat) that both trials have.
+    pub n_pairs: usize,
+    /// The first trial right and the second wrong, and the reverse.
+    pub first_only: usize,
+    pub second_only: usize,
+    /// McNemar's exact two-sided p-value for accuracy.
+    pub mcnemar_p: f64,
+    pub metric: Quality,
+    /// The first trial's metric minus the second's, with its paired bootstrap interval.
+    pub difference: Estimate,
+}
+
+/// Compares trials `first` and `second` on the verdicts they share, by `metric`.
+pub fn compare(
+    task: Task,
+    first: &[Observation],
+    second: &[Observation],
+    metric: Quality,
+    spec: &BootstrapSpec,
+) -> PairedComparison {
+    let keyed = |obs: &[Observation]| -> BTreeMap<(usize, u32), Scored> {
+        group(obs)
+            .into_iter()
+            .filter_map(|g| {
+                let verdict = g.verdict?;
+                let key = (g.unit, g.calls[0].repeat);
+                Some((key, Scored::new(task, g.calls[0].human, verdict.label())))
+            })
+            .collect()
+    };
+    let (a, b) = (keyed(first), keyed(second));
+    // Units are items; a unit holds the item's pairs over its repeats.
+    let mut units: BTreeMap<usize, Vec<(Scored, Scored)>> = BTreeMap::new();
+    for (key, sa) in &a {
+        if let Some(sb) = b.get(key) {
+            units.entry(key.0).or_default().push((*sa, *sb));
+        }
+    }
+    let units: Vec<Vec<(Scored, Scored)>> = units.into_values().collect();
+    let pairs: Vec<(Scored, Scored)> = units.iter().flatten().copied().collect();
+    let first_only = pairs
+        .iter()
+        .filter(|(x, y)| x.correct() && !y.correct())
+        .count();
+    let second_only = pairs
+        .iter()
+        .filter(|(x, y)| !x.correct() && y.correct())
+        .count();
+    let difference = |pairs: &[(Scored, Scored)]| -> Option<f64> {
+        let value = |side: Vec<Scored>| {
+            quality::compute(task, &side)
+                .into_iter()
+                .find(|(q, _)| *q == metric)
+                .and_then(|(_, v)| v)
+        };
+        let va = value(pairs.iter().map(|p| p.0).collect())?;
+        let vb = value(pairs.iter().map(|p| p.1).collect())?;
+        Some(va - vb)
+    };
+    let ci = (spec.resamples > 0)
+        .then(|| {
+            spec.ci(units.len(), |idx| {
+                let sample: Vec<(Scored, Scored)> =
+                    idx.iter().flat_map(|&u| units[u].iter().copied()).collect();
+                difference(&sample)
+            })
+        })
+        .flatten();
+    PairedComparison {
+        n_pairs: pairs.len(),
+        first_only,
+        second_only,
+        mcnemar_p: mcnemar_exact(first_only as u64, second_only as u64),
+        metric,
+        difference: Estimate {
+            value: difference(&pairs),
+            ci,
+        },
+    }
+}
+
+/// McNemar's exact test: the two-sided binomial test of `b` successes in `b + c` trials at
+/// p = 0.5 (scipy's `binomtest(min(b, c), b + c).pvalue`); 1 when there are no discordant
+/// pairs. Terms are summed in log space so that thousands of pairs do not underflow.
+pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
+    let n = b + c;
+    if n == 0 {
+        return 1.0;
+    }
+    let k = b.min(c);
+    let mut log_term = -(n as f64) * std::f64::consts::LN_2;
+    let mut tail = log_term.exp();
+    for i in 1..=k {
+        log_term += ((n - i + 1) as f64).ln() - (i as f64).ln();
+        tail += log_term.exp();
+    }
+    (2.0 * tail).min(1.0)
+}

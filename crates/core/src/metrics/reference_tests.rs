@@ -1,0 +1,172 @@
+//! Every statistic against the values scikit-learn, scipy and krippendorff give on the
+//! same fixed data (`testdata/reference.json`, written by `tools/reference_stats.py`),
+//! bootstrap intervals included: the script draws the same resamples.
+
+use serde_json::Value;
+
+use super::*;
+use crate::dataset::Choice;
+use crate::metrics::paired::{compare, mcnemar_exact};
+use crate::verdict::FailureKind;
+
+const REFERENCE: &str = include_str!("testdata/reference.json");
+const SCALE: Task = Task::Single {
+    scale_min: 1,
+    scale_max: 5,
+};
+
+fn reference() -> Value {
+    serde_json::from_str(REFERENCE).unwrap()
+}
+
+fn label(v: &Value) -> Option<Label> {
+    match v {
+        Value::Null => None,
+        Value::String(s) => Some(Label::Choice(match s.as_str() {
+            "A" => Choice::A,
+            "B" => Choice::B,
+            _ => Choice::Tie,
+        })),
+        n => Some(Label::Rating(n.as_f64().unwrap())),
+    }
+}
+
+fn observations(human: &Value, judge: &Value) -> Vec<Observation> {
+    let (human, judge) = (human.as_array().unwrap(), judge.as_array().unwrap());
+    human
+        .iter()
+        .zip(judge)
+        .enumerate()
+        .map(|(unit, (h, j))| Observation {
+            unit,
+            repeat: 0,
+            swapped: false,
+            human: label(h).unwrap(),
+            verdict: Some(label(j).map_or(Verdict::Failed(FailureKind::NoLabel), Verdict::Parsed)),
+            prompt_tokens: 1,
+            completion_tokens: 1,
+            latency_ms: 1.0,
+            ttft_ms: None,
+            cost_usd: None,
+        })
+        .collect()
+}
+
+/// The reference's key for each metric of a task.
+fn keys(task: Task) -> &'static [(&'static str, Quality)] {
+    match task {
+        Task::Pairwise => &[
+            ("accuracy", Quality::Accuracy),
+            ("agreement_without_ties", Quality::AgreementWithoutTies),
+            ("cohen_kappa", Quality::Kappa),
+            ("alpha_nominal", Quality::AlphaNominal),
+        ],
+        Task::Single { .. } => &[
+            ("qwk", Quality::Kappa),
+            ("lwk", Quality::KappaLinear),
+            ("spearman", Quality::Spearman),
+            ("kendall", Quality::Kendall),
+            ("pearson", Quality::Pearson),
+            ("alpha_ordinal", Quality::AlphaOrdinal),
+            ("alpha_interval", Quality::AlphaInterval),
+        ],
+    }
+}
+
+fn close(what: &str, got: Option<f64>, want: &Value) {
+    match (got, want.as_f64()) {
+        (None, None) => {}
+        (Some(g), Some(w)) if (g - w).abs() < 1e-9 => {}
+        _ => panic!("{what}: got {got:?}, reference {want}"),
+    }
+}
+
+fn no_ci() -> BootstrapSpec {
+    BootstrapSpec {
+        resamples: 0,
+        ..BootstrapSpec::default()
+    }
+}
+
+#[test]
+fn point_values_match_the_reference() {
+    let r = reference();
+    for (group, task) in [("nominal", Task::Pairwise), ("ratings", SCALE)] {
+        for case in r[group].as_array().unwrap() {
+            let m = compute(
+                task,
+                &observations(&case["human"], &case["judge"]),
+                &no_ci(),
+            );
+            for &(key, q) in keys(task) {
+                close(
+                    &format!("{group}/{}/{key}", case["name"]),
+                    m.value(q),
+                    &case[key],
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn bootstrap_intervals_match_the_reference_on_the_same_resamples() {
+    let r = reference();
+    for b in r["bootstrap"].as_array().unwrap() {
+        let (group, task) = match b["kind"].as_str().unwrap() {
+            "nominal" => ("nominal", Task::Pairwise),
+            _ => ("ratings", SCALE),
+        };
+        let case = r[group]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == b["case"])
+            .unwrap();
+        let spec = BootstrapSpec {
+            resamples: b["resamples"].as_u64().unwrap() as u32,
+            level: b["level"].as_f64().unwrap(),
+            seed: b["seed"].as_u64().unwrap(),
+        };
+        let m = compute(task, &observations(&case["human"], &case["judge"]), &spec);
+        for &(key, q) in keys(task) {
+            let ci = m.estimate(q).ci;
+            let what = format!("bootstrap {}/{key}", b["case"]);
+            close(&what, ci.map(|c| c.0), &b[key][0]);
+            close(&what, ci.map(|c| c.1), &b[key][1]);
+        }
+    }
+}
+
+#[test]
+fn mcnemar_matches_scipy_binomtest() {
+    for case in reference()["mcnemar"].as_array().unwrap() {
+        let (b, c) = (case["b"].as_u64().unwrap(), case["c"].as_u64().unwrap());
+        close(
+            &format!("mcnemar {b} {c}"),
+            Some(mcnemar_exact(b, c)),
+            &case["p_value"],
+        );
+    }
+}
+
+#[test]
+fn paired_comparison_matches_the_reference() {
+    let r = reference();
+    let case = &r["paired"][0];
+    let spec = BootstrapSpec {
+        resamples: case["resamples"].as_u64().unwrap() as u32,
+        level: case["level"].as_f64().unwrap(),
+        seed: case["seed"].as_u64().unwrap(),
+    };
+    let first = observations(&case["human"], &case["judge_a"]);
+    let second = observations(&case["human"], &case["judge_b"]);
+    let c = compare(Task::Pairwise, &first, &second, Quality::Kappa, &spec);
+    assert_eq!(c.first_only as u64, case["b"].as_u64().unwrap());
+    assert_eq!(c.second_only as u64, case["c"].as_u64().unwrap());
+    close("p", Some(c.mcnemar_p), &case["p_value"]);
+    close("kappa diff", c.difference.value, &case["kappa_diff"]);
+    let ci = c.difference.ci;
+    close("kappa diff ci", ci.map(|x| x.0), &case["kappa_diff_ci"][0]);
+    close("kappa diff ci", ci.map(|x| x.1), &case["kappa_diff_ci"][1]);
+}

@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""Reference values for Judgelab's statistics, from scikit-learn, scipy and krippendorff.
+
+Writes crates/core/src/metrics/testdata/reference.json: fixed inputs (ties, constant raters,
+missing judge verdicts, n < 3) and the values the reference libraries give on them. The Rust
+tests read that file; they never run Python. Regenerate after changing the cases:
+
+    pip install numpy scipy scikit-learn krippendorff
+    python3 tools/reference_stats.py
+
+Bootstrap intervals are computed on the same resamples as the Rust code draws: SplitMix64
+with rejection sampling (crates/core/src/rng.rs), re-implemented below, then numpy's
+linear percentile, with undefined (NaN) resamples left out.
+"""
+
+import json
+import math
+import pathlib
+import warnings
+
+import krippendorff
+import numpy as np
+import scipy
+import sklearn
+from scipy import stats
+from sklearn.metrics import cohen_kappa_score
+
+warnings.filterwarnings("ignore")
+OUT = pathlib.Path(__file__).resolve().parent.parent / "crates/core/src/metrics/testdata/reference.json"
+MASK = 2**64 - 1
+
+
+class SplitMix64:
+    def __init__(self, seed):
+        self.state = seed & MASK
+
+    def next_u64(self):
+        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+        return z ^ (z >> 31)
+
+    def below(self, n):
+        zone = MASK - (MASK % n)
+        while True:
+            x = self.next_u64()
+            if x < zone:
+                return x % n
+
+
+def resamples(n, count, seed):
+    rng = SplitMix64(seed)
+    return [[rng.below(n) for _ in range(n)] for _ in range(count)]
+
+
+def num(x):
+    """A float for JSON, None for NaN (the Rust side's "undefined")."""
+    x = float(x)
+    return None if math.isnan(x) else x
+
+
+def ci(values, level=0.95):
+    values = [v for v in values if v is not None and not math.isnan(v)]
+    if not values:
+        return None
+    tail = (1 - level) / 2 * 100
+    return [float(np.percentile(values, tail)), float(np.percentile(values, 100 - tail))]
+
+
+def rnd(x):
+    # Rust's f64::round: half away from zero (ratings are positive).
+    return int(math.floor(x + 0.5))
+
+
+# --- nominal (pairwise) ---------------------------------------------------------------
+
+CODES = {"A": 0, "B": 1, "tie": 2}
+
+
+def nominal_stats(human, judge):
+    parsed = [(h, j) for h, j in zip(human, judge) if j is not None]
+    n = len(human)
+    out = {
+        "accuracy": num(sum(h == j for h, j in zip(human, judge)) / n) if n else None,
+    }
+    no_ties = [(h, j) for h, j in zip(human, judge) if h != "tie" and j != "tie"]
+    out["agreement_without_ties"] = (
+        num(sum(h == j for h, j in no_ties) / len(no_ties)) if no_ties else None
+    )
+    if parsed:
+        out["cohen_kappa"] = num(cohen_kappa_score([h for h, _ in parsed], [j for _, j in parsed]))
+    else:
+        out["cohen_kappa"] = None
+    out["alpha_nominal"] = alpha(
+        [[CODES[h] for h in human], [np.nan if j is None else CODES[j] for j in judge]], "nominal"
+    )
+    return out
+
+
+def alpha(data, level):
+    try:
+        return num(krippendorff.alpha(reliability_data=np.array(data, dtype=float), level_of_measurement=level))
+    except ValueError:
+        return None
+
+
+# --- ratings --------------------------------------------------------------------------
+
+
+def rating_stats(human, judge, lo, hi):
+    parsed = [(h, j) for h, j in zip(human, judge) if j is not None]
+    hr = [h for h, _ in parsed]
+    jr = [float(j) for _, j in parsed]
+    hc = [min(max(rnd(h), lo), hi) for h in hr]
+    jc = [min(max(rnd(j), lo), hi) for j in jr]
+    labels = list(range(lo, hi + 1))
+    out = {}
+    if parsed:
+        out["qwk"] = num(cohen_kappa_score(hc, jc, labels=labels, weights="quadratic"))
+        out["lwk"] = num(cohen_kappa_score(hc, jc, labels=labels, weights="linear"))
+    else:
+        out["qwk"] = out["lwk"] = None
+    if len(parsed) >= 2:
+        out["spearman"] = num(stats.spearmanr(hr, jr).statistic)
+        out["kendall"] = num(stats.kendalltau(hr, jr).statistic)
+        out["pearson"] = num(stats.pearsonr(hr, jr).statistic) if len(set(hr)) > 1 and len(set(jr)) > 1 else None
+    else:
+        out["spearman"] = out["kendall"] = out["pearson"] = None
+    hround = [min(max(rnd(h), lo), hi) for h in human]
+    jnan = [np.nan if j is None else j for j in judge]
+    out["alpha_ordinal"] = alpha([hround, jnan], "ordinal")
+    out["alpha_interval"] = alpha([human, jnan], "interval")
+    return out
+
+
+# --- cases ----------------------------------------------------------------------------
+
+rng = np.random.default_rng(20261129)
+
+
+def noisy_pairwise(n, p_agree, p_missing, with_ties=True):
+    labels = ["A", "B", "tie"] if with_ties else ["A", "B"]
+    human = list(rng.choice(labels, size=n, p=[0.45, 0.4, 0.15] if with_ties else [0.5, 0.5]))
+    judge = []
+    for h in human:
+        u = rng.random()
+        if u < p_missing:
+            judge.append(None)
+        elif u < p_missing + p_agree:
+            judge.append(h)
+        else:
+            judge.append(str(rng.choice([l for l in labels if l != h])))
+    return [str(h) for h in human], judge
+
+
+def noisy_ratings(n, noise, p_missing, means=True):
+    truth = rng.integers(1, 6, size=n)
+    if means:
+        human = [round(float(np.clip(t + rng.choice([-1, 0, 0, 1]) / 3, 1, 5)), 4) for t in truth]
+    else:
+        human = [float(t) for t in truth]
+    judge = []
+    for t in truth:
+        if rng.random() < p_missing:
+            judge.append(None)
+        else:
+            judge.append(int(np.clip(t + rng.integers(-noise, noise + 1), 1, 5)))
+    return human, judge
+
+
+nominal_cases = {
+    "mixed": noisy_pairwise(40, 0.6, 0.1),
+    "no_ties": noisy_pairwise(30, 0.7, 0.0, with_ties=False),
+    "perfect": (["A", "B", "tie", "A"], ["A", "B", "tie", "A"]),
+    "constant_both": (["A"] * 5, ["A"] * 5),
+    "constant_judge": (["A", "B", "B", "A", "tie"], ["A"] * 5),
+    "all_missing": (["A", "B"], [None, None]),
+    "n1": (["A"], ["B"]),
+    "n2": (["A", "B"], ["B", "A"]),
+}
+rating_cases = {
+    "ratings": noisy_ratings(40, 1, 0.1),
+    "integer_ties": noisy_ratings(30, 2, 0.0, means=False),
+    "constant_judge": ([1.0, 2.0, 3.0, 4.0, 5.0], [3, 3, 3, 3, 3]),
+    "constant_both": ([4.0] * 4, [4] * 4),
+    "n1": ([2.0], [3]),
+    "n2": ([2.0, 4.3333], [3, 5]),
+    "missing": ([1.0, 2.6667, 3.0, 4.0, 5.0, 2.0], [None, 3, None, 4, 4, None]),
+}
+
+reference = {
+    "generated_by": "tools/reference_stats.py",
+    "versions": {
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "scikit-learn": sklearn.__version__,
+        "krippendorff": "0.9.0",
+    },
+    "nominal": [],
+    "ratings": [],
+    "bootstrap": [],
+    "mcnemar": [],
+    "paired": [],
+}
+for name, (human, judge) in nominal_cases.items():
+    reference["nominal"].append({"name": name, "human": human, "judge": judge, **nominal_stats(human, judge)})
+for name, (human, judge) in rating_cases.items():
+    reference["ratings"].append(
+        {"name": name, "human": human, "judge": judge, "lo": 1, "hi": 5, **rating_stats(human, judge, 1, 5)}
+    )
+
+# Bootstrap: every statistic of a case on the same 1,000 resamples of its items.
+SEED = 7
+for name in ["mixed", "no_ties"]:
+    human, judge = nominal_cases[name]
+    samples = resamples(len(human), 1000, SEED)
+    per = [nominal_stats([human[i] for i in s], [judge[i] for i in s]) for s in samples]
+    reference["bootstrap"].append(
+        {"kind": "nominal", "case": name, "seed": SEED, "resamples": 1000, "level": 0.95,
+         **{k: ci([p[k] for p in per]) for k in per[0]}}
+    )
+for name in ["ratings", "integer_ties"]:
+    human, judge = rating_cases[name]
+    samples = resamples(len(human), 1000, SEED)
+    per = [rating_stats([human[i] for i in s], [judge[i] for i in s], 1, 5) for s in samples]
+    reference["bootstrap"].append(
+        {"kind": "ratings", "case": name, "seed": SEED, "resamples": 1000, "level": 0.95,
+         **{k: ci([p[k] for p in per]) for k in per[0]}}
+    )
+
+# McNemar's exact test: the two-sided binomial test of the discordant pairs.
+for b, c in [(0, 0), (5, 0), (3, 7), (10, 10), (1, 30), (200, 260), (0, 1)]:
+    p = 1.0 if b + c == 0 else stats.binomtest(min(b, c), b + c, 0.5).pvalue
+    reference["mcnemar"].append({"b": b, "c": c, "p_value": float(p)})
+
+# Paired comparison of two judges on the same items: McNemar on correctness, and a paired
+# bootstrap interval of the kappa difference (first minus second).
+human, judge_a = noisy_pairwise(50, 0.7, 0.05)
+judge_b = [h if rng.random() < 0.5 else str(rng.choice(["A", "B", "tie"])) for h in human]
+correct_a = [h == j for h, j in zip(human, judge_a)]
+correct_b = [h == j for h, j in zip(human, judge_b)]
+b = sum(x and not y for x, y in zip(correct_a, correct_b))
+c = sum(y and not x for x, y in zip(correct_a, correct_b))
+
+
+def kappa_diff(idx):
+    ka = nominal_stats([human[i] for i in idx], [judge_a[i] for i in idx])["cohen_kappa"]
+    kb = nominal_stats([human[i] for i in idx], [judge_b[i] for i in idx])["cohen_kappa"]
+    return None if ka is None or kb is None else ka - kb
+
+
+reference["paired"].append(
+    {
+        "human": human, "judge_a": judge_a, "judge_b": judge_b, "seed": SEED, "resamples": 1000,
+        "level": 0.95, "b": b, "c": c,
+        "p_value": float(stats.binomtest(min(b, c), b + c, 0.5).pvalue) if b + c else 1.0,
+        "kappa_diff": kappa_diff(range(len(human))),
+        "kappa_diff_ci": ci([kappa_diff(s) for s in resamples(len(human), 1000, SEED)]),
+    }
+)
+
+OUT.parent.mkdir(parents=True, exist_ok=True)
+OUT.write_text(json.dumps(reference, indent=1) + "\n")
+print(f"wrote {OUT}")
