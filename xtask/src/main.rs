@@ -106,7 +106,12 @@ fn demo(root: &Path) -> Result<()> {
     judgelab(&["import", "datasets/llmbar_natural.jsonl"])?;
     // `run` ends with the trials table and the database's path; a second demo resumes the
     // finished experiment, judges nothing and prints the same table.
-    judgelab(&["run", experiment])
+    judgelab(&["run", experiment])?;
+    let report = root.join("target").join("demo-report");
+    let report = report.to_str().context("the project path is not UTF-8")?;
+    judgelab(&["report", "llmbar-demo", "--out", report])?;
+    eprintln!("open {report}/report.html to see which configuration to pick and why");
+    Ok(())
 }
 
 fn test() -> Result<()> {

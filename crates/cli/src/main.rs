@@ -14,7 +14,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use judgelab_core::dataset::ImportOptions;
-use judgelab_core::metrics::BootstrapSpec;
+use judgelab_core::metrics::{BootstrapSpec, Quality};
 use judgelab_engine::{EngineError, RunEvent, RunOptions};
 use judgelab_store::Store;
 
@@ -64,6 +64,35 @@ enum Command {
         #[command(flatten)]
         bootstrap: BootstrapArgs,
     },
+    /// Write a report: HTML, Markdown, CSVs and charts (SVG and PNG)
+    Report {
+        /// An experiment name, or its .toml file
+        experiment: String,
+        /// The folder to write into (created if missing)
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// The quality metric of the Pareto fronts and the recommendation
+        #[arg(long, default_value = "kappa", value_parser = parse_quality)]
+        metric: Quality,
+        #[command(flatten)]
+        bootstrap: BootstrapArgs,
+    },
+    /// Compare two trials on the same items: McNemar's exact test and a paired bootstrap
+    /// interval of the difference in a metric
+    Compare {
+        /// An experiment name, or its .toml file
+        experiment: String,
+        /// Trial ids, as `show` prints them
+        first: i64,
+        second: i64,
+        #[arg(long, default_value = "kappa", value_parser = parse_quality)]
+        metric: Quality,
+        /// Print JSON instead of sentences
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        bootstrap: BootstrapArgs,
+    },
     /// List imported datasets and experiments
     List,
 }
@@ -87,6 +116,16 @@ impl BootstrapArgs {
             ..BootstrapSpec::default()
         }
     }
+}
+
+fn parse_quality(text: &str) -> Result<Quality, String> {
+    Quality::from_name(text).ok_or_else(|| {
+        let names: Vec<&str> = Quality::ALL.iter().map(|q| q.name()).collect();
+        format!(
+            "{text:?} is not a metric (expected one of {})",
+            names.join(", ")
+        )
+    })
 }
 
 fn parse_scale(text: &str) -> Result<(i64, i64), String> {
@@ -119,6 +158,8 @@ fn main() -> ExitCode {
             let invalid = e.chain().any(|c| {
                 c.downcast_ref::<EngineError>()
                     .is_some_and(EngineError::is_invalid_input)
+                    || c.downcast_ref::<judgelab_report::ReportError>()
+                        .is_some_and(judgelab_report::ReportError::is_invalid_input)
             });
             eprintln!("error: {}", report(&e));
             ExitCode::from(if invalid { 2 } else { 1 })
@@ -157,6 +198,23 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             json,
             bootstrap,
         } => show(&store, &experiment, json, bootstrap.spec()).await?,
+        Command::Report {
+            experiment,
+            out,
+            metric,
+            bootstrap,
+        } => report_command(&store, &experiment, &out, metric, bootstrap.spec()).await?,
+        Command::Compare {
+            experiment,
+            first,
+            second,
+            metric,
+            json,
+            bootstrap,
+        } => {
+            let trials = (first, second);
+            compare(&store, &experiment, trials, metric, json, bootstrap.spec()).await?
+        }
         Command::List => list(&store).await?,
     };
     store.close().await;
@@ -328,17 +386,108 @@ async fn show(
     Ok(ExitCode::SUCCESS)
 }
 
+async fn report_command(
+    store: &Store,
+    experiment: &str,
+    out: &Path,
+    quality: Quality,
+    bootstrap: BootstrapSpec,
+) -> Result<ExitCode> {
+    let name = experiment_name(experiment)?;
+    let summary = judgelab_engine::summarize(store, &name, &bootstrap).await?;
+    let options = judgelab_report::ReportOptions { quality };
+    let files = judgelab_report::write_report(&summary, out, &options)
+        .with_context(|| format!("while writing the report into {}", out.display()))?;
+    eprintln!("wrote {} files into {}", files.len(), out.display());
+    println!("{}", out.join("report.html").display());
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn compare(
+    store: &Store,
+    experiment: &str,
+    (first, second): (i64, i64),
+    metric: Quality,
+    json: bool,
+    bootstrap: BootstrapSpec,
+) -> Result<ExitCode> {
+    let name = experiment_name(experiment)?;
+    let summary = judgelab_engine::summarize(store, &name, &bootstrap).await?;
+    let task = summary.experiment.task_kind;
+    if !Quality::for_task(task).contains(&metric) {
+        anyhow::bail!(EngineError::Invalid {
+            path: "--metric".into(),
+            message: format!("{metric} is not defined for {} data", task.name()),
+        });
+    }
+    let find = |id: i64| {
+        summary.trials.iter().find(|t| t.id == id).ok_or_else(|| {
+            let ids: Vec<String> = summary.trials.iter().map(|t| t.id.to_string()).collect();
+            EngineError::Invalid {
+                path: name.clone(),
+                message: format!("no trial {id} (its trials are {})", ids.join(", ")),
+            }
+        })
+    };
+    let (a, b) = (find(first)?, find(second)?);
+    let c = judgelab_core::metrics::paired::compare(
+        task,
+        &a.observations,
+        &b.observations,
+        metric,
+        &bootstrap,
+    );
+    if json {
+        println!("{}", serde_json::to_string_pretty(&c)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let value = |t: &judgelab_engine::TrialSummary| {
+        t.metrics
+            .value(metric)
+            .map_or("undefined".into(), |v| format!("{v:.3}"))
+    };
+    println!(
+        "trial {first} vs trial {second} on {} shared verdicts of experiment {name:?}",
+        c.n_pairs
+    );
+    let difference = match (c.difference.value, c.difference.ci) {
+        (Some(d), Some((lo, hi))) => format!(
+            "{d:+.3}, 95% paired bootstrap interval [{lo:+.3}, {hi:+.3}]{}",
+            if lo > 0.0 || hi < 0.0 {
+                ": a real difference"
+            } else {
+                ": includes 0, no clear difference"
+            }
+        ),
+        (Some(d), None) => format!("{d:+.3}"),
+        (None, _) => "undefined".into(),
+    };
+    println!(
+        "{}: {} vs {} (over all their verdicts); difference on the shared verdicts {difference}",
+        metric.title(task),
+        value(a),
+        value(b)
+    );
+    println!(
+        "right where the other is wrong: trial {first} {} times, trial {second} {} times; McNemar exact p = {:.4}",
+        c.first_only, c.second_only, c.mcnemar_p
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 /// An experiment's name, given the name or its .toml file.
 fn experiment_name(experiment: &str) -> Result<String> {
-    Ok(if experiment.ends_with(".toml") && Path::new(experiment).is_file() {
-        let text = std::fs::read_to_string(experiment)
-            .with_context(|| format!("while reading {experiment}"))?;
-        judgelab_core::Experiment::from_toml(experiment, &text)
-            .map_err(EngineError::from)?
-            .name
-    } else {
-        experiment.to_string()
-    })
+    Ok(
+        if experiment.ends_with(".toml") && Path::new(experiment).is_file() {
+            let text = std::fs::read_to_string(experiment)
+                .with_context(|| format!("while reading {experiment}"))?;
+            judgelab_core::Experiment::from_toml(experiment, &text)
+                .map_err(EngineError::from)?
+                .name
+        } else {
+            experiment.to_string()
+        },
+    )
 }
 
 async fn list(store: &Store) -> Result<ExitCode> {

@@ -97,7 +97,13 @@ pub async fn summarize(
         let verdicts = store.verdicts(trial.id).await?;
         let observations: Vec<Observation> = verdicts
             .iter()
-            .filter_map(|v| observation(v, items.get(v.item_id.as_str())?, units.get(v.item_id.as_str())?))
+            .filter_map(|v| {
+                observation(
+                    v,
+                    items.get(v.item_id.as_str())?,
+                    units.get(v.item_id.as_str())?,
+                )
+            })
             .collect();
         let metrics = metrics::compute(dataset.task, &observations, bootstrap);
         n_expected += row.judged.len() * repeats as usize * trial.params.order.calls().len();
@@ -113,7 +119,11 @@ pub async fn summarize(
             observations,
         });
     }
-    let judged: Vec<&Item> = row.judged.iter().filter_map(|id| items.get(id.as_str()).copied()).collect();
+    let judged: Vec<&Item> = row
+        .judged
+        .iter()
+        .filter_map(|id| items.get(id.as_str()).copied())
+        .collect();
     let baselines = baseline::baselines(dataset.task, &judged, bootstrap)
         .into_iter()
         .map(|b| (b.name, b))

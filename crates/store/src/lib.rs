@@ -389,12 +389,13 @@ impl Store {
 
     /// A trial's verdicts, by item and repeat.
     pub async fn verdicts(&self, trial_id: i64) -> Result<Vec<VerdictRow>> {
-        let rows =
-            sqlx::query("SELECT * FROM verdicts WHERE trial_id = ? ORDER BY item_id, repeat, swapped")
-                .bind(trial_id)
-                .fetch_all(&self.pool)
-                .await
-                .map_err(self.err())?;
+        let rows = sqlx::query(
+            "SELECT * FROM verdicts WHERE trial_id = ? ORDER BY item_id, repeat, swapped",
+        )
+        .bind(trial_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(self.err())?;
         Ok(rows.iter().map(rows::verdict).collect())
     }
 

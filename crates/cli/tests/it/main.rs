@@ -310,7 +310,10 @@ fn sweep_interrupt_resume_and_show() {
     assert_eq!(e["few_shot_pool"].as_array().unwrap().len(), 1);
     for baseline in ["majority", "longer_answer"] {
         let b = &v["baselines"][baseline];
-        assert!((0.0..=1.0).contains(&b["accuracy"].as_f64().unwrap()), "{v}");
+        assert!(
+            (0.0..=1.0).contains(&b["accuracy"].as_f64().unwrap()),
+            "{v}"
+        );
         assert!(b["accuracy_ci"].is_array(), "{b}");
     }
     let trials = v["trials"].as_array().unwrap();
@@ -333,7 +336,10 @@ fn sweep_interrupt_resume_and_show() {
         let acc = m["accuracy"].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&acc));
         let ci = m["accuracy_ci"].as_array().unwrap();
-        assert!(ci[0].as_f64().unwrap() <= acc && acc <= ci[1].as_f64().unwrap(), "{t}");
+        assert!(
+            ci[0].as_f64().unwrap() <= acc && acc <= ci[1].as_f64().unwrap(),
+            "{t}"
+        );
         assert!(m.get("kappa_ci").is_some(), "{t}");
         assert!(m["prompt_tokens_per_item"].as_f64().unwrap() > 50.0);
         assert!(m["completion_tokens_per_item"].as_f64().unwrap() <= 4.0);
@@ -363,6 +369,8 @@ fn sweep_interrupt_resume_and_show() {
         listed.contains("grid") && listed.contains("24 verdicts"),
         "{listed}"
     );
+
+    check_report(&env, &v);
 
     // The same name with other content is refused, and --replace starts it afresh.
     let changed = experiment(
@@ -436,4 +444,131 @@ fn rating_datasets_are_judged_with_digits() {
     assert!(v["baselines"]["majority"].is_object());
     assert!(v["baselines"].get("longer_answer").is_none());
     assert_eq!(v["trials"][0]["examples"].as_array().unwrap().len(), 1);
+}
+
+/// `report` on the real grid experiment writes every file; the HTML is self-contained and
+/// the CSVs agree with `show --json`.
+fn check_report(env: &Env, shown: &Value) {
+    let dir = env.dir.path().join("report");
+    let out = env.run(&["report", "grid", "--out", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for file in [
+        "report.html",
+        "report.md",
+        "trials.csv",
+        "verdicts.csv",
+        "experiment.toml",
+        "pareto-quality-cost.svg",
+        "pareto-quality-cost.png",
+        "pareto-quality-latency.svg",
+        "pareto-quality-latency.png",
+        "latency-cdf.png",
+    ] {
+        assert!(dir.join(file).is_file(), "{file} missing");
+    }
+    // A PNG's IHDR chunk holds its width and height, big-endian, at bytes 16..24.
+    let png = std::fs::read(dir.join("pareto-quality-cost.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let side = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().unwrap());
+    assert_eq!((side(16), side(20)), (1600, 1200));
+
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("Which configuration to pick"), "{html}");
+    assert!(html.matches("<svg").count() >= 4);
+    for external in ["<script", "<link", "src=\"http", "url(http", "@import"] {
+        assert!(!html.contains(external), "report.html loads {external}");
+    }
+    assert!(
+        html.contains("name = &quot;grid&quot;"),
+        "the experiment file is embedded"
+    );
+
+    let trials = std::fs::read_to_string(dir.join("trials.csv")).unwrap();
+    let header = trials.lines().next().unwrap();
+    for column in [
+        "trial_id",
+        "temperature",
+        "kappa",
+        "kappa_ci_low",
+        "kappa_ci_high",
+        "accuracy_ci_low",
+        "front_quality_cost",
+    ] {
+        assert!(
+            header.split(',').any(|c| c == column),
+            "{column} not in {header}"
+        );
+    }
+    let ids: Vec<String> = trials
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap().to_string())
+        .collect();
+    let shown_ids: Vec<String> = shown["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].to_string())
+        .collect();
+    assert_eq!(ids, shown_ids);
+
+    let verdicts = std::fs::read_to_string(dir.join("verdicts.csv")).unwrap();
+    assert!(verdicts.starts_with("trial_id,item_id,repeat,swapped,human_label,verdict,failure_kind,error,prompt_tokens,completion_tokens,latency_ms,ttft_ms"));
+    let mut reader = csv_rows(&verdicts);
+    assert_eq!(reader.len(), 24);
+    reader.retain(|r| r[6].is_empty() && r[7].is_empty());
+    assert!(
+        reader.iter().all(|r| !r[5].is_empty()),
+        "a parsed verdict has its label"
+    );
+
+    // Two trials compared on the same items.
+    let (first, second) = (shown_ids[0].as_str(), shown_ids[3].as_str());
+    let out = env.run(&["compare", "grid", first, second, "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["n_pairs"], 6, "{c}");
+    assert!((0.0..=1.0).contains(&c["mcnemar_p"].as_f64().unwrap()));
+    let out = env.run(&["compare", "grid", first, "999"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("no trial 999"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // A metric the task does not define is the user's mistake.
+    let out = env.run(&[
+        "report",
+        "grid",
+        "--out",
+        dir.to_str().unwrap(),
+        "--metric",
+        "spearman",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+/// The records of a CSV file after its header (quoted fields with commas and newlines
+/// included), split with the same rules the writer used.
+fn csv_rows(text: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let (mut row, mut field, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => row.push(std::mem::take(&mut field)),
+            ('\n', false) => {
+                row.push(std::mem::take(&mut field));
+                rows.push(std::mem::take(&mut row));
+            }
+            _ => field.push(c),
+        }
+    }
+    rows.into_iter().skip(1).collect()
 }

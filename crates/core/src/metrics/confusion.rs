@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::dataset::{Choice, Task};
-use crate::metrics::quality::Scored;
+use crate::metrics::quality::{Scored, TIE};
 
 /// Rows are human labels, columns the judge's verdicts followed by "parse failure".
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -18,8 +18,13 @@ pub const PARSE_FAILURE: &str = "parse failure";
 
 impl Confusion {
     pub fn new(task: Task, scored: &[Scored]) -> Confusion {
+        // Ties get a row and a column only where someone said tie: most pairwise datasets
+        // have none, and an empty row would only take room.
+        let ties = scored
+            .iter()
+            .any(|s| s.human.0 == TIE || s.judge.is_some_and(|j| j.0 == TIE));
         let labels: Vec<String> = match task {
-            Task::Pairwise => [Choice::A, Choice::B, Choice::Tie]
+            Task::Pairwise => [Choice::A, Choice::B, Choice::Tie][..if ties { 3 } else { 2 }]
                 .iter()
                 .map(|c| c.as_str().to_string())
                 .collect(),

@@ -120,7 +120,8 @@ pub struct Scored {
     pub judge: Option<(i64, f64)>,
 }
 
-const TIE: i64 = 2;
+/// The category code of a pairwise tie.
+pub const TIE: i64 = 2;
 
 impl Scored {
     pub fn new(task: Task, human: Label, judge: Option<Label>) -> Scored {
@@ -153,17 +154,20 @@ impl Scored {
     }
 }
 
+/// A human's and a judge's (category, value).
+type Pair = ((i64, f64), (i64, f64));
+
 /// Every metric of `task` over `scored` (`None` where undefined), in
 /// [`Quality::for_task`] order.
 pub fn compute(task: Task, scored: &[Scored]) -> Vec<(Quality, Option<f64>)> {
     let n = scored.len();
-    let parsed: Vec<((i64, f64), (i64, f64))> = scored
+    let parsed: Vec<Pair> = scored
         .iter()
         .filter_map(|s| s.judge.map(|j| (s.human, j)))
         .collect();
     let share = |hits: usize, of: usize| (of > 0).then(|| hits as f64 / of as f64);
-    let cats = |f: fn(&((i64, f64), (i64, f64))) -> i64| parsed.iter().map(f).collect::<Vec<_>>();
-    let raws = |f: fn(&((i64, f64), (i64, f64))) -> f64| parsed.iter().map(f).collect::<Vec<_>>();
+    let cats = |f: fn(&Pair) -> i64| parsed.iter().map(f).collect::<Vec<_>>();
+    let raws = |f: fn(&Pair) -> f64| parsed.iter().map(f).collect::<Vec<_>>();
     let units = |raw: bool| -> Vec<Vec<f64>> {
         scored
             .iter()

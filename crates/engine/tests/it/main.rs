@@ -197,7 +197,10 @@ async fn failed_calls_are_recorded_then_retried_and_failures_are_classified() {
         (5, 1, 0)
     );
     assert_eq!(judge.calls.load(Ordering::SeqCst), 7);
-    let m = summarize(&store, "e", &Default::default()).await.unwrap().trials[0]
+    let m = summarize(&store, "e", &Default::default())
+        .await
+        .unwrap()
+        .trials[0]
         .metrics
         .clone();
     assert_eq!((m.n, m.n_errors), (6, 0));
@@ -226,7 +229,11 @@ async fn a_cancelled_run_resumes_without_repeating_anything() {
     assert!(!second.interrupted);
     assert_eq!((second.already_done, second.judged_now), (3, 3));
     assert_eq!(judge.calls.load(Ordering::SeqCst), 6);
-    let m = &summarize(&store, "e", &Default::default()).await.unwrap().trials[0].metrics;
+    let m = &summarize(&store, "e", &Default::default())
+        .await
+        .unwrap()
+        .trials[0]
+        .metrics;
     assert_eq!((m.n, m.accuracy()), (6, Some(1.0)));
 }
 
@@ -360,8 +367,16 @@ async fn answer_orders_expose_a_judge_that_always_prefers_the_first_answer() {
 
     // A swapped row stores the label in the dataset's frame and the raw output as said.
     let rows = store.verdicts(s.trials[1].id).await.unwrap();
-    assert!(rows.iter().all(|r| r.swapped && r.verdict.as_deref() == Some("B")));
+    assert!(rows
+        .iter()
+        .all(|r| r.swapped && r.verdict.as_deref() == Some("B")));
     assert!(rows.iter().all(|r| r.raw_output.as_deref() == Some("A")));
     assert_eq!(s.experiment.n_expected, 24);
-    assert_eq!(s.baselines["majority"].quality.get(judgelab_core::metrics::Quality::Accuracy).value, Some(0.5));
+    assert_eq!(
+        s.baselines["majority"]
+            .quality
+            .get(judgelab_core::metrics::Quality::Accuracy)
+            .value,
+        Some(0.5)
+    );
 }

@@ -1,0 +1,317 @@
+//! What a report says about an experiment: which parameters vary, where each trial stands
+//! against the Pareto fronts, how every trial compares with the best one, and which
+//! configuration to pick and why. Everything the HTML, Markdown and CSV writers print
+//! comes from here, so that they never disagree.
+
+use judgelab_core::metrics::baseline::Baseline;
+use judgelab_core::metrics::paired::{self, PairedComparison};
+use judgelab_core::metrics::{Estimate, Quality, TrialMetrics};
+use judgelab_core::pareto::{self, Cost, FrontStatus, Objective};
+use judgelab_core::{Order, Task};
+use judgelab_engine::{ExperimentSummary, TrialSummary};
+
+use crate::params::Param;
+
+/// The report's reading of an experiment.
+pub struct Analysis<'a> {
+    pub summary: &'a ExperimentSummary,
+    pub task: Task,
+    /// The quality metric the fronts and the recommendation use.
+    pub quality: Quality,
+    pub cost: Objective,
+    pub latency: Objective,
+    /// Parameters with more than one value, in grid order.
+    pub varying: Vec<Param>,
+    /// Per trial (in summary order): its label, and its standing on each front.
+    pub labels: Vec<String>,
+    pub front_cost: Vec<FrontStatus>,
+    pub front_latency: Vec<FrontStatus>,
+    /// Indexes into the trials.
+    pub best: Option<usize>,
+    pub recommended: Option<usize>,
+    /// Each trial against the best one (`None` for the best itself).
+    pub versus_best: Vec<Option<PairedComparison>>,
+    /// The recommendation and the caveats, in sentences.
+    pub findings: Vec<String>,
+}
+
+impl<'a> Analysis<'a> {
+    pub fn new(summary: &'a ExperimentSummary, quality: Quality) -> Analysis<'a> {
+        let task = summary.experiment.task_kind;
+        let trials = &summary.trials;
+        let metrics: Vec<&TrialMetrics> = trials.iter().map(|t| &t.metrics).collect();
+        let priced = !metrics.is_empty() && metrics.iter().all(|m| m.usd_per_1k_items.is_some());
+        let cost = Objective::Cost(if priced { Cost::Usd } else { Cost::Tokens });
+        let latency = Objective::Cost(Cost::LatencyP95);
+        let q = Objective::Quality(quality);
+        let varying: Vec<Param> = Param::ALL
+            .into_iter()
+            .filter(|p| {
+                let mut values: Vec<String> = trials.iter().map(|t| p.text(&t.params)).collect();
+                values.sort();
+                values.dedup();
+                values.len() > 1
+            })
+            .collect();
+        let labels = trials
+            .iter()
+            .map(|t| {
+                let mut label = format!("#{}", t.id);
+                for p in &varying {
+                    label.push_str(&format!(" {}={}", p.short(), p.text(&t.params)));
+                }
+                label
+            })
+            .collect();
+        let front_cost = pareto::front(&metrics, &[q, cost]);
+        let front_latency = pareto::front(&metrics, &[q, latency]);
+        let best = (0..trials.len())
+            .filter(|&i| metrics[i].value(quality).is_some())
+            .max_by(|&i, &j| {
+                let (a, b) = (metrics[i].value(quality), metrics[j].value(quality));
+                // Higher quality, then lower cost, then the earlier trial.
+                a.partial_cmp(&b)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then_with(|| {
+                        let (ca, cb) = (cost.value(metrics[i]), cost.value(metrics[j]));
+                        cb.partial_cmp(&ca).unwrap_or(std::cmp::Ordering::Equal)
+                    })
+                    .then(j.cmp(&i))
+            });
+        let versus_best: Vec<Option<PairedComparison>> = (0..trials.len())
+            .map(|i| {
+                let b = best.filter(|&b| b != i)?;
+                Some(paired::compare(
+                    task,
+                    &trials[i].observations,
+                    &trials[b].observations,
+                    quality,
+                    &summary.bootstrap,
+                ))
+            })
+            .collect();
+        // The cheapest trial on the quality–cost front that the data cannot tell from the
+        // best (its paired interval of the difference includes zero) and that saves at least
+        // a tenth of the cost; otherwise the best itself.
+        let recommended = best.map(|b| {
+            let best_cost = cost.value(metrics[b]);
+            let cheaper = |i: usize| match (cost.value(metrics[i]), best_cost) {
+                (Some(c), Some(bc)) => c <= 0.9 * bc,
+                _ => false,
+            };
+            (0..trials.len())
+                .filter(|&i| i == b || (front_cost[i] == FrontStatus::Front && cheaper(i)))
+                .filter(|&i| {
+                    i == b
+                        || versus_best[i]
+                            .as_ref()
+                            .and_then(|c| c.difference.ci)
+                            .is_some_and(|(lo, hi)| lo <= 0.0 && 0.0 <= hi)
+                })
+                .min_by(|&i, &j| {
+                    let (ci, cj) = (cost.value(metrics[i]), cost.value(metrics[j]));
+                    ci.partial_cmp(&cj).unwrap_or(std::cmp::Ordering::Equal)
+                })
+                .unwrap_or(b)
+        });
+        let mut analysis = Analysis {
+            summary,
+            task,
+            quality,
+            cost,
+            latency,
+            varying,
+            labels,
+            front_cost,
+            front_latency,
+            best,
+            recommended,
+            versus_best,
+            findings: Vec::new(),
+        };
+        analysis.findings = analysis.explain();
+        analysis
+    }
+
+    pub(crate) fn trial(&self, i: usize) -> &TrialSummary {
+        &self.summary.trials[i]
+    }
+
+    /// A trial named with its parameters, e.g. `#3 (temp=0.7, shots=1)`.
+    pub fn name(&self, i: usize) -> String {
+        let t = self.trial(i);
+        let params: Vec<String> = self
+            .varying
+            .iter()
+            .map(|p| format!("{}={}", p.short(), p.text(&t.params)))
+            .collect();
+        if params.is_empty() {
+            format!("#{}", t.id)
+        } else {
+            format!("#{} ({})", t.id, params.join(", "))
+        }
+    }
+
+    pub fn quality_title(&self) -> &'static str {
+        self.quality.title(self.task)
+    }
+
+    fn explain(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let (Some(best), Some(pick)) = (self.best, self.recommended) else {
+            out.push(format!(
+                "No trial has a defined {} yet: run the experiment (or check its errors) before choosing.",
+                self.quality_title()
+            ));
+            return out;
+        };
+        let q = self.quality_title();
+        let metrics = |i: usize| &self.trial(i).metrics;
+        let cost_text = |i: usize| cost_text(self.cost, metrics(i));
+        let m = metrics(pick);
+        let ci = m.estimate(self.quality).ci;
+        // Ready means the pick's whole interval lies above every baseline: a judge that does
+        // not beat "always the common label" or "the longer answer" measures nothing useful.
+        let strongest = self
+            .summary
+            .baselines
+            .values()
+            .filter_map(|b| Some((b, b.quality.get(self.quality).value?)))
+            .max_by(|x, y| x.1.total_cmp(&y.1));
+        let ready = match (ci, strongest) {
+            (Some((lo, _)), Some((_, value))) => lo > value,
+            (_, None) => true,
+            (None, Some(_)) => false,
+        };
+        let verb = if ready {
+            "Pick".to_string()
+        } else {
+            let (b, value) = strongest.expect("not ready means a baseline");
+            out.push(format!(
+                "Not ready: no configuration clearly beats the baselines. The best, trial {}, has {q} {}; the baseline “{}” reaches {value:.3}, inside or above that interval. Try a stronger model, another template or few-shot examples, or judge more items.",
+                self.name(best),
+                estimate_text(metrics(best).estimate(self.quality)),
+                baseline_title(b),
+            ));
+            "If you must pick one now, take".to_string()
+        };
+        if pick == best {
+            out.push(format!(
+                "{verb} trial {}: it has the highest {q}, {}, at {}.",
+                self.name(best),
+                estimate_text(metrics(best).estimate(self.quality)),
+                cost_text(best)
+            ));
+        } else {
+            let c = self.versus_best[pick]
+                .as_ref()
+                .expect("compared with the best");
+            let ratio = match (
+                self.cost.value(metrics(best)),
+                self.cost.value(metrics(pick)),
+            ) {
+                (Some(b), Some(p)) if p > 0.0 => format!("{:.1}× less", b / p),
+                _ => "less".into(),
+            };
+            out.push(format!(
+                "{verb} trial {}: its {q} is {}, and the data cannot tell it from the best trial {} ({}): the paired difference is {} (95% bootstrap interval over the same items, which includes 0; McNemar p = {:.2}). It costs {ratio} ({} against {}).",
+                self.name(pick),
+                estimate_text(m.estimate(self.quality)),
+                self.name(best),
+                estimate_text(metrics(best).estimate(self.quality)),
+                estimate_text(c.difference),
+                c.mcnemar_p,
+                cost_text(pick),
+                cost_text(best),
+            ));
+        }
+        for b in self.summary.baselines.values() {
+            let Some(value) = b.quality.get(self.quality).value else {
+                continue;
+            };
+            let baseline = format!("the baseline “{}” ({q} {value:.3})", baseline_title(b));
+            match ci {
+                Some((lo, _)) if lo > value => out.push(format!(
+                    "It beats {baseline}: its whole interval lies above it."
+                )),
+                Some((_, hi)) if hi < value => out.push(format!(
+                    "It is worse than {baseline}: its whole interval lies below it."
+                )),
+                _ => out.push(format!(
+                    "It does not clearly beat {baseline}: the interval includes the baseline's value."
+                )),
+            }
+        }
+        if let Some(rate) = m.parse_failure_rate.filter(|&r| r > 0.05) {
+            out.push(format!(
+                "{:.0}% of its outputs did not parse (each counted as wrong): raise max_tokens if they were truncated, or constrain the output.",
+                rate * 100.0
+            ));
+        }
+        if m.n_errors > 0 {
+            out.push(format!(
+                "{} of its calls failed and are not scored; `judgelab run` retries them.",
+                m.n_errors
+            ));
+        }
+        if let Some(position) = &m.position {
+            if let Some(c) = position.consistency {
+                out.push(format!(
+                    "Judged in both answer orders, its verdict survived the swap {:.0}% of the time (MT-Bench: GPT-4 65%).",
+                    c * 100.0
+                ));
+            }
+            if let Some(f) = position
+                .first_preferred
+                .filter(|_| position.n_verdicts >= 10)
+            {
+                if !(0.35..=0.65).contains(&f) {
+                    out.push(format!(
+                        "It preferred the answer shown first in {:.0}% of its verdicts: a position bias; sweep `order = [\"ab\", \"ba\", \"both\"]` to measure and correct it.",
+                        f * 100.0
+                    ));
+                }
+            }
+        }
+        let n = self.summary.experiment.n_items;
+        if n < 100 {
+            out.push(format!(
+                "Only {n} items were judged, so the intervals are wide; judge more items (limits.items) to separate close configurations."
+            ));
+        }
+        out
+    }
+
+    /// Whether any trial judged with the answers swapped.
+    pub fn has_orders(&self) -> bool {
+        self.summary
+            .trials
+            .iter()
+            .any(|t| t.params.order != Order::Ab)
+    }
+}
+
+/// A baseline as readers know it: "majority class (always B)", "the longer answer wins".
+pub fn baseline_title(b: &Baseline) -> String {
+    match b.name {
+        "majority" => format!("majority class ({})", b.description),
+        _ => b.description.clone(),
+    }
+}
+
+/// `0.412 [0.301, 0.520]`, or `—`.
+pub fn estimate_text(e: Estimate) -> String {
+    match (e.value, e.ci) {
+        (Some(v), Some((lo, hi))) => format!("{v:.3} [{lo:.3}, {hi:.3}]"),
+        (Some(v), None) => format!("{v:.3}"),
+        (None, _) => "—".into(),
+    }
+}
+
+pub fn cost_text(cost: Objective, m: &TrialMetrics) -> String {
+    match (cost, cost.value(m)) {
+        (Objective::Cost(Cost::Usd), Some(v)) => format!("${v:.3} per 1,000 items"),
+        (_, Some(v)) => format!("{v:.0} tokens per item"),
+        (_, None) => "unknown cost".into(),
+    }
+}

@@ -1,0 +1,189 @@
+//! The charts of a report, built from its [`Analysis`]: the Pareto fronts, quality against
+//! a swept parameter, latency CDFs and a confusion matrix.
+
+use judgelab_core::pareto::{FrontStatus, Objective};
+
+use crate::analysis::{baseline_title, Analysis};
+use crate::charts;
+use crate::params::Param;
+
+impl Analysis<'_> {
+    /// The Pareto chart of quality against `objective` (cost or latency).
+    pub fn pareto_chart(&self, objective: Objective) -> charts::ParetoChart {
+        let statuses = if objective == self.latency {
+            &self.front_latency
+        } else {
+            &self.front_cost
+        };
+        let points = self
+            .summary
+            .trials
+            .iter()
+            .zip(statuses)
+            .zip(&self.labels)
+            .filter_map(|((t, status), label)| {
+                let m = &t.metrics;
+                Some(charts::ParetoPoint {
+                    label: label.clone(),
+                    x: objective.value(m)?,
+                    y: m.value(self.quality)?,
+                    y_ci: m.estimate(self.quality).ci,
+                    status: match status {
+                        FrontStatus::Front => charts::FrontStatus::Front,
+                        FrontStatus::Indistinguishable => charts::FrontStatus::Indistinguishable,
+                        _ => charts::FrontStatus::Dominated,
+                    },
+                })
+            })
+            .collect();
+        let what = if objective == self.latency {
+            "latency"
+        } else {
+            "cost"
+        };
+        charts::ParetoChart {
+            title: format!(
+                "{}: {} vs {what}",
+                self.summary.experiment.name,
+                self.quality_title()
+            ),
+            x_label: objective.title(self.task),
+            y_label: self.quality_title().to_string(),
+            points,
+            baselines: self.references(),
+        }
+    }
+
+    /// The baselines as reference lines on the quality axis.
+    pub fn references(&self) -> Vec<charts::Reference> {
+        self.summary
+            .baselines
+            .values()
+            .filter_map(|b| {
+                let value = b.quality.get(self.quality).value?;
+                Some(charts::Reference {
+                    name: baseline_title(b),
+                    value,
+                })
+            })
+            .collect()
+    }
+
+    /// Quality against the numeric parameter with the most values (or a categorical one),
+    /// one line per combination of the other varying parameters.
+    pub fn parameter_chart(&self) -> Option<(Param, charts::LineChart)> {
+        let trials = &self.summary.trials;
+        let distinct = |p: Param| {
+            let mut v: Vec<String> = trials.iter().map(|t| p.text(&t.params)).collect();
+            v.sort();
+            v.dedup();
+            v.len()
+        };
+        let numeric = |p: Param| trials.iter().all(|t| p.number(&t.params).is_some());
+        let x = self
+            .varying
+            .iter()
+            .copied()
+            .filter(|&p| p != Param::Order || self.varying.len() == 1)
+            .max_by_key(|&p| (numeric(p), distinct(p)))?;
+        let mut categories: Vec<String> = Vec::new();
+        if !numeric(x) {
+            for t in trials {
+                let v = x.text(&t.params);
+                if !categories.contains(&v) {
+                    categories.push(v);
+                }
+            }
+        }
+        let others: Vec<Param> = self.varying.iter().copied().filter(|&p| p != x).collect();
+        let mut series: Vec<charts::Series> = Vec::new();
+        for t in trials {
+            let name = if others.is_empty() {
+                self.quality_title().to_string()
+            } else {
+                others
+                    .iter()
+                    .map(|p| format!("{}={}", p.short(), p.text(&t.params)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let Some(y) = t.metrics.value(self.quality) else {
+                continue;
+            };
+            let xv = match x.number(&t.params) {
+                Some(v) => v,
+                None => categories.iter().position(|c| *c == x.text(&t.params))? as f64,
+            };
+            let point = charts::LinePoint {
+                x: xv,
+                y,
+                ci: t.metrics.estimate(self.quality).ci,
+            };
+            match series.iter_mut().find(|s| s.name == name) {
+                Some(s) => s.points.push(point),
+                None => series.push(charts::Series {
+                    name,
+                    points: vec![point],
+                }),
+            }
+        }
+        for s in &mut series {
+            s.points.sort_by(|a, b| a.x.total_cmp(&b.x));
+        }
+        series.truncate(8);
+        Some((
+            x,
+            charts::LineChart {
+                title: format!("{} vs {}", self.quality_title(), x.title()),
+                x_label: x.title().to_string(),
+                y_label: self.quality_title().to_string(),
+                x_ticks: (!categories.is_empty()).then_some(categories),
+                series,
+                baselines: self.references(),
+            },
+        ))
+    }
+
+    /// Latency CDFs of up to ten trials: the recommended and best first, then the front.
+    pub fn latency_chart(&self) -> charts::CdfChart {
+        let mut chosen: Vec<usize> = self.recommended.into_iter().chain(self.best).collect();
+        chosen.extend(
+            (0..self.summary.trials.len()).filter(|&i| self.front_latency[i] == FrontStatus::Front),
+        );
+        chosen.extend(0..self.summary.trials.len());
+        let mut seen = Vec::new();
+        for i in chosen {
+            if !seen.contains(&i) && seen.len() < 10 {
+                seen.push(i);
+            }
+        }
+        seen.sort_unstable();
+        charts::CdfChart {
+            title: "latency per call".into(),
+            x_label: "latency per call (ms)".into(),
+            series: seen
+                .into_iter()
+                .map(|i| {
+                    let t = self.trial(i);
+                    let values = t
+                        .verdicts
+                        .iter()
+                        .filter(|v| v.error.is_none())
+                        .filter_map(|v| v.latency_ms)
+                        .collect();
+                    (self.labels[i].clone(), values)
+                })
+                .collect(),
+        }
+    }
+
+    pub fn confusion_chart(&self, i: usize) -> charts::ConfusionChart {
+        let c = &self.trial(i).metrics.confusion;
+        charts::ConfusionChart {
+            title: format!("confusion matrix of trial {}", self.name(i)),
+            rows: c.labels.clone(),
+            cols: c.columns.clone(),
+            counts: c.counts.clone(),
+        }
+    }
+}

@@ -1,0 +1,299 @@
+//! `report.html`: one self-contained file (inline CSS and SVG charts, no scripts, nothing
+//! fetched) that tells a reader which configuration to pick and why.
+
+use std::fmt::Write;
+
+use judgelab_core::metrics::Quality;
+use judgelab_core::pareto::FrontStatus;
+
+use judgelab_core::metrics::Estimate;
+use judgelab_core::pareto::{Cost, Objective};
+
+use crate::analysis::{baseline_title, Analysis};
+
+/// A table cell's content: the value, its interval on a smaller second line.
+fn cell(e: Estimate) -> String {
+    match (e.value, e.ci) {
+        (Some(v), Some((lo, hi))) => format!("{v:.3}<br><small>[{lo:.2}, {hi:.2}]</small>"),
+        (Some(v), None) => format!("{v:.3}"),
+        (None, _) => "—".into(),
+    }
+}
+
+/// The charts, as inline SVG, that the page embeds.
+pub struct Figures {
+    pub pareto_cost: String,
+    pub pareto_latency: String,
+    pub parameter: Option<String>,
+    pub latency: String,
+    pub confusion: String,
+}
+
+pub fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+const STYLE: &str = r#"
+body { font-family: "DejaVu Sans", "Helvetica Neue", Arial, sans-serif; margin: 2rem auto; max-width: 1200px; padding: 0 1rem; color: #222; line-height: 1.45; }
+h1 { margin-bottom: 0.2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #ddd; padding-bottom: 0.2rem; }
+.meta { color: #555; }
+.pick { background: #eef6ee; border-left: 5px solid #2e7d32; padding: 0.8rem 1.2rem; }
+.pick li { margin: 0.3rem 0; }
+table { border-collapse: collapse; font-size: 0.88rem; margin: 0.6rem 0; }
+th, td { border-bottom: 1px solid #e2e2e2; padding: 0.3rem 0.55rem; text-align: right; white-space: nowrap; vertical-align: top; }
+td small { color: #666; } .wide { overflow-x: auto; }
+th { background: #f4f4f4; } td.l, th.l { text-align: left; }
+tr.recommended td { background: #e3f1e3; font-weight: 600; } tr.baseline td { color: #666; font-style: italic; }
+.badge { display: inline-block; padding: 0 0.4rem; border-radius: 0.6rem; font-size: 0.75rem; }
+.front { background: #0072b2; color: white; } .indistinguishable { background: #e69f00; color: black; } .dominated { background: #ddd; color: #444; }
+figure { margin: 1rem 0; max-width: 900px; }
+figure svg { display: block; width: 100%; height: auto; border: 1px solid #eee; }
+figcaption { color: #555; font-size: 0.85rem; }
+pre { background: #f6f6f6; padding: 0.8rem; overflow-x: auto; }
+details { margin: 0.6rem 0; } .note { color: #555; font-size: 0.9rem; }
+"#;
+
+fn badge(status: FrontStatus) -> String {
+    let text = match status {
+        FrontStatus::Front => "front",
+        FrontStatus::Indistinguishable => "≈ front",
+        FrontStatus::Dominated => "dominated",
+        FrontStatus::Unavailable => "—",
+    };
+    format!("<span class=\"badge {}\">{text}</span>", status.as_str())
+}
+
+pub fn render(a: &Analysis<'_>, figures: &Figures) -> String {
+    let e = &a.summary.experiment;
+    let q = a.quality_title();
+    let mut h = String::new();
+    let _ = writeln!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta name=\"generator\" content=\"judgelab {}\">\n<meta name=\"judgelab-report-version\" content=\"1\">\n<title>Judgelab report: {}</title>\n<style>{STYLE}</style></head><body>",
+        env!("CARGO_PKG_VERSION"),
+        escape(&e.name)
+    );
+    let _ = writeln!(
+        h,
+        "<h1>Judgelab report: {}</h1>\n<p class=\"meta\">Dataset <b>{}</b> ({} task) · {} items judged by each of {} trials · {} repeat{} · few-shot pool of {} items kept apart · {}/{} calls stored · created {}</p>",
+        escape(&e.name),
+        escape(&e.dataset),
+        e.task,
+        e.n_items,
+        a.summary.trials.len(),
+        e.repeats,
+        if e.repeats == 1 { "" } else { "s" },
+        e.few_shot_pool.len(),
+        e.n_stored,
+        e.n_expected,
+        escape(&e.created_at)
+    );
+
+    h.push_str("<h2>Which configuration to pick</h2>\n<div class=\"pick\"><ul>\n");
+    for f in &a.findings {
+        let _ = writeln!(h, "<li>{}</li>", escape(f));
+    }
+    h.push_str("</ul></div>\n");
+    if let Some(pick) = a.recommended {
+        let p = &a.summary.trials[pick].params;
+        let _ = writeln!(
+            h,
+            "<p class=\"note\">Trial #{} in full: model <code>{}</code>, template <code>{}</code>, temperature {}, top_p {}, max_tokens {}, {} few-shot example{}{}, answer order {}.</p>",
+            a.summary.trials[pick].id,
+            escape(&p.model),
+            escape(&p.template),
+            p.temperature,
+            p.top_p,
+            p.max_tokens,
+            p.few_shot,
+            if p.few_shot == 1 { "" } else { "s" },
+            p.few_shot_max_tokens.map_or(String::new(), |n| format!(" of at most {n} tokens")),
+            p.order.as_str()
+        );
+    }
+
+    let _ = writeln!(
+        h,
+        "<h2>The trade-off</h2>\n<figure>{}<figcaption>Each point is a trial: {q} (with its 95% interval) against {}. Blue points form the Pareto front (no other trial is better on both axes); orange points are dominated but their intervals overlap the front's, so the data cannot say they are worse. Dashed lines are the baselines.</figcaption></figure>\n<figure>{}<figcaption>The same trials against p95 latency per call.</figcaption></figure>",
+        figures.pareto_cost,
+        escape(&a.cost.title(a.task)),
+        figures.pareto_latency
+    );
+
+    h.push_str("<h2>Trials</h2>\n");
+    let _ = writeln!(
+        h,
+        "<p class=\"note\">Intervals are 95% bootstrap percentile intervals over items ({} resamples, seed {}). “vs best” is the paired difference in {q} from the best trial on the same items, with McNemar's exact test on which verdicts are right.</p>",
+        a.summary.bootstrap.resamples,
+        a.summary.bootstrap.seed
+    );
+    h.push_str("<div class=\"wide\"><table><tr><th class=\"l\">trial</th>");
+    for p in &a.varying {
+        let _ = write!(h, "<th class=\"l\">{}</th>", p.name());
+    }
+    let show_accuracy = a.quality != Quality::Accuracy;
+    let _ = write!(h, "<th>n</th><th>{}</th>", escape(q));
+    if show_accuracy {
+        h.push_str("<th>accuracy</th>");
+    }
+    let cost_header = match a.cost {
+        Objective::Cost(Cost::Usd) => "$ / 1,000 items",
+        _ => "tokens / item",
+    };
+    let _ = writeln!(h, "<th>vs best</th><th>McNemar p</th><th>parse failures</th><th>{cost_header}</th><th>p95 latency (ms)</th><th>quality–cost</th><th>quality–latency</th></tr>");
+    for (i, t) in a.summary.trials.iter().enumerate() {
+        let m = &t.metrics;
+        let class = if Some(i) == a.recommended {
+            " class=\"recommended\""
+        } else {
+            ""
+        };
+        let _ = write!(
+            h,
+            "<tr{class}><td class=\"l\">#{}{}</td>",
+            t.id,
+            if Some(i) == a.best { " ★" } else { "" }
+        );
+        for p in &a.varying {
+            let _ = write!(h, "<td class=\"l\">{}</td>", escape(&p.text(&t.params)));
+        }
+        let n = if m.n_errors > 0 {
+            format!("{} (+{} failed)", m.n, m.n_errors)
+        } else {
+            m.n.to_string()
+        };
+        let _ = write!(h, "<td>{n}</td><td>{}</td>", cell(m.estimate(a.quality)));
+        if show_accuracy {
+            let _ = write!(h, "<td>{}</td>", cell(m.estimate(Quality::Accuracy)));
+        }
+        let (vs, p) = match &a.versus_best[i] {
+            Some(c) => (cell(c.difference), format!("{:.3}", c.mcnemar_p)),
+            None if Some(i) == a.best => ("best".into(), String::new()),
+            None => ("—".into(), String::new()),
+        };
+        let _ = writeln!(
+            h,
+            "<td>{vs}</td><td>{p}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            m.parse_failure_rate
+                .map_or("—".into(), |r| format!("{:.1}%", r * 100.0)),
+            a.cost.value(m).map_or("—".into(), |v| match a.cost {
+                Objective::Cost(Cost::Usd) => format!("{v:.3}"),
+                _ => format!("{v:.0}"),
+            }),
+            m.latency_ms.p95.map_or("—".into(), |v| format!("{v:.0}")),
+            badge(a.front_cost[i]),
+            badge(a.front_latency[i]),
+        );
+    }
+    for b in a.summary.baselines.values() {
+        let _ = write!(h, "<tr class=\"baseline\"><td class=\"l\">baseline</td>");
+        let _ = write!(
+            h,
+            "<td class=\"l\" colspan=\"{}\">{}</td><td>{}</td><td>{}</td>",
+            a.varying.len().max(1),
+            escape(&baseline_title(b)),
+            e.n_items,
+            cell(b.quality.get(a.quality))
+        );
+        if show_accuracy {
+            let _ = write!(h, "<td>{}</td>", cell(b.quality.get(Quality::Accuracy)));
+        }
+        h.push_str("<td colspan=\"7\"></td></tr>\n");
+    }
+    h.push_str("</table></div>\n<p class=\"note\">★ highest quality; the highlighted row is the recommendation. Small print: the 95% interval.</p>\n");
+
+    if let Some(svg) = &figures.parameter {
+        let _ = writeln!(h, "<h2>How the parameters matter</h2>\n<figure>{svg}<figcaption>{q} of each trial (95% intervals) against one swept parameter, one line per setting of the others.</figcaption></figure>");
+    }
+
+    let _ = writeln!(h, "<h2>Latency</h2>\n<figure>{}<figcaption>Share of calls answered within a given time, per trial. The tail (p95, p99) is what users feel.</figcaption></figure>", figures.latency);
+    h.push_str("<table><tr><th class=\"l\">trial</th><th>p50 (ms)</th><th>p95 (ms)</th><th>p99 (ms)</th><th>TTFT p50</th><th>TTFT p95</th><th>prompt tokens / item</th><th>completion tokens / item</th></tr>\n");
+    for (i, t) in a.summary.trials.iter().enumerate() {
+        let m = &t.metrics;
+        let f = |x: Option<f64>, d: usize| x.map_or("—".into(), |v| format!("{v:.d$}"));
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&a.labels[i]),
+            f(m.latency_ms.p50, 0),
+            f(m.latency_ms.p95, 0),
+            f(m.latency_ms.p99, 0),
+            f(m.ttft_ms.p50, 0),
+            f(m.ttft_ms.p95, 0),
+            f(m.prompt_tokens_per_item, 0),
+            f(m.completion_tokens_per_item, 1)
+        );
+    }
+    h.push_str("</table>\n");
+
+    let _ = writeln!(h, "<h2>Where the recommended judge goes wrong</h2>\n<figure>{}<figcaption>Rows: the human label; columns: the judge's verdict, with unparsable outputs in a column of their own.</figcaption></figure>", figures.confusion);
+    h.push_str("<details><summary>Confusion matrices of every trial</summary>\n");
+    for (i, t) in a.summary.trials.iter().enumerate() {
+        let c = &t.metrics.confusion;
+        let _ = write!(
+            h,
+            "<p><b>{}</b></p><table><tr><th class=\"l\">human \\ judge</th>",
+            escape(&a.labels[i])
+        );
+        for col in &c.columns {
+            let _ = write!(h, "<th>{}</th>", escape(col));
+        }
+        h.push_str("</tr>\n");
+        for (label, row) in c.labels.iter().zip(&c.counts) {
+            let _ = write!(h, "<tr><td class=\"l\">{}</td>", escape(label));
+            for n in row {
+                let _ = write!(h, "<td>{n}</td>");
+            }
+            h.push_str("</tr>\n");
+        }
+        h.push_str("</table>\n");
+    }
+    h.push_str("</details>\n");
+
+    if a.has_orders() {
+        h.push_str("<h2>Position bias</h2>\n<p class=\"note\">Consistency: items judged in both orders whose two verdicts agree. First preferred: verdicts that chose the answer shown first (50% is unbiased; ties choose neither).</p><table><tr><th class=\"l\">trial</th><th>consistency</th><th>first preferred</th><th>verdicts</th></tr>\n");
+        for (i, t) in a.summary.trials.iter().enumerate() {
+            if let Some(p) = &t.metrics.position {
+                let pct = |x: Option<f64>| x.map_or("—".into(), |v| format!("{:.0}%", v * 100.0));
+                let _ = writeln!(
+                    h,
+                    "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    escape(&a.labels[i]),
+                    pct(p.consistency),
+                    pct(p.first_preferred),
+                    p.n_verdicts
+                );
+            }
+        }
+        h.push_str("</table>\n");
+    }
+
+    h.push_str("<details><summary>Every agreement metric, with 95% intervals</summary><div class=\"wide\"><table><tr><th class=\"l\">trial</th>");
+    let qualities = Quality::for_task(a.task);
+    for &qq in qualities {
+        let _ = write!(h, "<th>{}</th>", escape(qq.title(a.task)));
+    }
+    h.push_str("</tr>\n");
+    for (i, t) in a.summary.trials.iter().enumerate() {
+        let _ = write!(h, "<tr><td class=\"l\">{}</td>", escape(&a.labels[i]));
+        for &qq in qualities {
+            let _ = write!(h, "<td>{}</td>", cell(t.metrics.estimate(qq)));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</table></div></details>\n");
+
+    h.push_str("<h2>How to read this</h2><ul class=\"note\">\n<li><b>Kappa</b> is agreement corrected for chance: 0 is what a judge guessing with the same label frequencies gets, 1 is perfect. Accuracy counts an unparsable output as wrong.</li>\n<li>A <b>95% interval</b> comes from re-drawing the judged items with replacement; two trials whose intervals overlap heavily are not shown to differ. The paired “vs best” interval is sharper, because it compares the same items.</li>\n<li>The <b>baselines</b> need no model: always the most common label, and (pairwise) “the longer answer wins”. A judge that does not beat them measures length, not quality.</li>\n</ul>\n");
+
+    let _ = writeln!(
+        h,
+        "<h2>Reproduce this run</h2>\n<p>Save this as <code>experiment.toml</code>, then run <code>judgelab run experiment.toml</code> and <code>judgelab report {} --out report</code>. Relative paths in it are resolved from the folder of the file.</p>\n<pre>{}</pre>",
+        escape(&e.name),
+        escape(&e.spec)
+    );
+    h.push_str("<p class=\"note\">Files beside this report: trials.csv (one row per trial), verdicts.csv (one row per call), report.md, and each chart as SVG and PNG.</p>\n</body></html>\n");
+    h
+}

@@ -1,0 +1,50 @@
+//! Reports of Judgelab runs: charts rendered to SVG or PNG without system fonts, and the
+//! report folder (`report.html`, `report.md`, `trials.csv`, `verdicts.csv`, every chart)
+//! that tells a researcher which judge configuration to pick and why.
+
+pub mod analysis;
+pub mod charts;
+mod export;
+mod figures;
+mod html;
+mod markdown;
+pub mod params;
+mod tables;
+
+pub use charts::{
+    png, render, svg, CdfChart, Chart, ChartError, ConfusionChart, Format, FrontStatus, LineChart,
+    LinePoint, ParetoChart, ParetoPoint, Reference, Series, MAX_SIDE, MIN_SIDE,
+};
+pub use export::{write_report, ReportOptions, PNG_SIZE, SVG_SIZE};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("{metric} is not defined for {task} data")]
+    Metric {
+        metric: &'static str,
+        task: &'static str,
+    },
+    #[error("cannot draw a chart")]
+    Chart(#[from] ChartError),
+    #[error("cannot write CSV: {0}")]
+    Csv(String),
+    #[error("cannot write {path}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl ReportError {
+    /// True when the user asked for something the experiment does not have.
+    pub fn is_invalid_input(&self) -> bool {
+        matches!(self, ReportError::Metric { .. })
+    }
+}
+
+impl From<csv::Error> for ReportError {
+    fn from(e: csv::Error) -> Self {
+        ReportError::Csv(e.to_string())
+    }
+}

@@ -1,0 +1,103 @@
+//! `report.md`: the same reading as the HTML report, for a README, a pull request or a
+//! paper draft; charts are linked as the PNG files beside it.
+
+use std::fmt::Write;
+
+use judgelab_core::metrics::Quality;
+
+use crate::analysis::{baseline_title, cost_text, estimate_text, Analysis};
+
+/// `charts` lists (file name, caption) of the PNGs written beside the report.
+pub fn render(a: &Analysis<'_>, charts: &[(String, String)]) -> String {
+    let e = &a.summary.experiment;
+    let q = a.quality_title();
+    let mut m = String::new();
+    let _ = writeln!(m, "# Judgelab report: {}\n", e.name);
+    let _ = writeln!(
+        m,
+        "Dataset **{}** ({} task), {} items judged by each of {} trials, {} repeat(s); {}/{} calls stored. Intervals are 95% bootstrap percentile intervals over items ({} resamples, seed {}).\n",
+        e.dataset,
+        e.task,
+        e.n_items,
+        a.summary.trials.len(),
+        e.repeats,
+        e.n_stored,
+        e.n_expected,
+        a.summary.bootstrap.resamples,
+        a.summary.bootstrap.seed
+    );
+    m.push_str("## Which configuration to pick\n\n");
+    for f in &a.findings {
+        let _ = writeln!(m, "- {f}");
+    }
+    m.push_str("\n## Trials\n\n");
+    let mut header: Vec<String> = vec!["trial".into()];
+    header.extend(a.varying.iter().map(|p| p.name().to_string()));
+    header.extend([
+        "n".to_string(),
+        q.to_string(),
+        "accuracy".into(),
+        "vs best".into(),
+        "McNemar p".into(),
+        "parse failures".into(),
+        "cost".into(),
+        "p95 latency (ms)".into(),
+        "quality–cost front".into(),
+        "quality–latency front".into(),
+    ]);
+    let _ = writeln!(m, "| {} |", header.join(" | "));
+    let _ = writeln!(m, "|{}", "---|".repeat(header.len()));
+    for (i, t) in a.summary.trials.iter().enumerate() {
+        let mm = &t.metrics;
+        let mut row: Vec<String> = vec![format!(
+            "#{}{}{}",
+            t.id,
+            if Some(i) == a.best { " ★" } else { "" },
+            if Some(i) == a.recommended {
+                " (pick)"
+            } else {
+                ""
+            }
+        )];
+        row.extend(a.varying.iter().map(|p| p.text(&t.params)));
+        let (vs, p) = match &a.versus_best[i] {
+            Some(c) => (estimate_text(c.difference), format!("{:.3}", c.mcnemar_p)),
+            None => ("best".into(), String::new()),
+        };
+        row.extend([
+            mm.n.to_string(),
+            estimate_text(mm.estimate(a.quality)),
+            estimate_text(mm.estimate(Quality::Accuracy)),
+            vs,
+            p,
+            mm.parse_failure_rate
+                .map_or("—".into(), |r| format!("{:.1}%", r * 100.0)),
+            cost_text(a.cost, mm),
+            mm.latency_ms.p95.map_or("—".into(), |v| format!("{v:.0}")),
+            a.front_cost[i].as_str().to_string(),
+            a.front_latency[i].as_str().to_string(),
+        ]);
+        let _ = writeln!(m, "| {} |", row.join(" | "));
+    }
+    m.push_str("\nBaselines (over the same items):\n\n");
+    for b in a.summary.baselines.values() {
+        let _ = writeln!(
+            m,
+            "- {}: {q} {}, accuracy {}",
+            baseline_title(b),
+            estimate_text(b.quality.get(a.quality)),
+            estimate_text(b.quality.get(Quality::Accuracy))
+        );
+    }
+    m.push_str("\n## Charts\n\n");
+    for (file, caption) in charts {
+        let _ = writeln!(m, "![{caption}]({file})\n");
+    }
+    let _ = writeln!(
+        m,
+        "## Reproduce this run\n\n`judgelab run experiment.toml`, then `judgelab report {} --out report`, with this `experiment.toml`:\n\n```toml\n{}\n```",
+        e.name,
+        e.spec.trim_end()
+    );
+    m
+}

@@ -1,0 +1,147 @@
+//! `trials.csv` (one row per trial: parameters, every metric with its interval, fronts) and
+//! `verdicts.csv` (one row per call), for spreadsheets and scripts.
+
+use judgelab_core::metrics::Quality;
+use judgelab_core::Label;
+
+use crate::analysis::Analysis;
+use crate::params::Param;
+use crate::ReportError;
+
+fn opt(x: Option<f64>) -> String {
+    x.map_or(String::new(), |v| v.to_string())
+}
+
+pub fn trials_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let qualities = Quality::for_task(a.task);
+    let mut header: Vec<String> = vec!["trial_id".into(), "trial_idx".into()];
+    header.extend(Param::ALL.iter().map(|p| p.name().to_string()));
+    header.extend(["n".into(), "n_errors".into()]);
+    for q in qualities {
+        header.extend([
+            q.name().to_string(),
+            format!("{}_ci_low", q.name()),
+            format!("{}_ci_high", q.name()),
+        ]);
+    }
+    header.extend(
+        [
+            "parse_failure_rate",
+            "prompt_tokens_per_item",
+            "completion_tokens_per_item",
+            "usd_per_1k_items",
+            "latency_p50_ms",
+            "latency_p95_ms",
+            "latency_p99_ms",
+            "ttft_p50_ms",
+            "ttft_p95_ms",
+            "ttft_p99_ms",
+            "position_consistency",
+            "first_preferred",
+            "front_quality_cost",
+            "front_quality_latency",
+            &format!("{}_minus_best", a.quality.name()),
+            &format!("{}_minus_best_ci_low", a.quality.name()),
+            &format!("{}_minus_best_ci_high", a.quality.name()),
+            "mcnemar_p_vs_best",
+        ]
+        .map(String::from),
+    );
+    w.write_record(&header)?;
+    for (i, t) in a.summary.trials.iter().enumerate() {
+        let m = &t.metrics;
+        let mut row: Vec<String> = vec![t.id.to_string(), t.trial_idx.to_string()];
+        row.extend(Param::ALL.iter().map(|p| {
+            match p {
+                Param::Model => t.params.model.clone(),
+                Param::FewShotMaxTokens => t
+                    .params
+                    .few_shot_max_tokens
+                    .map_or(String::new(), |n| n.to_string()),
+                _ => p.text(&t.params),
+            }
+        }));
+        row.extend([m.n.to_string(), m.n_errors.to_string()]);
+        for &q in qualities {
+            let e = m.estimate(q);
+            row.extend([opt(e.value), opt(e.ci.map(|c| c.0)), opt(e.ci.map(|c| c.1))]);
+        }
+        let position = m.position.as_ref();
+        let vs = a.versus_best[i].as_ref();
+        row.extend([
+            opt(m.parse_failure_rate),
+            opt(m.prompt_tokens_per_item),
+            opt(m.completion_tokens_per_item),
+            opt(m.usd_per_1k_items),
+            opt(m.latency_ms.p50),
+            opt(m.latency_ms.p95),
+            opt(m.latency_ms.p99),
+            opt(m.ttft_ms.p50),
+            opt(m.ttft_ms.p95),
+            opt(m.ttft_ms.p99),
+            opt(position.and_then(|p| p.consistency)),
+            opt(position.and_then(|p| p.first_preferred)),
+            a.front_cost[i].as_str().to_string(),
+            a.front_latency[i].as_str().to_string(),
+            opt(vs.and_then(|c| c.difference.value)),
+            opt(vs.and_then(|c| c.difference.ci.map(|x| x.0))),
+            opt(vs.and_then(|c| c.difference.ci.map(|x| x.1))),
+            opt(vs.map(|c| c.mcnemar_p)),
+        ]);
+        w.write_record(&row)?;
+    }
+    w.into_inner().map_err(|e| ReportError::Csv(e.to_string()))
+}
+
+pub fn verdicts_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "trial_id",
+        "item_id",
+        "repeat",
+        "swapped",
+        "human_label",
+        "verdict",
+        "failure_kind",
+        "error",
+        "prompt_tokens",
+        "completion_tokens",
+        "latency_ms",
+        "ttft_ms",
+        "seed",
+        "prompt_hash",
+        "raw_output",
+    ])?;
+    let humans: std::collections::HashMap<&str, Label> = a
+        .summary
+        .dataset
+        .items
+        .iter()
+        .map(|i| (i.id.as_str(), i.human_label))
+        .collect();
+    for t in &a.summary.trials {
+        for v in &t.verdicts {
+            w.write_record([
+                t.id.to_string(),
+                v.item_id.clone(),
+                v.repeat.to_string(),
+                u8::from(v.swapped).to_string(),
+                humans
+                    .get(v.item_id.as_str())
+                    .map_or(String::new(), Label::to_text),
+                v.verdict.clone().unwrap_or_default(),
+                v.failure_kind.clone().unwrap_or_default(),
+                v.error.clone().unwrap_or_default(),
+                v.prompt_tokens.to_string(),
+                v.completion_tokens.to_string(),
+                opt(v.latency_ms),
+                opt(v.ttft_ms),
+                v.seed.to_string(),
+                v.prompt_hash.clone(),
+                v.raw_output.clone().unwrap_or_default(),
+            ])?;
+        }
+    }
+    w.into_inner().map_err(|e| ReportError::Csv(e.to_string()))
+}
