@@ -298,7 +298,7 @@ async fn run(
             n_trials_total = n_trials;
             let verb = if resumed { "resuming" } else { "running" };
             eprintln!(
-                "{verb} {experiment:?}: {n_trials} trials × {n_judged_items} items = {total} verdicts, {done} already stored"
+                "{verb} {experiment:?}: {n_trials} trials × {n_judged_items} items: {total} calls, {done} already stored"
             );
             if !pool.is_empty() {
                 eprintln!(

@@ -21,7 +21,7 @@ use judgelab_store::{DatasetInfo, Store, StoreError};
 
 pub use judges::{JudgeLoader, LocalModels, ModelSpec};
 pub use run::{run_experiment, RunEvent, RunOptions, RunSummary};
-pub use summary::{summarize, ExperimentSummary, TrialSummary};
+pub use summary::{summarize, ExperimentInfo, ExperimentSummary, TrialSummary};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {

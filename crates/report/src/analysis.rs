@@ -90,9 +90,18 @@ impl<'a> Analysis<'a> {
                 ))
             })
             .collect();
-        // The cheapest trial on the quality–cost front that the data cannot tell from the
-        // best (its paired interval of the difference includes zero) and that saves at least
-        // a tenth of the cost; otherwise the best itself.
+        // A cheaper trial on the quality–cost front that the data cannot tell from the best
+        // (its paired interval of the difference includes zero), saving at least a tenth of
+        // the cost, and clearing the baselines as the best does; of those, the one with the
+        // highest quality (a tenth of a token is no reason to take a worse point estimate).
+        // Otherwise the best itself: when nothing is ready, the most promising configuration is
+        // the one to develop, not the cheapest.
+        let strongest = summary
+            .baselines
+            .values()
+            .filter_map(|b| b.quality.get(quality).value)
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+        let clears = |i: usize| clears_baselines(metrics[i], quality, strongest);
         let recommended = best.map(|b| {
             let best_cost = cost.value(metrics[b]);
             let cheaper = |i: usize| match (cost.value(metrics[i]), best_cost) {
@@ -101,6 +110,7 @@ impl<'a> Analysis<'a> {
             };
             (0..trials.len())
                 .filter(|&i| i == b || (front_cost[i] == FrontStatus::Front && cheaper(i)))
+                .filter(|&i| i == b || (clears(b) && clears(i)))
                 .filter(|&i| {
                     i == b
                         || versus_best[i]
@@ -108,9 +118,13 @@ impl<'a> Analysis<'a> {
                             .and_then(|c| c.difference.ci)
                             .is_some_and(|(lo, hi)| lo <= 0.0 && 0.0 <= hi)
                 })
-                .min_by(|&i, &j| {
+                .filter(|&i| i != b)
+                .max_by(|&i, &j| {
+                    let (qi, qj) = (metrics[i].value(quality), metrics[j].value(quality));
                     let (ci, cj) = (cost.value(metrics[i]), cost.value(metrics[j]));
-                    ci.partial_cmp(&cj).unwrap_or(std::cmp::Ordering::Equal)
+                    qi.partial_cmp(&qj)
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                        .then(cj.partial_cmp(&ci).unwrap_or(std::cmp::Ordering::Equal))
                 })
                 .unwrap_or(b)
         });
@@ -170,7 +184,7 @@ impl<'a> Analysis<'a> {
         let cost_text = |i: usize| cost_text(self.cost, metrics(i));
         let m = metrics(pick);
         let ci = m.estimate(self.quality).ci;
-        // Ready means the pick's whole interval lies above every baseline: a judge that does
+        // Ready means the best's whole interval lies above every baseline: a judge that does
         // not beat "always the common label" or "the longer answer" measures nothing useful.
         let strongest = self
             .summary
@@ -178,17 +192,13 @@ impl<'a> Analysis<'a> {
             .values()
             .filter_map(|b| Some((b, b.quality.get(self.quality).value?)))
             .max_by(|x, y| x.1.total_cmp(&y.1));
-        let ready = match (ci, strongest) {
-            (Some((lo, _)), Some((_, value))) => lo > value,
-            (_, None) => true,
-            (None, Some(_)) => false,
-        };
+        let ready = clears_baselines(metrics(best), self.quality, strongest.map(|s| s.1));
         let verb = if ready {
             "Pick".to_string()
         } else {
             let (b, value) = strongest.expect("not ready means a baseline");
             out.push(format!(
-                "Not ready: no configuration clearly beats the baselines. The best, trial {}, has {q} {}; the baseline “{}” reaches {value:.3}, inside or above that interval. Try a stronger model, another template or few-shot examples, or judge more items.",
+                "Not ready: no configuration clearly beats the baselines. The best, trial {}, has {q} {}, which does not clearly beat the baseline “{}” ({value:.3}). Try a stronger model, another template or few-shot examples, or judge more items.",
                 self.name(best),
                 estimate_text(metrics(best).estimate(self.quality)),
                 baseline_title(b),
@@ -225,7 +235,8 @@ impl<'a> Analysis<'a> {
                 cost_text(best),
             ));
         }
-        for b in self.summary.baselines.values() {
+        // Once "not ready" has named the baseline that matters, the rest would repeat it.
+        for b in self.summary.baselines.values().filter(|_| ready) {
             let Some(value) = b.quality.get(self.quality).value else {
                 continue;
             };
@@ -288,6 +299,18 @@ impl<'a> Analysis<'a> {
             .trials
             .iter()
             .any(|t| t.params.order != Order::Ab)
+    }
+}
+
+/// Whether a trial's whole interval (its value, without one) lies above `baseline`.
+fn clears_baselines(m: &TrialMetrics, quality: Quality, baseline: Option<f64>) -> bool {
+    let Some(baseline) = baseline else {
+        return true;
+    };
+    match (m.estimate(quality).ci, m.value(quality)) {
+        (Some((lo, _)), _) => lo > baseline,
+        (None, Some(v)) => v > baseline,
+        (None, None) => false,
     }
 }
 

@@ -293,7 +293,7 @@ fn sweep_interrupt_resume_and_show() {
     assert!(out.status.success(), "{stderr}");
     assert!(
         stderr.contains(&format!(
-            "resuming \"grid\": 4 trials × 6 items = 24 verdicts, {partial} already stored"
+            "resuming \"grid\": 4 trials × 6 items: 24 calls, {partial} already stored"
         )),
         "{stderr}"
     );

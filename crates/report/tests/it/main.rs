@@ -3,4 +3,5 @@
 //! Each rendered PNG is also written to `$JUDGELAB_CHARTS_DIR` when that variable is set, so
 //! that a person can look at the charts after changing the layout.
 
+mod analysis;
 mod charts;

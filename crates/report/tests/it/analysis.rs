@@ -1,0 +1,149 @@
+//! The report's reading of an experiment, on summaries built in code: which trial it
+//! recommends and what it says.
+
+use std::collections::BTreeMap;
+
+use judgelab_core::metrics::baseline;
+use judgelab_core::metrics::Quality;
+use judgelab_core::metrics::{self, BootstrapSpec, Observation};
+use judgelab_core::{Choice, Dataset, Item, Label, Task, TrialParams, Verdict};
+use judgelab_engine::{ExperimentInfo, ExperimentSummary, TrialSummary};
+use judgelab_report::analysis::Analysis;
+
+const N: usize = 200;
+
+fn item(i: usize) -> Item {
+    Item {
+        id: format!("i{i}"),
+        question: "q".into(),
+        // Answer A is always the longer, so "the longer answer wins" says A every time.
+        answer_a: Some("a longer answer".into()),
+        answer_b: Some("short".into()),
+        answer: None,
+        reference: None,
+        human_label: Label::Choice(if i % 2 == 0 { Choice::A } else { Choice::B }),
+        meta: serde_json::Value::Null,
+    }
+}
+
+/// A trial whose judge is right on the items `right` says, at `tokens` prompt tokens a call.
+fn trial(id: i64, temperature: f64, tokens: u32, right: impl Fn(usize) -> bool) -> TrialSummary {
+    let observations: Vec<Observation> = (0..N)
+        .map(|i| {
+            let human = item(i).human_label;
+            let wrong = Label::Choice(if human == Label::Choice(Choice::A) {
+                Choice::B
+            } else {
+                Choice::A
+            });
+            Observation {
+                unit: i,
+                repeat: 0,
+                swapped: false,
+                human,
+                verdict: Some(Verdict::Parsed(if right(i) { human } else { wrong })),
+                prompt_tokens: tokens,
+                completion_tokens: 1,
+                latency_ms: 100.0,
+                ttft_ms: Some(50.0),
+                cost_usd: None,
+            }
+        })
+        .collect();
+    TrialSummary {
+        id,
+        trial_idx: id as usize - 1,
+        params: TrialParams {
+            model: "default".into(),
+            template: "pairwise".into(),
+            temperature,
+            top_p: 1.0,
+            max_tokens: 4,
+            few_shot: 0,
+            few_shot_max_tokens: None,
+            order: Default::default(),
+        },
+        model_sha256: None,
+        examples: vec![],
+        metrics: metrics::compute(Task::Pairwise, &observations, &BootstrapSpec::default()),
+        verdicts: vec![],
+        observations,
+    }
+}
+
+fn summary(trials: Vec<TrialSummary>) -> ExperimentSummary {
+    let items: Vec<Item> = (0..N).map(item).collect();
+    let refs: Vec<&Item> = items.iter().collect();
+    let spec = BootstrapSpec::default();
+    let baselines: BTreeMap<&'static str, baseline::Baseline> =
+        baseline::baselines(Task::Pairwise, &refs, &spec)
+            .into_iter()
+            .map(|b| (b.name, b))
+            .collect();
+    ExperimentSummary {
+        experiment: ExperimentInfo {
+            name: "e".into(),
+            dataset: "d".into(),
+            task: "pairwise",
+            task_kind: Task::Pairwise,
+            created_at: String::new(),
+            n_items: N,
+            repeats: 1,
+            few_shot_pool: vec![],
+            judged: items.iter().map(|i| i.id.clone()).collect(),
+            n_expected: N * trials.len(),
+            n_stored: N * trials.len(),
+            spec: "name = \"e\"".into(),
+        },
+        bootstrap: spec,
+        baselines,
+        trials,
+        dataset: Dataset {
+            name: "d".into(),
+            task: Task::Pairwise,
+            items,
+            content_hash: String::new(),
+            source: String::new(),
+        },
+    }
+}
+
+#[test]
+fn a_cheaper_trial_the_data_cannot_tell_from_the_best_is_recommended() {
+    // 90% and 88% right: a difference the data cannot establish; the second costs half.
+    let s = summary(vec![
+        trial(1, 0.0, 400, |i| i % 10 != 0),
+        trial(2, 0.7, 200, |i| i % 25 != 0 && i % 10 != 3),
+        trial(3, 1.0, 100, |i| i % 2 == 0),
+    ]);
+    let a = Analysis::new(&s, Quality::Kappa);
+    assert_eq!(a.best, Some(0));
+    assert_eq!(a.recommended, Some(1), "{:?}", a.findings);
+    assert!(
+        a.findings[0].starts_with("Pick trial #2 (temp=0.7)"),
+        "{}",
+        a.findings[0]
+    );
+    assert!(a.findings[0].contains("2.0× less"), "{}", a.findings[0]);
+    assert!(
+        a.findings
+            .iter()
+            .any(|f| f.contains("It beats the baseline")),
+        "{:?}",
+        a.findings
+    );
+    assert_eq!(a.labels[0], "#1 temp=0");
+}
+
+#[test]
+fn a_judge_no_better_than_the_baselines_is_not_ready() {
+    // Right on 55%: no better than chance, at any price.
+    let s = summary(vec![
+        trial(1, 0.0, 400, |i| i % 20 < 11),
+        trial(2, 0.7, 100, |i| i % 20 < 10),
+    ]);
+    let a = Analysis::new(&s, Quality::Accuracy);
+    assert!(a.findings[0].starts_with("Not ready"), "{:?}", a.findings);
+    // Nothing is ready, so the most promising trial is named, not the cheapest.
+    assert_eq!(a.recommended, a.best);
+}
