@@ -21,7 +21,11 @@ fn item(i: usize) -> Item {
         answer_b: Some("short".into()),
         answer: None,
         reference: None,
-        human_label: Label::Choice(if i % 2 == 0 { Choice::A } else { Choice::B }),
+        human_label: Label::Choice(if i.is_multiple_of(2) {
+            Choice::A
+        } else {
+            Choice::B
+        }),
         meta: serde_json::Value::Null,
     }
 }
