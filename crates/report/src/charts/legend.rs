@@ -2,7 +2,7 @@
 
 use plotters::style::RGBColor;
 
-use super::axes::INK;
+use super::axes::{INK, MUTED};
 use super::scene::{mix, Rect, Scene};
 use super::text::{fit_text, text_width, HAlign, Text, VAlign};
 
@@ -116,6 +116,27 @@ impl Marker {
 }
 
 /// A vertical error bar with caps from `lo` to `hi` (pixel y values) at `x`.
+/// The legend entries every x–y chart ends with: the interval bars and the dashed baselines,
+/// each only when the chart draws some.
+pub(crate) fn reference_entries(any_ci: bool, any_baseline: bool, k: f64) -> Vec<LegendEntry> {
+    let mut entries = Vec::new();
+    if any_ci {
+        entries.push(LegendEntry::new(Glyph::ErrorBar(MUTED), "95% CI"));
+    }
+    if any_baseline {
+        entries.push(LegendEntry::new(
+            Glyph::Line {
+                color: MUTED,
+                width: 1.4 * k,
+                dashed: true,
+                marker: None,
+            },
+            "baseline",
+        ));
+    }
+    entries
+}
+
 pub(crate) fn draw_error_bar(
     scene: &mut Scene,
     x: f64,

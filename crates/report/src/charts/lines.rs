@@ -1,8 +1,9 @@
 //! Line charts of a metric against a sweep parameter, and empirical CDFs of latencies.
 
-use super::axes::{self, finite_extent, pad_range, FrameSpec, XAxis, MUTED};
+use super::axes::{self, finite_extent, pad_range, FrameSpec, XAxis};
 use super::legend::{
-    draw_error_bar, error_bar_color, Glyph, LegendEntry, Marker, MarkerShape, PALETTE,
+    draw_error_bar, error_bar_color, reference_entries, Glyph, LegendEntry, Marker, MarkerShape,
+    PALETTE,
 };
 use super::placement::Placer;
 use super::scene::{Rect, Scene};
@@ -94,20 +95,8 @@ pub(crate) fn draw_lines(scene: &mut Scene, chart: &LineChart) {
             )
         })
         .collect();
-    if any_ci {
-        legend.push(LegendEntry::new(Glyph::ErrorBar(MUTED), "95% CI"));
-    }
-    if chart.baselines.iter().any(|b| b.value.is_finite()) {
-        legend.push(LegendEntry::new(
-            Glyph::Line {
-                color: MUTED,
-                width: 1.4 * k,
-                dashed: true,
-                marker: None,
-            },
-            "baseline",
-        ));
-    }
+    let any_baseline = chart.baselines.iter().any(|b| b.value.is_finite());
+    legend.extend(reference_entries(any_ci, any_baseline, k));
 
     let frame = axes::draw_frame(
         scene,

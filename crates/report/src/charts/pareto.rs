@@ -3,7 +3,9 @@
 use plotters::style::RGBColor;
 
 use super::axes::{self, finite_extent, pad_range, FrameSpec, XAxis, INK, MUTED};
-use super::legend::{draw_error_bar, error_bar_color, Glyph, LegendEntry, Marker, MarkerShape};
+use super::legend::{
+    draw_error_bar, error_bar_color, reference_entries, Glyph, LegendEntry, Marker, MarkerShape,
+};
 use super::placement::{short_label, Anchor, Fit, Placer, PointLabels, Spot};
 use super::scene::{Rect, Scene};
 use super::text::fit_text;
@@ -96,20 +98,9 @@ pub(crate) fn draw(scene: &mut Scene, chart: &ParetoChart) {
             "dominated",
         ));
     }
-    if points.iter().any(|p| interval(p).is_some()) {
-        legend.push(LegendEntry::new(Glyph::ErrorBar(MUTED), "95% CI"));
-    }
-    if chart.baselines.iter().any(|b| b.value.is_finite()) {
-        legend.push(LegendEntry::new(
-            Glyph::Line {
-                color: MUTED,
-                width: 1.4 * k,
-                dashed: true,
-                marker: None,
-            },
-            "baseline",
-        ));
-    }
+    let any_ci = points.iter().any(|p| interval(p).is_some());
+    let any_baseline = chart.baselines.iter().any(|b| b.value.is_finite());
+    legend.extend(reference_entries(any_ci, any_baseline, k));
 
     let frame = axes::draw_frame(
         scene,
