@@ -621,4 +621,19 @@ items = 20
             "sweep.order: \"ba_ab\" is not an answer order",
         );
     }
+
+    #[test]
+    fn the_examples_parse() {
+        let examples = [
+            ("demo.toml", include_str!("../../../examples/demo.toml")),
+            (
+                "position-bias.toml",
+                include_str!("../../../examples/position-bias.toml"),
+            ),
+        ];
+        for (name, text) in examples {
+            let e = Experiment::from_toml(name, text).unwrap();
+            assert!(!e.trials().is_empty(), "{name}");
+        }
+    }
 }
