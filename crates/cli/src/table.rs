@@ -8,6 +8,11 @@ fn num(x: Option<f64>, digits: usize) -> String {
     x.map_or("—".into(), |v| format!("{v:.digits$}"))
 }
 
+/// A share as a percentage, e.g. `12.5%`, or `—`.
+fn percent(x: Option<f64>, digits: usize) -> String {
+    x.map_or("—".into(), |v| format!("{:.digits$}%", v * 100.0))
+}
+
 /// A metric and its 95% interval, e.g. `0.412 [0.30, 0.52]`.
 fn estimate(e: Estimate) -> String {
     match (e.value, e.ci) {
@@ -79,10 +84,10 @@ pub fn trials(s: &ExperimentSummary) -> String {
         }
         if orders {
             let consistency = m.position.as_ref().and_then(|p| p.consistency);
-            row.push(num(consistency.map(|c| c * 100.0), 0) + "%");
+            row.push(percent(consistency, 0));
         }
         row.extend([
-            num(m.parse_failure_rate.map(|r| r * 100.0), 1) + "%",
+            percent(m.parse_failure_rate, 1),
             num(m.prompt_tokens_per_item, 0),
             num(m.completion_tokens_per_item, 1),
             num(m.latency_ms.p50, 0),

@@ -277,8 +277,15 @@ impl<'a> Analysis<'a> {
                 .filter(|_| position.n_verdicts >= 10)
             {
                 if !(0.35..=0.65).contains(&f) {
+                    let advice = if self.trial(pick).params.order == Order::Both {
+                        "judging both orders turns its flips into ties"
+                    } else if self.has_orders() {
+                        "compare it with the trials judged in both orders"
+                    } else {
+                        "sweep `order = [\"ab\", \"both\"]` to measure it and turn flips into ties"
+                    };
                     out.push(format!(
-                        "It preferred the answer shown first in {:.0}% of its verdicts: a position bias; sweep `order = [\"ab\", \"ba\", \"both\"]` to measure and correct it.",
+                        "It preferred the answer shown first in {:.0}% of its verdicts, a position bias: {advice}.",
                         f * 100.0
                     ));
                 }
