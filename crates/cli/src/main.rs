@@ -15,7 +15,8 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use judgelab_core::dataset::ImportOptions;
 use judgelab_core::metrics::{BootstrapSpec, Quality};
-use judgelab_engine::{EngineError, RunEvent, RunOptions};
+use judgelab_core::pareto::{FrontStatus, Objective};
+use judgelab_engine::{EngineError, ExperimentSummary, RunEvent, RunOptions};
 use judgelab_store::Store;
 
 #[derive(Parser)]
@@ -61,6 +62,11 @@ enum Command {
         /// Print JSON instead of a table
         #[arg(long)]
         json: bool,
+        /// Mark each trial's place on the Pareto front of two or three objectives: quality
+        /// metrics (kappa, accuracy, spearman, …) and costs (tokens, usd, latency_p95,
+        /// ttft_p95)
+        #[arg(long, value_name = "OBJ,OBJ[,OBJ]", value_delimiter = ',', value_parser = parse_objective)]
+        front: Option<Vec<Objective>>,
         #[command(flatten)]
         bootstrap: BootstrapArgs,
     },
@@ -116,6 +122,12 @@ impl BootstrapArgs {
             ..BootstrapSpec::default()
         }
     }
+}
+
+fn parse_objective(text: &str) -> Result<Objective, String> {
+    Objective::from_name(text.trim()).ok_or_else(|| {
+        format!("{text:?} is not an objective (a metric such as kappa, or tokens, usd, latency_p95, ttft_p95)")
+    })
 }
 
 fn parse_quality(text: &str) -> Result<Quality, String> {
@@ -196,8 +208,12 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Show {
             experiment,
             json,
+            front,
             bootstrap,
-        } => show(&store, &experiment, json, bootstrap.spec()).await?,
+        } => {
+            let front = front.unwrap_or_default();
+            show(&store, &experiment, json, &front, bootstrap.spec()).await?
+        }
         Command::Report {
             experiment,
             out,
@@ -361,7 +377,7 @@ async fn run(
     }
     let shown =
         judgelab_engine::summarize(store, &summary.experiment, &BootstrapSpec::default()).await?;
-    print!("{}", table::trials(&shown));
+    print!("{}", table::trials(&shown, &[]));
     println!("database: {}", store.path().display());
     Ok(if summary.n_errors > 0 {
         ExitCode::FAILURE
@@ -374,16 +390,61 @@ async fn show(
     store: &Store,
     experiment: &str,
     json: bool,
+    objectives: &[Objective],
     bootstrap: BootstrapSpec,
 ) -> Result<ExitCode> {
     let name = experiment_name(experiment)?;
     let summary = judgelab_engine::summarize(store, &name, &bootstrap).await?;
+    let front = front(&summary, objectives)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
+        let mut value = serde_json::to_value(&summary)?;
+        if !objectives.is_empty() {
+            let statuses: serde_json::Map<String, serde_json::Value> = summary
+                .trials
+                .iter()
+                .zip(&front)
+                .map(|(t, s)| (t.id.to_string(), s.as_str().into()))
+                .collect();
+            value["front"] = serde_json::json!({
+                "objectives": objectives.iter().map(|o| o.name()).collect::<Vec<_>>(),
+                "trials": statuses,
+            });
+        }
+        println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
-        print!("{}", table::trials(&summary));
+        print!("{}", table::trials(&summary, &front));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Each trial's place on the front of `objectives` (none asked: no statuses).
+fn front(summary: &ExperimentSummary, objectives: &[Objective]) -> Result<Vec<FrontStatus>> {
+    if objectives.is_empty() {
+        return Ok(Vec::new());
+    }
+    let task = summary.experiment.task_kind;
+    let invalid = |message: String| EngineError::Invalid {
+        path: "--front".into(),
+        message,
+    };
+    if !(2..=3).contains(&objectives.len()) {
+        anyhow::bail!(invalid(format!(
+            "takes two or three objectives, not {}",
+            objectives.len()
+        )));
+    }
+    for o in objectives {
+        if let Objective::Quality(q) = o {
+            if !Quality::for_task(task).contains(q) {
+                anyhow::bail!(invalid(format!(
+                    "{q} is not defined for {} data",
+                    task.name()
+                )));
+            }
+        }
+    }
+    let metrics: Vec<_> = summary.trials.iter().map(|t| &t.metrics).collect();
+    Ok(judgelab_core::pareto::front(&metrics, objectives))
 }
 
 async fn report_command(

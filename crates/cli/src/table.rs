@@ -1,6 +1,7 @@
 //! The trials table printed by `run` and `show`.
 
 use judgelab_core::metrics::{Estimate, Quality};
+use judgelab_core::pareto::FrontStatus;
 use judgelab_core::Order;
 use judgelab_engine::ExperimentSummary;
 
@@ -21,8 +22,9 @@ fn estimate(e: Estimate) -> String {
     }
 }
 
-/// Renders the experiment's trials, one row each, with a header line.
-pub fn trials(s: &ExperimentSummary) -> String {
+/// Renders the experiment's trials, one row each, with a header line, and each trial's
+/// place on a Pareto front when `front` has one status per trial.
+pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
     let e = &s.experiment;
     let rating = e.task == "single";
     let orders = s.trials.iter().any(|t| t.params.order != Order::Ab);
@@ -47,8 +49,12 @@ pub fn trials(s: &ExperimentSummary) -> String {
         "p95_ms",
         "ttft_p50",
     ]);
+    let with_front = front.len() == s.trials.len() && !front.is_empty();
+    if with_front {
+        header.push("front");
+    }
     let mut rows: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
-    for t in &s.trials {
+    for (i, t) in s.trials.iter().enumerate() {
         let p = &t.params;
         let m = &t.metrics;
         let shots = match p.few_shot_max_tokens {
@@ -94,6 +100,9 @@ pub fn trials(s: &ExperimentSummary) -> String {
             num(m.latency_ms.p95, 0),
             num(m.ttft_ms.p50, 0),
         ]);
+        if with_front {
+            row.push(front[i].as_str().to_string());
+        }
         rows.push(row);
     }
     let widths: Vec<usize> = (0..rows[0].len())

@@ -537,6 +537,20 @@ fn check_report(env: &Env, shown: &Value) {
         text(&out.stderr)
     );
 
+    // The front of any two or three objectives, by trial id.
+    let out = env.run(&[
+        "show",
+        "grid",
+        "--json",
+        "--front",
+        "kappa,tokens,latency_p95",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let statuses = v["front"]["trials"].as_object().unwrap();
+    assert_eq!(statuses.len(), 4);
+    assert!(statuses.values().any(|s| s == "front"), "{v}");
+
     // A metric the task does not define is the user's mistake.
     let out = env.run(&[
         "report",
