@@ -88,8 +88,10 @@ def nominal_stats(human, judge):
     out["agreement_without_ties"] = (
         num(sum(h == j for h, j in no_ties) / len(no_ties)) if no_ties else None
     )
-    if parsed:
-        out["cohen_kappa"] = num(cohen_kappa_score([h for h, _ in parsed], [j for _, j in parsed]))
+    # A parse failure is a category of its own, which no human label matches: a judge that
+    # fails often cannot score well by being right on the few verdicts it gives.
+    if human:
+        out["cohen_kappa"] = num(cohen_kappa_score(human, ["failed" if j is None else j for j in judge]))
     else:
         out["cohen_kappa"] = None
     out["alpha_nominal"] = alpha(

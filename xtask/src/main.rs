@@ -53,8 +53,13 @@ fn main() -> Result<()> {
     }
 }
 
+/// The workspace root. `cargo run` sets `CARGO_MANIFEST_DIR` for the running binary, and
+/// that is preferred to the path compiled in: two clones sharing one target directory (as
+/// CI's cache does) can run a binary built in the other clone.
 fn project_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    manifest_dir
         .parent()
         .expect("xtask lives in the workspace")
         .to_path_buf()
@@ -105,8 +110,9 @@ fn demo(root: &Path) -> Result<()> {
         .context("the project path is not UTF-8")?;
     judgelab(&["import", "datasets/llmbar_natural.jsonl"])?;
     // `run` ends with the trials table and the database's path; a second demo resumes the
-    // finished experiment, judges nothing and prints the same table.
-    judgelab(&["run", experiment])?;
+    // finished experiment, judges nothing and prints the same table. The demo database is
+    // scratch: an experiment left by an older Judgelab whose identity differs is replaced.
+    judgelab(&["run", experiment, "--replace"])?;
     let report = root.join("target").join("demo-report");
     let report = report.to_str().context("the project path is not UTF-8")?;
     judgelab(&["report", "llmbar-demo", "--out", report])?;

@@ -286,7 +286,7 @@ pub fn render(a: &Analysis<'_>, figures: &Figures) -> String {
     }
     h.push_str("</table></div></details>\n");
 
-    h.push_str("<h2>How to read this</h2><ul class=\"note\">\n<li><b>Kappa</b> is agreement corrected for chance: 0 is what a judge guessing with the same label frequencies gets, 1 is perfect. Accuracy counts an unparsable output as wrong.</li>\n<li>A <b>95% interval</b> comes from re-drawing the judged items with replacement; two trials whose intervals overlap heavily are not shown to differ. The paired “vs best” interval is sharper, because it compares the same items.</li>\n<li>The <b>baselines</b> need no model: always the most common label, and (pairwise) “the longer answer wins”. A judge that does not beat them measures length, not quality.</li>\n</ul>\n");
+    h.push_str("<h2>How to read this</h2><ul class=\"note\">\n<li><b>Kappa</b> is agreement corrected for chance: 0 is what a judge guessing with the same label frequencies gets, 1 is perfect. Accuracy, and the kappa of pairwise data, count an unparsable output as wrong.</li>\n<li>A <b>95% interval</b> comes from re-drawing the judged items with replacement; two trials whose intervals overlap heavily are not shown to differ. The paired “vs best” interval is sharper, because it compares the same items.</li>\n<li>The <b>baselines</b> need no model: always the most common label, and (pairwise) “the longer answer wins”. A judge that does not beat them measures length, not quality.</li>\n</ul>\n");
 
     let _ = writeln!(
         h,

@@ -8,10 +8,12 @@
 //!   does ([`position::combine`]).
 //! - `n` counts verdicts that have a judge output; verdicts whose call failed (recorded with
 //!   an error) are counted in `n_errors` and excluded from everything else.
-//! - `accuracy` is over all `n` verdicts: a parse failure counts as a wrong answer. The
-//!   kappas and correlations are over parsed verdicts only (a failure has no place on the
-//!   scale); Krippendorff's alpha treats a failure as a missing value. `parse_failure_rate`
-//!   says how many that leaves out.
+//! - `accuracy` is over all `n` verdicts: a parse failure counts as a wrong answer. So is
+//!   pairwise Cohen's kappa, where a failure is a category of its own that matches no human
+//!   label: a judge that fails often cannot score well on the few verdicts it gives. The
+//!   weighted kappas and correlations of ratings are over parsed verdicts only (a failure
+//!   has no place on the scale), and Krippendorff's alpha treats a failure as a missing
+//!   value; `parse_failure_rate` says how many that leaves out.
 //! - Ratings are compared by category, rounded to the nearest integer on the scale (a human
 //!   mean of 4.67 is a 5); the correlations and interval alpha use the unrounded values.
 //! - Confidence intervals resample items (with all their repeats) — see [`bootstrap`].
@@ -335,8 +337,9 @@ mod tests {
         assert_eq!((m.n, m.n_errors), (4, 1));
         assert_eq!(m.accuracy(), Some(0.5));
         assert_eq!(m.parse_failure_rate, Some(0.25));
-        // Parsed pairs (A,A) (A,B) (B,B): po = 2/3, pe = 2/3*1/3 + 1/3*2/3 = 4/9.
-        let kappa = (2.0 / 3.0 - 4.0 / 9.0) / (1.0 - 4.0 / 9.0);
+        // Pairs (A,A) (A,B) (B,B) (B,failed): po = 2/4; the judge's marginals are A 1/4,
+        // B 2/4, failed 1/4, so pe = 2/4 * 1/4 + 2/4 * 2/4 = 3/8.
+        let kappa = (0.5 - 3.0 / 8.0) / (1.0 - 3.0 / 8.0);
         assert!((m.kappa().unwrap() - kappa).abs() < 1e-12);
         let (lo, hi) = m.estimate(Quality::Accuracy).ci.unwrap();
         assert!(lo <= 0.5 && 0.5 <= hi);

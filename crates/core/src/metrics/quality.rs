@@ -19,7 +19,8 @@ pub enum Quality {
     /// Pairwise: accuracy over verdicts where neither the human nor the judge says tie
     /// (MT-Bench's "without tie").
     AgreementWithoutTies,
-    /// Cohen's kappa for pairwise labels; quadratic-weighted kappa for ratings.
+    /// Cohen's kappa for pairwise labels, a parse failure being a category of its own;
+    /// quadratic-weighted kappa (over parsed verdicts) for ratings.
     Kappa,
     /// Linear-weighted kappa (ratings).
     KappaLinear,
@@ -122,6 +123,8 @@ pub struct Scored {
 
 /// The category code of a pairwise tie.
 pub const TIE: i64 = 2;
+/// The category of a parse failure in pairwise kappa.
+const FAILED: i64 = -1;
 
 impl Scored {
     pub fn new(task: Task, human: Label, judge: Option<Label>) -> Scored {
@@ -195,7 +198,14 @@ pub fn compute(task: Task, scored: &[Scored]) -> Vec<(Quality, Option<f64>)> {
                     )
                 }
                 (Quality::Kappa, Task::Pairwise) => {
-                    agreement::cohen_kappa(&cats(|p| p.0 .0), &cats(|p| p.1 .0))
+                    // A parse failure is a category of its own that matches no human label:
+                    // failing often must not score well by being right on the rest.
+                    let humans: Vec<i64> = scored.iter().map(|s| s.human.0).collect();
+                    let judges: Vec<i64> = scored
+                        .iter()
+                        .map(|s| s.judge.map_or(FAILED, |j| j.0))
+                        .collect();
+                    agreement::cohen_kappa(&humans, &judges)
                 }
                 (
                     Quality::Kappa | Quality::KappaLinear,
