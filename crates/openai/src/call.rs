@@ -1,0 +1,200 @@
+//! One call: wait for the limits, send, read the whole or streamed reply, and retry what a
+//! retry can fix.
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use judgelab_core::judge::{Completion, StopReason};
+use judgelab_core::rng::SplitMix64;
+use judgelab_core::JudgeRequest;
+use serde_json::Value;
+
+use crate::sse::{Event, SseParser};
+use crate::wire::{request_body, shorten, Reply};
+use crate::{estimate_tokens, Inner};
+
+/// Why an attempt failed.
+enum Failure {
+    /// Worth another attempt, after the server's `Retry-After` if it gave one.
+    Retry {
+        message: String,
+        after: Option<Duration>,
+    },
+    /// No retry can fix it; the judge stops calling.
+    Fatal(String),
+}
+
+fn retry(message: impl Into<String>) -> Failure {
+    Failure::Retry {
+        message: message.into(),
+        after: None,
+    }
+}
+
+/// Runs a call to the end: a completion, or the message of its last failure.
+pub(crate) async fn call(inner: &Inner, request: JudgeRequest) -> Result<Completion, String> {
+    let endpoint = &inner.endpoint;
+    let body = request_body(endpoint, &request.messages, &request.sampling);
+    let tokens = (estimate_tokens(&request.messages) + request.sampling.max_tokens as usize) as f64;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        if let Some(fatal) = inner.fatal.lock().expect("never poisoned").clone() {
+            return Err(fatal);
+        }
+        if let Some(bucket) = &inner.requests {
+            bucket.take(1.0).await;
+        }
+        if let Some(bucket) = &inner.tokens {
+            bucket.take(tokens).await;
+        }
+        match attempt_once(inner, &body).await {
+            Ok(completion) => return Ok(completion),
+            Err(Failure::Fatal(message)) => {
+                let message = inner.redact(&message);
+                *inner.fatal.lock().expect("never poisoned") = Some(message.clone());
+                return Err(message);
+            }
+            Err(Failure::Retry { message, after }) => {
+                if attempt >= endpoint.max_attempts {
+                    let message = inner.redact(&message);
+                    return Err(format!("{message} (gave up after {attempt} attempts)"));
+                }
+                tokio::time::sleep(after.unwrap_or_else(|| backoff(inner, attempt))).await;
+            }
+        }
+    }
+}
+
+/// Exponential backoff with full jitter in its upper half: `base * 2^(attempt-1)`, capped,
+/// times a random factor in [0.5, 1), so that parallel calls do not retry in step.
+fn backoff(inner: &Inner, attempt: u32) -> Duration {
+    let e = &inner.endpoint;
+    let exp = e.backoff.as_secs_f64() * 2f64.powi(attempt.saturating_sub(1).min(20) as i32);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let jitter = 0.5
+        + 0.5
+            * (SplitMix64::new(u64::from(nanos) ^ u64::from(attempt)).next_u64() as f64
+                / u64::MAX as f64);
+    Duration::from_secs_f64(exp.min(e.max_backoff.as_secs_f64()) * jitter)
+}
+
+fn from_reqwest(e: reqwest::Error) -> Failure {
+    // Timeouts, refused or reset connections and bodies cut short are all transient.
+    let kind = if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "could not connect"
+    } else {
+        "failed"
+    };
+    let mut message = format!("the request {kind}: {e}");
+    let mut source = std::error::Error::source(&e);
+    while let Some(cause) = source {
+        message.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    retry(message)
+}
+
+/// `Retry-After` in seconds (the form APIs use), capped at two minutes.
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let seconds: f64 = headers
+        .get("retry-after")?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds.min(120.0)))
+}
+
+async fn attempt_once(inner: &Inner, body: &Value) -> Result<Completion, Failure> {
+    let endpoint = &inner.endpoint;
+    let url = endpoint.url();
+    let started = Instant::now();
+    let mut request = inner.client.post(&url).json(body).timeout(endpoint.timeout);
+    if let Some(key) = &endpoint.api_key {
+        request = request.bearer_auth(&key.0);
+    }
+    let mut response = request.send().await.map_err(from_reqwest)?;
+    let status = response.status();
+    if !status.is_success() {
+        let after = retry_after(response.headers());
+        let text = response.text().await.unwrap_or_default();
+        let message = format!("HTTP {} from {url}: {}", status, shorten(&text));
+        return Err(match status.as_u16() {
+            408 | 409 | 425 | 429 | 500..=599 => Failure::Retry { message, after },
+            401 | 403 => Failure::Fatal(format!(
+                "{message}; check the API key ({})",
+                endpoint.key_source
+            )),
+            404 => Failure::Fatal(format!(
+                "{message}; check base_url and the model name {:?}",
+                endpoint.model
+            )),
+            _ => Failure::Fatal(format!("{message}; the server rejected the request")),
+        });
+    }
+    let mut reply = Reply::default();
+    let mut ttft = None;
+    if endpoint.stream {
+        let mut parser = SseParser::default();
+        let mut done = false;
+        let mut handle = |events: Vec<Event>, reply: &mut Reply| -> Result<(), Failure> {
+            for event in events {
+                match event {
+                    Event::Done => done = true,
+                    Event::Data(data) => {
+                        let chunk: Value = serde_json::from_str(&data).map_err(|e| {
+                            retry(format!(
+                                "malformed stream chunk from {url}: {e}: {}",
+                                shorten(&data)
+                            ))
+                        })?;
+                        if chunk["error"].is_object() || chunk["error"].is_string() {
+                            return Err(retry(format!(
+                                "the stream from {url} reported an error: {}",
+                                shorten(&data)
+                            )));
+                        }
+                        if !reply.add_chunk(&chunk).is_empty() && ttft.is_none() {
+                            ttft = Some(started.elapsed().as_secs_f64() * 1000.0);
+                        }
+                    }
+                }
+            }
+            Ok(())
+        };
+        while let Some(bytes) = response.chunk().await.map_err(from_reqwest)? {
+            handle(parser.push(&bytes), &mut reply)?;
+        }
+        handle(parser.finish(), &mut reply)?;
+        if !done && reply.finish_reason.is_none() {
+            return Err(retry(format!(
+                "the stream from {url} ended before the reply did"
+            )));
+        }
+    } else {
+        let text = response.text().await.map_err(from_reqwest)?;
+        let value: Value = serde_json::from_str(&text).map_err(|e| {
+            retry(format!(
+                "malformed response from {url}: {e}: {}",
+                shorten(&text)
+            ))
+        })?;
+        reply = Reply::from_response(&value).map_err(retry)?;
+    }
+    Ok(Completion {
+        stop: match reply.finish_reason.as_deref() {
+            Some("length") => StopReason::MaxTokens,
+            _ => StopReason::EndOfTurn,
+        },
+        prompt_tokens: reply.prompt_tokens.unwrap_or(0),
+        completion_tokens: reply.completion_tokens.unwrap_or(0),
+        text: reply.text,
+        latency_ms: started.elapsed().as_secs_f64() * 1000.0,
+        ttft_ms: ttft,
+    })
+}

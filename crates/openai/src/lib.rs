@@ -1,0 +1,246 @@
+//! Remote judges over OpenAI-compatible chat completion APIs (OpenAI, vLLM, llama.cpp
+//! server, Ollama, LM Studio…): `POST {base_url}/chat/completions`, streamed by default so
+//! that time to first token is measured from the first content delta.
+//!
+//! A sweep of thousands of calls must survive a flaky network: each call waits for the
+//! endpoint's concurrency, requests-per-minute and tokens-per-minute limits, and is retried
+//! with exponential backoff and jitter on 429, 5xx, timeouts, resets, cut streams and
+//! malformed bodies, honouring `Retry-After`. A 400, 401, 403 or 404 is never retried: the
+//! judge stops calling and every remaining call fails with the same clear message. The API
+//! key never appears in an error message.
+
+mod call;
+mod limits;
+pub mod sse;
+pub mod wire;
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use judgelab_core::judge::ModelIdentity;
+use judgelab_core::{Judge, JudgeRequest, JudgeResponse, Message};
+use serde_json::Value;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use crate::limits::Bucket;
+
+/// A secret: shown as `<redacted>` by `Debug`, and scrubbed from every error message.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    pub fn new(key: impl Into<String>) -> ApiKey {
+        ApiKey(key.into())
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
+/// An endpoint and how to call it.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    /// As the user named the model.
+    pub name: String,
+    /// Up to `/v1`, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8080/v1`.
+    pub base_url: String,
+    pub model: String,
+    pub api_key: Option<ApiKey>,
+    /// Where the key came from, for messages (e.g. `$OPENAI_API_KEY`); never the key.
+    pub key_source: String,
+    pub stream: bool,
+    /// For a whole call, the streamed body included.
+    pub timeout: Duration,
+    pub concurrency: usize,
+    pub requests_per_minute: Option<u32>,
+    pub tokens_per_minute: Option<u32>,
+    /// Attempts per call, the first included.
+    pub max_attempts: u32,
+    /// The first retry waits about this long; each further one twice as long.
+    pub backoff: Duration,
+    pub max_backoff: Duration,
+    pub top_logprobs: Option<u32>,
+    pub response_format: Option<Value>,
+    pub stop: Vec<String>,
+}
+
+impl Endpoint {
+    /// An endpoint with the defaults: streaming, 60 s timeout, 4 calls at once, 5 attempts.
+    pub fn new(name: &str, base_url: &str, model: &str) -> Endpoint {
+        Endpoint {
+            name: name.to_string(),
+            base_url: base_url.trim_end_matches('/').to_string(),
+            model: model.to_string(),
+            api_key: None,
+            key_source: "no key".into(),
+            stream: true,
+            timeout: Duration::from_secs(60),
+            concurrency: 4,
+            requests_per_minute: None,
+            tokens_per_minute: None,
+            max_attempts: 5,
+            backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(30),
+            top_logprobs: None,
+            response_format: None,
+            stop: Vec::new(),
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("{}/chat/completions", self.base_url)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpenAiError {
+    #[error("cannot start the HTTP client: {0}")]
+    Client(String),
+}
+
+/// What the calls of a judge share.
+pub(crate) struct Inner {
+    pub endpoint: Endpoint,
+    pub client: reqwest::Client,
+    pub requests: Option<Bucket>,
+    pub tokens: Option<Bucket>,
+    /// Set by a response no retry can fix (bad key, unknown model): every later call fails
+    /// with it, without reaching the server.
+    pub fatal: Mutex<Option<String>>,
+}
+
+impl Inner {
+    /// `text` with the API key, wherever it appears, replaced.
+    pub fn redact(&self, text: &str) -> String {
+        match &self.endpoint.api_key {
+            Some(ApiKey(key)) if !key.is_empty() => text.replace(key.as_str(), "<redacted>"),
+            _ => text.to_string(),
+        }
+    }
+}
+
+/// A judge behind an OpenAI-compatible endpoint.
+pub struct OpenAiJudge {
+    identity: ModelIdentity,
+    inner: Arc<Inner>,
+    /// The judge's own runtime: `Judge` is a blocking API, called from the engine's blocking
+    /// threads, and the HTTP client's connections must live on one runtime.
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl OpenAiJudge {
+    pub fn new(endpoint: Endpoint) -> Result<OpenAiJudge, OpenAiError> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(endpoint.timeout.min(Duration::from_secs(10)))
+            .build()
+            .map_err(|e| OpenAiError::Client(e.to_string()))?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("judgelab-openai")
+            .enable_all()
+            .build()
+            .map_err(|e| OpenAiError::Client(e.to_string()))?;
+        let identity = ModelIdentity {
+            name: endpoint.name.clone(),
+            location: format!("{} ({})", endpoint.url(), endpoint.model),
+            sha256: None,
+        };
+        Ok(OpenAiJudge {
+            identity,
+            inner: Arc::new(Inner {
+                requests: endpoint.requests_per_minute.map(Bucket::per_minute),
+                tokens: endpoint.tokens_per_minute.map(Bucket::per_minute),
+                endpoint,
+                client,
+                fatal: Mutex::new(None),
+            }),
+            runtime: Some(runtime),
+        })
+    }
+}
+
+impl Drop for OpenAiJudge {
+    fn drop(&mut self) {
+        // The judge may be dropped inside the engine's async code, where a runtime must not
+        // block while shutting down.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// A rough token count (4 characters a token): remote endpoints offer no tokenizer, and
+/// the count only ranks few-shot examples by length and paces tokens-per-minute limits.
+pub fn estimate_tokens(messages: &[Message]) -> usize {
+    messages
+        .iter()
+        .map(|m| m.content.chars().count().div_ceil(4) + 4)
+        .sum()
+}
+
+impl Judge for OpenAiJudge {
+    fn identity(&self) -> &ModelIdentity {
+        &self.identity
+    }
+
+    fn count_tokens(&self, messages: &[Message]) -> Result<usize, String> {
+        Ok(estimate_tokens(messages))
+    }
+
+    fn judge_batch(
+        &self,
+        requests: Vec<JudgeRequest>,
+        cancel: &Arc<AtomicBool>,
+        on_response: &mut dyn FnMut(JudgeResponse),
+    ) {
+        let runtime = self
+            .runtime
+            .as_ref()
+            .expect("the runtime lives as long as the judge");
+        let inner = Arc::clone(&self.inner);
+        runtime.block_on(async move {
+            let slots = Arc::new(Semaphore::new(inner.endpoint.concurrency.max(1)));
+            let mut calls = JoinSet::new();
+            for request in requests {
+                let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
+                    break;
+                };
+                while let Some(done) = calls.try_join_next() {
+                    deliver(done, on_response);
+                }
+                if cancel.load(Ordering::SeqCst) {
+                    break;
+                }
+                let inner = Arc::clone(&inner);
+                calls.spawn(async move {
+                    let _slot = slot;
+                    let key = request.key;
+                    JudgeResponse {
+                        key,
+                        result: call::call(&inner, request).await,
+                    }
+                });
+            }
+            while let Some(done) = calls.join_next().await {
+                deliver(done, on_response);
+            }
+        });
+    }
+}
+
+fn deliver(
+    done: Result<JudgeResponse, tokio::task::JoinError>,
+    on_response: &mut dyn FnMut(JudgeResponse),
+) {
+    // A call task that panicked has no key to answer with; the engine records every
+    // unanswered call as failed, so nothing is lost.
+    if let Ok(response) = done {
+        on_response(response);
+    }
+}
