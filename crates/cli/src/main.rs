@@ -54,6 +54,9 @@ enum Command {
         /// CPU threads for local models [default: all cores]
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
         threads: Option<u16>,
+        /// Call remote judges even where the response cache already has the answer
+        #[arg(long)]
+        no_cache: bool,
     },
     /// Show an experiment's trials and their metrics
     Show {
@@ -204,7 +207,16 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             experiment,
             replace,
             threads,
-        } => run(&store, &experiment, replace, threads.map(usize::from)).await?,
+            no_cache,
+        } => {
+            let options = RunOptions {
+                replace,
+                threads: threads.map(usize::from),
+                no_cache,
+                ..RunOptions::default()
+            };
+            run(&store, &experiment, options).await?
+        }
         Command::Show {
             experiment,
             json,
@@ -271,17 +283,7 @@ async fn import(
     Ok(ExitCode::SUCCESS)
 }
 
-async fn run(
-    store: &Store,
-    path: &Path,
-    replace: bool,
-    threads: Option<usize>,
-) -> Result<ExitCode> {
-    let options = RunOptions {
-        replace,
-        threads,
-        ..RunOptions::default()
-    };
+async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode> {
     let cancel = options.cancel.clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
@@ -373,6 +375,12 @@ async fn run(
         eprintln!(
             "judged {} calls; {} failed and will be retried by the next run (their errors are recorded)",
             summary.judged_now, summary.n_errors
+        );
+    }
+    if summary.cache_hits > 0 {
+        eprintln!(
+            "{} of them answered from the response cache (no call made; --no-cache to call again)",
+            summary.cache_hits
         );
     }
     let shown =

@@ -10,7 +10,11 @@ use crate::verdict::OutputKind;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Backend {
+    /// Local GGUF files through llama.cpp.
     Llama,
+    /// An OpenAI-compatible HTTP endpoint.
+    #[serde(rename = "openai")]
+    OpenAi,
 }
 
 /// A validated experiment.
@@ -39,6 +43,69 @@ pub struct JudgeSpec {
     pub context_size: u32,
     /// How many requests the engine hands the judge at once.
     pub batch_size: usize,
+    /// The endpoint, for `backend = "openai"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<RemoteSpec>,
+}
+
+/// An OpenAI-compatible endpoint and how to call it. Only `base_url`, `top_logprobs` and
+/// `json_schema` change what the judge answers; the rest is speed, money and secrets, left
+/// out of the experiment's identity.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RemoteSpec {
+    /// Up to `/v1`, e.g. `https://api.openai.com/v1`.
+    pub base_url: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_logprobs: Option<u32>,
+    /// With `output = "json"`, ask for `response_format: json_schema`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub json_schema: bool,
+    #[serde(skip)]
+    pub calls: RemoteCalls,
+}
+
+/// How calls to an endpoint are made; none of it changes a verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteCalls {
+    /// The environment variable that holds the API key; none for local servers.
+    pub api_key_env: Option<String>,
+    pub stream: bool,
+    pub concurrency: usize,
+    pub requests_per_minute: Option<u32>,
+    pub tokens_per_minute: Option<u32>,
+    pub timeout_s: f64,
+    pub max_attempts: u32,
+    /// $ per million input and output tokens, by model name.
+    pub prices: std::collections::BTreeMap<String, Price>,
+}
+
+impl Default for RemoteCalls {
+    fn default() -> Self {
+        RemoteCalls {
+            api_key_env: None,
+            stream: true,
+            concurrency: 4,
+            requests_per_minute: None,
+            tokens_per_minute: None,
+            timeout_s: 60.0,
+            max_attempts: 5,
+            prices: Default::default(),
+        }
+    }
+}
+
+/// Dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    pub input: f64,
+    pub output: f64,
+}
+
+impl Price {
+    pub fn cost(&self, prompt_tokens: u32, completion_tokens: u32) -> f64 {
+        (f64::from(prompt_tokens) * self.input + f64::from(completion_tokens) * self.output) / 1e6
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -170,21 +237,143 @@ struct RawExperiment {
 struct RawJudge {
     #[serde(default = "default_backend")]
     backend: String,
-    #[serde(default = "default_model")]
-    model: OneOrMany<String>,
+    model: Option<OneOrMany<String>>,
     template: OneOrMany<String>,
     output: Option<String>,
     gpu_layers: Option<u32>,
     context_size: Option<u32>,
     batch_size: Option<usize>,
+    base_url: Option<String>,
+    api_key_env: Option<String>,
+    stream: Option<bool>,
+    concurrency: Option<i64>,
+    requests_per_minute: Option<i64>,
+    tokens_per_minute: Option<i64>,
+    timeout_s: Option<f64>,
+    max_attempts: Option<i64>,
+    top_logprobs: Option<i64>,
+    json_schema: Option<bool>,
+    #[serde(default)]
+    prices: std::collections::BTreeMap<String, Price>,
+}
+
+/// The endpoint of `backend = "openai"`; its keys are errors with any other backend.
+fn remote(
+    j: &RawJudge,
+    backend: Backend,
+    invalid: &Invalid<'_>,
+) -> Result<Option<RemoteSpec>, ExperimentError> {
+    if backend != Backend::OpenAi {
+        let given = [
+            ("base_url", j.base_url.is_some()),
+            ("api_key_env", j.api_key_env.is_some()),
+            ("stream", j.stream.is_some()),
+            ("concurrency", j.concurrency.is_some()),
+            ("requests_per_minute", j.requests_per_minute.is_some()),
+            ("tokens_per_minute", j.tokens_per_minute.is_some()),
+            ("timeout_s", j.timeout_s.is_some()),
+            ("max_attempts", j.max_attempts.is_some()),
+            ("top_logprobs", j.top_logprobs.is_some()),
+            ("json_schema", j.json_schema.is_some()),
+            ("prices", !j.prices.is_empty()),
+        ];
+        if let Some((key, _)) = given.iter().find(|(_, given)| *given) {
+            return Err(invalid(
+                &format!("judge.{key}"),
+                "is for backend = \"openai\" only".into(),
+            ));
+        }
+        return Ok(None);
+    }
+    for key in ["gpu_layers", "context_size"] {
+        let given = match key {
+            "gpu_layers" => j.gpu_layers.is_some(),
+            _ => j.context_size.is_some(),
+        };
+        if given {
+            return Err(invalid(
+                &format!("judge.{key}"),
+                "is for backend = \"llama\" only".into(),
+            ));
+        }
+    }
+    let base_url = j
+        .base_url
+        .as_deref()
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .ok_or_else(|| {
+            invalid(
+                "judge.base_url",
+                "is required with backend = \"openai\" (e.g. \"https://api.openai.com/v1\")".into(),
+            )
+        })?;
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(invalid(
+            "judge.base_url",
+            format!("{base_url:?} must start with http:// or https://"),
+        ));
+    }
+    let count =
+        |key: &str, value: Option<i64>, lo: i64, hi: i64| -> Result<Option<u32>, ExperimentError> {
+            match value {
+                None => Ok(None),
+                Some(v) if (lo..=hi).contains(&v) => Ok(Some(v as u32)),
+                Some(v) => Err(invalid(
+                    &format!("judge.{key}"),
+                    format!("{v} must be between {lo} and {hi}"),
+                )),
+            }
+        };
+    let defaults = RemoteCalls::default();
+    let timeout_s = j.timeout_s.unwrap_or(defaults.timeout_s);
+    if !(timeout_s.is_finite() && (0.1..=3600.0).contains(&timeout_s)) {
+        return Err(invalid(
+            "judge.timeout_s",
+            format!("{timeout_s} must be between 0.1 and 3600"),
+        ));
+    }
+    if let Some(env) = &j.api_key_env {
+        if env.is_empty() || !env.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(invalid(
+                "judge.api_key_env",
+                format!("{env:?} is not an environment variable name"),
+            ));
+        }
+    }
+    for (model, price) in &j.prices {
+        if !(price.input >= 0.0
+            && price.output >= 0.0
+            && price.input.is_finite()
+            && price.output.is_finite())
+        {
+            return Err(invalid(
+                &format!("judge.prices.{model}"),
+                "prices must be non-negative numbers".into(),
+            ));
+        }
+    }
+    Ok(Some(RemoteSpec {
+        base_url: base_url.trim_end_matches('/').to_string(),
+        top_logprobs: count("top_logprobs", j.top_logprobs, 0, 20)?,
+        json_schema: j.json_schema.unwrap_or(false),
+        calls: RemoteCalls {
+            api_key_env: j.api_key_env.clone(),
+            stream: j.stream.unwrap_or(defaults.stream),
+            concurrency: count("concurrency", j.concurrency, 1, 256)?
+                .map_or(defaults.concurrency, |c| c as usize),
+            requests_per_minute: count("requests_per_minute", j.requests_per_minute, 1, 1_000_000)?,
+            tokens_per_minute: count("tokens_per_minute", j.tokens_per_minute, 1, 1_000_000_000)?,
+            timeout_s,
+            max_attempts: count("max_attempts", j.max_attempts, 1, 100)?
+                .unwrap_or(defaults.max_attempts),
+            prices: j.prices.clone(),
+        },
+    }))
 }
 
 fn default_backend() -> String {
     "llama".into()
-}
-
-fn default_model() -> OneOrMany<String> {
-    OneOrMany::One("default".into())
 }
 
 #[derive(Deserialize, Default)]
@@ -237,14 +426,29 @@ impl Experiment {
 
         let backend = match raw.judge.backend.as_str() {
             "llama" => Backend::Llama,
+            "openai" => Backend::OpenAi,
             other => {
                 return Err(invalid(
                     "judge.backend",
-                    format!("{other:?} is not a supported backend (expected \"llama\")"),
+                    format!(
+                        "{other:?} is not a supported backend (expected \"llama\" or \"openai\")"
+                    ),
                 ))
             }
         };
-        let models = non_empty_unique("judge.model", raw.judge.model.into_vec(), &invalid)?;
+        let remote = remote(&raw.judge, backend, &invalid)?;
+        let models = match (raw.judge.model, backend) {
+            (Some(m), _) => m.into_vec(),
+            (None, Backend::Llama) => vec!["default".to_string()],
+            (None, Backend::OpenAi) => {
+                return Err(invalid(
+                    "judge.model",
+                    "is required with backend = \"openai\": the model name the endpoint serves"
+                        .into(),
+                ))
+            }
+        };
+        let models = non_empty_unique("judge.model", models, &invalid)?;
         let templates =
             non_empty_unique("judge.template", raw.judge.template.into_vec(), &invalid)?;
         let output = raw
@@ -362,6 +566,7 @@ impl Experiment {
                 gpu_layers: raw.judge.gpu_layers,
                 context_size,
                 batch_size,
+                remote,
             },
             sweep: Sweep {
                 temperature,
@@ -635,5 +840,66 @@ items = 20
             let e = Experiment::from_toml(name, text).unwrap();
             assert!(!e.trials().is_empty(), "{name}");
         }
+    }
+
+    const REMOTE: &str = r#"
+name = "remote"
+dataset = "d.jsonl"
+[judge]
+backend = "openai"
+base_url = "http://127.0.0.1:8080/v1/"
+model = ["smollm2", "other"]
+template = "pairwise"
+api_key_env = "OPENAI_API_KEY"
+concurrency = 2
+[judge.prices.smollm2]
+input = 0.15
+output = 0.6
+"#;
+
+    #[test]
+    fn remote_judges_are_configured_and_checked() {
+        let e = Experiment::from_toml("e.toml", REMOTE).unwrap();
+        assert_eq!(e.judge.backend, Backend::OpenAi);
+        let r = e.judge.remote.as_ref().unwrap();
+        assert_eq!(r.base_url, "http://127.0.0.1:8080/v1");
+        assert_eq!(r.calls.concurrency, 2);
+        assert_eq!(r.calls.api_key_env.as_deref(), Some("OPENAI_API_KEY"));
+        assert!((r.calls.prices["smollm2"].cost(1_000_000, 0) - 0.15).abs() < 1e-12);
+        assert_eq!(e.trials().len(), 2);
+        // Speed, money and secrets are not part of the identity.
+        let json = serde_json::to_string(&e).unwrap();
+        assert!(
+            json.contains("base_url")
+                && !json.contains("OPENAI_API_KEY")
+                && !json.contains("prices")
+        );
+        check_err(
+            &REMOTE.replace("base_url = \"http://127.0.0.1:8080/v1/\"\n", ""),
+            "judge.base_url: is required",
+        );
+        check_err(
+            &REMOTE.replace("model = [\"smollm2\", \"other\"]\n", ""),
+            "judge.model: is required",
+        );
+        check_err(
+            &REMOTE.replace("concurrency = 2", "concurrency = 0"),
+            "judge.concurrency: 0 must be between 1 and 256",
+        );
+        check_err(
+            &REMOTE.replace("concurrency = 2", "context_size = 512"),
+            "judge.context_size: is for backend = \"llama\" only",
+        );
+        check_err(
+            &GRID.replace(
+                "template = \"pairwise\"",
+                "template = \"pairwise\"\nbase_url = \"http://x\"",
+            ),
+            "judge.base_url: is for backend = \"openai\" only",
+        );
+        check_err(
+            &REMOTE.replace("\"OPENAI_API_KEY\"", "\"sk-123 456\""),
+            "is not an environment variable name",
+        );
     }
 }

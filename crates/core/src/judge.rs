@@ -48,8 +48,8 @@ pub enum StopReason {
     PromptTooLong,
 }
 
-/// A finished call.
-#[derive(Debug, Clone, PartialEq)]
+/// A finished call. It serialises so that remote responses can be cached and replayed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Completion {
     pub text: String,
     pub prompt_tokens: u32,
@@ -59,6 +59,12 @@ pub struct Completion {
     /// From the start of the call to the first generated token.
     pub ttft_ms: Option<f64>,
     pub stop: StopReason,
+    /// Prompt tokens the server served from its prompt cache, where it says.
+    pub cached_tokens: Option<u32>,
+    /// Attempts the call took, the successful one included (remote judges retry).
+    pub attempts: u32,
+    /// Per-token log-probabilities as JSON, where the judge was asked for them.
+    pub logprobs: Option<String>,
 }
 
 /// A call's outcome: a completion, or an error message to record on the verdict.

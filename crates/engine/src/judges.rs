@@ -1,20 +1,24 @@
-//! Which judge serves a model. By default local GGUF files load through llama.cpp; tests
-//! (and later backends) plug in their own [`JudgeLoader`]. The run itself only ever sees
-//! `core::Judge`.
+//! Which judge serves a model. By default local GGUF files load through llama.cpp and
+//! remote models are called over an OpenAI-compatible API; tests plug in their own
+//! [`JudgeLoader`]. The run itself only ever sees `core::Judge`.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use std::time::Duration;
+
+use judgelab_core::experiment::RemoteSpec;
 use judgelab_core::Judge;
 use judgelab_llama::{LlamaJudge, LlamaOptions};
+use judgelab_openai::{ApiKey, Endpoint, OpenAiJudge};
 
 use crate::resolve::Resolved;
 use crate::run::{RunEvent, RunOptions};
 use crate::EngineError;
 
 /// A model of an experiment, resolved and checked.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ModelSpec {
     /// As written in the experiment (`default`, a path).
     pub name: String,
@@ -23,6 +27,8 @@ pub struct ModelSpec {
     pub gpu_layers: Option<u32>,
     pub context_size: u32,
     pub threads: Option<usize>,
+    /// The endpoint of a remote model (`path` and `sha256` are then empty).
+    pub remote: Option<RemoteSpec>,
 }
 
 /// Loads the judge for a model.
@@ -30,12 +36,15 @@ pub trait JudgeLoader: Send + Sync {
     fn load(&self, spec: &ModelSpec) -> Result<Arc<dyn Judge>, EngineError>;
 }
 
-/// GGUF files through llama.cpp.
+/// GGUF files through llama.cpp, and remote models over HTTP.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LocalModels;
 
 impl JudgeLoader for LocalModels {
     fn load(&self, spec: &ModelSpec) -> Result<Arc<dyn Judge>, EngineError> {
+        if let Some(remote) = &spec.remote {
+            return Ok(Arc::new(openai_judge(&spec.name, remote)?));
+        }
         let judge = LlamaJudge::load(LlamaOptions {
             name: spec.name.clone(),
             path: spec.path.clone(),
@@ -46,6 +55,28 @@ impl JudgeLoader for LocalModels {
         })?;
         Ok(Arc::new(judge))
     }
+}
+
+/// The judge of a remote model, its key read from the environment.
+fn openai_judge(model: &str, remote: &RemoteSpec) -> Result<OpenAiJudge, EngineError> {
+    let calls = &remote.calls;
+    let mut endpoint = Endpoint::new(model, &remote.base_url, model);
+    if let Some(env) = &calls.api_key_env {
+        let key = std::env::var(env).map_err(|_| EngineError::Invalid {
+            path: "judge.api_key_env".into(),
+            message: format!("the environment variable {env} is not set"),
+        })?;
+        endpoint.api_key = Some(ApiKey::new(key));
+        endpoint.key_source = format!("${env}");
+    }
+    endpoint.stream = calls.stream;
+    endpoint.concurrency = calls.concurrency;
+    endpoint.requests_per_minute = calls.requests_per_minute;
+    endpoint.tokens_per_minute = calls.tokens_per_minute;
+    endpoint.timeout = Duration::from_secs_f64(calls.timeout_s);
+    endpoint.max_attempts = calls.max_attempts;
+    endpoint.top_logprobs = remote.top_logprobs;
+    OpenAiJudge::new(endpoint).map_err(|e| EngineError::Judge(e.to_string()))
 }
 
 /// The judges of one run, loaded on first use; one model is held in memory at a time.
@@ -90,6 +121,7 @@ impl<'r> Judges<'r> {
             gpu_layers: self.r.experiment.judge.gpu_layers,
             context_size: self.r.experiment.judge.context_size,
             threads: self.options.threads,
+            remote: self.r.experiment.judge.remote.clone(),
         };
         let loader: Arc<dyn JudgeLoader> = self
             .options

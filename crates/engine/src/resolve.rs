@@ -22,7 +22,7 @@ pub(crate) struct Resolved {
     pub output: OutputKind,
     /// By template name as written in the experiment.
     pub templates: Vec<(String, Template)>,
-    /// By model name as written: (path, sha256).
+    /// By model name as written: (path, sha256); both empty for a remote model.
     pub models: Vec<(String, PathBuf, String)>,
     pub content_hash: String,
 }
@@ -122,7 +122,27 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
     }
 
     let mut models = Vec::new();
-    for name in &experiment.judge.models {
+    if let Some(remote) = &experiment.judge.remote {
+        // A remote model is a name the endpoint serves: nothing to check on disk. A key
+        // that is named but missing is the user's to fix before anything is called.
+        if let Some(env) = &remote.calls.api_key_env {
+            if std::env::var_os(env).is_none_or(|v| v.is_empty()) {
+                return Err(invalid(
+                    "judge.api_key_env",
+                    format!("the environment variable {env} is not set"),
+                ));
+            }
+        }
+        for name in &experiment.judge.models {
+            models.push((name.clone(), PathBuf::new(), String::new()));
+        }
+    }
+    for name in experiment
+        .judge
+        .models
+        .iter()
+        .filter(|_| experiment.judge.remote.is_none())
+    {
         let file = if name == "default" {
             default_model_path()
         } else {

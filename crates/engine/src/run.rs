@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use judgelab_core::judge::StopReason;
+use judgelab_core::judge::{Completion, StopReason};
 use judgelab_core::rng::mix;
 use judgelab_core::split;
 use judgelab_core::template::{ExampleContext, RenderContext};
@@ -31,6 +31,8 @@ pub struct RunOptions {
     pub threads: Option<usize>,
     /// Where judges come from; default: [`LocalModels`](crate::LocalModels).
     pub judges: Option<Arc<dyn JudgeLoader>>,
+    /// Call remote judges even where the response cache has the answer.
+    pub no_cache: bool,
 }
 
 /// What a run reports while it goes.
@@ -76,6 +78,8 @@ pub struct RunSummary {
     pub judged_now: usize,
     /// Calls of this run that failed (recorded with their error; retried by the next run).
     pub n_errors: usize,
+    /// Calls answered from the response cache, without calling the judge.
+    pub cache_hits: usize,
     /// Cancelled before everything was judged.
     pub interrupted: bool,
 }
@@ -154,6 +158,7 @@ pub async fn run_experiment(
 
     let mut judged_now = 0;
     let mut n_errors = 0;
+    let mut cache_hits = 0;
     for (trial, todo) in missing {
         if todo.is_empty() {
             continue;
@@ -163,6 +168,28 @@ pub async fn run_experiment(
         }
         let judge = judges.get(&trial.params.model, on_event).await?;
         let (pending, requests) = prepare(&r, trial, &index, &todo)?;
+        // Remote calls already answered (by this experiment before a --replace, or by
+        // another one) are replayed from the response cache: nothing is paid for twice.
+        let mut from_cache = vec![false; pending.len()];
+        let mut hits = Vec::new();
+        let mut misses = Vec::with_capacity(requests.len());
+        for request in requests {
+            let cached = match pending[request.key].cache_key.as_deref() {
+                Some(key) if !options.no_cache => store.cached_response(key).await?,
+                _ => None,
+            };
+            match cached.and_then(|json| serde_json::from_str::<Completion>(&json).ok()) {
+                Some(completion) => {
+                    from_cache[request.key] = true;
+                    hits.push(JudgeResponse {
+                        key: request.key,
+                        result: Ok(completion),
+                    });
+                }
+                None => misses.push(request),
+            }
+        }
+        let requests = misses;
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<JudgeResponse>();
         let cancel = Arc::clone(&options.cancel);
         let batch_size = r.experiment.judge.batch_size;
@@ -179,7 +206,7 @@ pub async fn run_experiment(
         // drop calls silently: what is unanswered when it returns, uncancelled, is recorded
         // as a failed call, to be retried by the next run.
         let mut answered = vec![false; pending.len()];
-        let mut backlog: Vec<JudgeResponse> = Vec::new();
+        let mut backlog: Vec<JudgeResponse> = hits;
         let mut flushed = false;
         loop {
             let response = match backlog.pop() {
@@ -207,7 +234,14 @@ pub async fn run_experiment(
                 continue;
             };
             answered[response.key] = true;
-            let row = verdict_row(&r, trial, p, response);
+            let hit = from_cache[response.key];
+            if let (Some(key), Ok(completion), false) = (&p.cache_key, &response.result, hit) {
+                let json = serde_json::to_string(completion).expect("completions serialise");
+                store.cache_response(key, &json).await?;
+            }
+            let mut row = verdict_row(&r, trial, p, response);
+            row.cache_hit = hit;
+            cache_hits += usize::from(hit);
             let failed = row.error.is_some() || row.failure_kind.is_some();
             n_errors += usize::from(row.error.is_some());
             let written = match store.record_verdict(&row).await {
@@ -242,6 +276,7 @@ pub async fn run_experiment(
         already_done,
         judged_now,
         n_errors,
+        cache_hits,
         interrupted: done < total && options.cancel.load(Ordering::SeqCst),
     })
 }
@@ -321,10 +356,14 @@ async fn create(
             params.few_shot_max_tokens,
             &length,
         );
+        let (model_path, model_sha256) = match &e.judge.remote {
+            Some(remote) => (format!("{}#{}", remote.base_url, params.model), None),
+            None => (path.display().to_string(), Some(sha256.clone())),
+        };
         trials.push(NewTrial {
             template_hash: template.hash.clone(),
-            model_path: path.display().to_string(),
-            model_sha256: Some(sha256.clone()),
+            model_path,
+            model_sha256,
             examples: ids(&examples),
             params,
         });
@@ -363,6 +402,9 @@ struct Pending {
     swapped: bool,
     seed: u32,
     prompt_hash: String,
+    /// Remote calls only: the response cache's key, a hash of (endpoint, model, messages,
+    /// sampling parameters, seed, repeat).
+    cache_key: Option<String>,
 }
 
 fn prepare(
@@ -411,6 +453,26 @@ fn prepare(
             parts.push(1);
         }
         let seed = mix(&parts) as u32;
+        let sampling = Sampling {
+            temperature: p.temperature,
+            top_p: p.top_p,
+            max_tokens: p.max_tokens,
+            seed,
+        };
+        let cache_key = r.experiment.judge.remote.as_ref().map(|remote| {
+            judgelab_core::hash::sha256_hex(
+                serde_json::json!({
+                    "base_url": remote.base_url,
+                    "model": p.model,
+                    "messages": messages,
+                    "sampling": sampling,
+                    "repeat": repeat,
+                    "top_logprobs": remote.top_logprobs,
+                    "json_schema": remote.json_schema,
+                })
+                .to_string(),
+            )
+        });
         pending.push(Pending {
             item_id: item.id.clone(),
             repeat,
@@ -419,16 +481,12 @@ fn prepare(
             prompt_hash: judgelab_core::hash::sha256_hex(
                 serde_json::to_string(&messages).expect("messages serialise"),
             ),
+            cache_key,
         });
         requests.push(JudgeRequest {
             key,
             messages,
-            sampling: Sampling {
-                temperature: p.temperature,
-                top_p: p.top_p,
-                max_tokens: p.max_tokens,
-                seed,
-            },
+            sampling,
         });
     }
     Ok((pending, requests))
@@ -450,6 +508,11 @@ fn verdict_row(r: &Resolved, trial: &TrialRow, p: &Pending, response: JudgeRespo
         latency_ms: None,
         ttft_ms: None,
         error: None,
+        cost_usd: None,
+        cached_tokens: None,
+        attempts: 1,
+        logprobs: None,
+        cache_hit: false,
     };
     match response.result {
         Ok(c) => {
@@ -479,6 +542,16 @@ fn verdict_row(r: &Resolved, trial: &TrialRow, p: &Pending, response: JudgeRespo
                 completion_tokens: c.completion_tokens,
                 latency_ms: Some(c.latency_ms),
                 ttft_ms: c.ttft_ms,
+                cost_usd: r
+                    .experiment
+                    .judge
+                    .remote
+                    .as_ref()
+                    .and_then(|remote| remote.calls.prices.get(&trial.params.model))
+                    .map(|price| price.cost(c.prompt_tokens, c.completion_tokens)),
+                cached_tokens: c.cached_tokens,
+                attempts: c.attempts,
+                logprobs: c.logprobs,
                 ..base
             }
         }

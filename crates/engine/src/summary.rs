@@ -170,6 +170,6 @@ fn observation(v: &VerdictRow, item: &Item, &unit: &usize) -> Option<Observation
         completion_tokens: v.completion_tokens,
         latency_ms: v.latency_ms.unwrap_or(f64::NAN),
         ttft_ms: v.ttft_ms,
-        cost_usd: None,
+        cost_usd: v.cost_usd,
     })
 }

@@ -166,6 +166,9 @@ impl Session<'_> {
         }
         if n_prompt >= self.n_ctx as usize {
             return Ok(Completion {
+                cached_tokens: None,
+                attempts: 1,
+                logprobs: None,
                 text: String::new(),
                 prompt_tokens: n_prompt as u32,
                 completion_tokens: 0,
@@ -227,6 +230,9 @@ impl Session<'_> {
             logits_idx = 0;
         };
         Ok(Completion {
+            cached_tokens: None,
+            attempts: 1,
+            logprobs: None,
             text: String::from_utf8_lossy(&text).into_owned(),
             prompt_tokens: n_prompt as u32,
             completion_tokens: n_generated,

@@ -48,7 +48,12 @@ pub(crate) async fn call(inner: &Inner, request: JudgeRequest) -> Result<Complet
             bucket.take(tokens).await;
         }
         match attempt_once(inner, &body).await {
-            Ok(completion) => return Ok(completion),
+            Ok(completion) => {
+                return Ok(Completion {
+                    attempts: attempt,
+                    ..completion
+                })
+            }
             Err(Failure::Fatal(message)) => {
                 let message = inner.redact(&message);
                 *inner.fatal.lock().expect("never poisoned") = Some(message.clone());
@@ -196,5 +201,8 @@ async fn attempt_once(inner: &Inner, body: &Value) -> Result<Completion, Failure
         text: reply.text,
         latency_ms: started.elapsed().as_secs_f64() * 1000.0,
         ttft_ms: ttft,
+        cached_tokens: reply.cached_tokens,
+        attempts: 1,
+        logprobs: (!reply.logprobs.is_empty()).then(|| Value::Array(reply.logprobs).to_string()),
     })
 }

@@ -357,13 +357,16 @@ impl Store {
     pub async fn record_verdict(&self, v: &VerdictRow) -> Result<bool> {
         let done = sqlx::query(
             "INSERT INTO verdicts (trial_id, item_id, repeat, swapped, seed, prompt_hash, raw_output, verdict,
-                                   failure_kind, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                   failure_kind, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error,
+                                   cost_usd, cached_tokens, attempts, logprobs, cache_hit)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT (trial_id, item_id, repeat, swapped) DO UPDATE SET
                 seed = excluded.seed, prompt_hash = excluded.prompt_hash, raw_output = excluded.raw_output,
                 verdict = excluded.verdict, failure_kind = excluded.failure_kind,
                 prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
                 latency_ms = excluded.latency_ms, ttft_ms = excluded.ttft_ms, error = excluded.error,
+                cost_usd = excluded.cost_usd, cached_tokens = excluded.cached_tokens,
+                attempts = excluded.attempts, logprobs = excluded.logprobs, cache_hit = excluded.cache_hit,
                 created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
              WHERE verdicts.error IS NOT NULL",
         )
@@ -381,10 +384,36 @@ impl Store {
         .bind(v.latency_ms)
         .bind(v.ttft_ms)
         .bind(&v.error)
+        .bind(v.cost_usd)
+        .bind(v.cached_tokens.map(i64::from))
+        .bind(i64::from(v.attempts))
+        .bind(&v.logprobs)
+        .bind(v.cache_hit)
         .execute(&self.pool)
         .await
         .map_err(self.err())?;
         Ok(done.rows_affected() > 0)
+    }
+
+    /// A cached response (its JSON), if `key` was answered before.
+    pub async fn cached_response(&self, key: &str) -> Result<Option<String>> {
+        let row = sqlx::query("SELECT completion FROM response_cache WHERE key = ?")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(self.err())?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    /// Keeps a response for `key`; the first one stored stays.
+    pub async fn cache_response(&self, key: &str, completion: &str) -> Result<()> {
+        sqlx::query("INSERT OR IGNORE INTO response_cache (key, completion) VALUES (?, ?)")
+            .bind(key)
+            .bind(completion)
+            .execute(&self.pool)
+            .await
+            .map_err(self.err())?;
+        Ok(())
     }
 
     /// A trial's verdicts, by item and repeat.

@@ -84,6 +84,14 @@ pub struct VerdictRow {
     pub ttft_ms: Option<f64>,
     /// The call failed with this message.
     pub error: Option<String>,
+    /// What the call cost, where the model has a price.
+    pub cost_usd: Option<f64>,
+    pub cached_tokens: Option<u32>,
+    pub attempts: u32,
+    /// Per-token log-probabilities (JSON), where asked for.
+    pub logprobs: Option<String>,
+    /// Answered from the response cache: no call was made.
+    pub cache_hit: bool,
 }
 
 pub(crate) fn item(r: &SqliteRow) -> Result<Item, String> {
@@ -147,5 +155,10 @@ pub(crate) fn verdict(r: &SqliteRow) -> VerdictRow {
         latency_ms: r.get("latency_ms"),
         ttft_ms: r.get("ttft_ms"),
         error: r.get("error"),
+        cost_usd: r.get("cost_usd"),
+        cached_tokens: r.get::<Option<i64>, _>("cached_tokens").map(|n| n as u32),
+        attempts: r.get::<i64, _>("attempts") as u32,
+        logprobs: r.get("logprobs"),
+        cache_hit: r.get("cache_hit"),
     }
 }

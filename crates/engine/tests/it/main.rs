@@ -1,6 +1,8 @@
 //! Engine tests with a scripted judge: fault injection, resume and cancellation on a real
 //! SQLite file. (The real model runs in the llama and CLI tests.)
 
+mod remote;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -66,6 +68,9 @@ impl Judge for Scripted {
             on_response(JudgeResponse {
                 key: request.key,
                 result: result.map(|text| Completion {
+                    cached_tokens: None,
+                    attempts: 1,
+                    logprobs: None,
                     completion_tokens: text.split_whitespace().count() as u32,
                     text,
                     prompt_tokens: 10,

@@ -97,6 +97,11 @@ fn verdict(trial_id: i64, item: &str, output: &str, error: Option<&str>) -> Verd
         latency_ms: Some(12.5),
         ttft_ms: Some(3.0),
         error: error.map(str::to_string),
+        cost_usd: None,
+        cached_tokens: None,
+        attempts: 1,
+        logprobs: None,
+        cache_hit: false,
     }
 }
 

@@ -1,0 +1,154 @@
+//! Remote judges through the engine, against a minimal OpenAI-compatible server on
+//! 127.0.0.1: usage, TTFT and cost recorded, and the response cache replaying answers.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use judgelab_engine::{run_experiment, summarize, RunOptions};
+use judgelab_store::Store;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// Streams "A" to every request; counts them.
+async fn server() -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&calls);
+    tokio::spawn(async move {
+        loop {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let counter = Arc::clone(&counter);
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 8192];
+                // Read the head and the body it announces.
+                loop {
+                    let n = socket.read(&mut chunk).await.unwrap_or(0);
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
+                        let length: usize = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .and_then(|v| v.trim().parse().ok())
+                            .unwrap_or(0);
+                        if buf.len() >= end + 4 + length {
+                            break;
+                        }
+                    }
+                }
+                counter.fetch_add(1, Ordering::SeqCst);
+                let events = [
+                    r#"{"choices":[{"delta":{"content":"A"},"finish_reason":"stop"}]}"#,
+                    r#"{"choices":[],"usage":{"prompt_tokens":21,"completion_tokens":2}}"#,
+                    "[DONE]",
+                ];
+                let mut out = String::from("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n");
+                for e in events {
+                    out.push_str(&format!("data: {e}\n\n"));
+                }
+                let _ = socket.write_all(out.as_bytes()).await;
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    (url, calls)
+}
+
+fn experiment(dir: &std::path::Path, name: &str, url: &str) -> std::path::PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"{name}\"\ndataset = \"items.jsonl\"\n[judge]\nbackend = \"openai\"\nbase_url = \"{url}\"\nmodel = \"fake\"\ntemplate = \"q.jinja\"\napi_key_env = \"JUDGELAB_ENGINE_TEST_KEY\"\n[judge.prices.fake]\ninput = 1.0\noutput = 2.0\n[sweep]\nmax_tokens = 4\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_sweep_records_usage_and_cost_and_never_pays_twice() {
+    std::env::set_var("JUDGELAB_ENGINE_TEST_KEY", "sk-engine-test");
+    let dir = tempfile::tempdir().unwrap();
+    let lines: Vec<String> = (0..6)
+        .map(|i| format!(r#"{{"id":"i{i}","task":"pairwise","question":"q{i}","answer_a":"a","answer_b":"b","human_label":"A"}}"#))
+        .collect();
+    std::fs::write(dir.path().join("items.jsonl"), lines.join("\n")).unwrap();
+    std::fs::write(dir.path().join("q.jinja"), "{{ question }}").unwrap();
+    let (url, calls) = server().await;
+    let store = Store::open(&dir.path().join("db.sqlite")).await.unwrap();
+
+    let first = run_experiment(
+        &store,
+        &experiment(dir.path(), "one", &url),
+        RunOptions::default(),
+        &mut |_| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        (first.judged_now, first.n_errors, first.cache_hits),
+        (6, 0, 0)
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 6);
+    let s = summarize(&store, "one", &Default::default()).await.unwrap();
+    let m = &s.trials[0].metrics;
+    assert_eq!(m.accuracy(), Some(1.0));
+    assert_eq!(m.prompt_tokens_per_item, Some(21.0));
+    assert!(m.ttft_ms.p50.is_some());
+    // 21 input tokens at $1/M and 2 output tokens at $2/M, per 1,000 items.
+    let usd = m.usd_per_1k_items.unwrap();
+    assert!((usd - 0.025).abs() < 1e-12, "{usd}");
+    assert!(s.trials[0].model_sha256.is_none());
+
+    // The same calls under another name are replayed from the cache: no HTTP at all.
+    let second = run_experiment(
+        &store,
+        &experiment(dir.path(), "two", &url),
+        RunOptions::default(),
+        &mut |_| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!((second.judged_now, second.cache_hits), (6, 6));
+    assert_eq!(calls.load(Ordering::SeqCst), 6);
+    let rows = store
+        .verdicts(
+            summarize(&store, "two", &Default::default())
+                .await
+                .unwrap()
+                .trials[0]
+                .id,
+        )
+        .await
+        .unwrap();
+    assert!(rows
+        .iter()
+        .all(|r| r.cache_hit && r.verdict.as_deref() == Some("A")));
+
+    // --no-cache calls again.
+    let options = RunOptions {
+        no_cache: true,
+        ..RunOptions::default()
+    };
+    let third = run_experiment(
+        &store,
+        &experiment(dir.path(), "three", &url),
+        options,
+        &mut |_| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(third.cache_hits, 0);
+    assert_eq!(calls.load(Ordering::SeqCst), 12);
+
+    // The key is in no row of the database.
+    store.close().await;
+    let bytes = std::fs::read(dir.path().join("db.sqlite")).unwrap();
+    assert!(!String::from_utf8_lossy(&bytes).contains("sk-engine-test"));
+}
