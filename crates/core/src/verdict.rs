@@ -106,6 +106,31 @@ impl Verdict {
     }
 }
 
+/// The JSON schema of a `json` verdict, for endpoints that constrain their output to one
+/// (`response_format: json_schema`): a `score` (a choice, or an integer on the scale) and an
+/// optional `reason`.
+pub fn json_schema(task: Task, allow_tie: bool) -> serde_json::Value {
+    let score = match task {
+        Task::Pairwise => {
+            let mut choices = vec!["A", "B"];
+            if allow_tie {
+                choices.push("tie");
+            }
+            serde_json::json!({ "type": "string", "enum": choices })
+        }
+        Task::Single {
+            scale_min,
+            scale_max,
+        } => serde_json::json!({ "type": "integer", "minimum": scale_min, "maximum": scale_max }),
+    };
+    serde_json::json!({
+        "type": "object",
+        "properties": { "score": score, "reason": { "type": "string" } },
+        "required": ["score"],
+        "additionalProperties": false,
+    })
+}
+
 /// Parses `raw` as the `kind` of answer for `task`. `truncated` says the output stopped at
 /// `max_tokens` rather than at end of generation.
 pub fn parse(kind: OutputKind, task: Task, raw: &str, truncated: bool) -> Verdict {
@@ -293,5 +318,14 @@ mod tests {
                 "{kind:?} {raw:?}"
             );
         }
+    }
+
+    #[test]
+    fn json_schemas_follow_the_task() {
+        let pairwise = json_schema(Task::Pairwise, false);
+        assert_eq!(pairwise["properties"]["score"]["enum"], serde_json::json!(["A", "B"]));
+        let rating = json_schema(SINGLE, false);
+        assert_eq!(rating["properties"]["score"]["maximum"], 5);
+        assert_eq!(rating["required"], serde_json::json!(["score"]));
     }
 }

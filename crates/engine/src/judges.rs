@@ -29,6 +29,8 @@ pub struct ModelSpec {
     pub threads: Option<usize>,
     /// The endpoint of a remote model (`path` and `sha256` are then empty).
     pub remote: Option<RemoteSpec>,
+    /// What a remote model's output must match (`response_format`), where asked for.
+    pub response_format: Option<serde_json::Value>,
 }
 
 /// Loads the judge for a model.
@@ -43,7 +45,7 @@ pub struct LocalModels;
 impl JudgeLoader for LocalModels {
     fn load(&self, spec: &ModelSpec) -> Result<Arc<dyn Judge>, EngineError> {
         if let Some(remote) = &spec.remote {
-            return Ok(Arc::new(openai_judge(&spec.name, remote)?));
+            return Ok(Arc::new(openai_judge(spec, remote)?));
         }
         let judge = LlamaJudge::load(LlamaOptions {
             name: spec.name.clone(),
@@ -58,9 +60,10 @@ impl JudgeLoader for LocalModels {
 }
 
 /// The judge of a remote model, its key read from the environment.
-fn openai_judge(model: &str, remote: &RemoteSpec) -> Result<OpenAiJudge, EngineError> {
+fn openai_judge(spec: &ModelSpec, remote: &RemoteSpec) -> Result<OpenAiJudge, EngineError> {
     let calls = &remote.calls;
-    let mut endpoint = Endpoint::new(model, &remote.base_url, model);
+    let mut endpoint = Endpoint::new(&spec.name, &remote.base_url, &spec.name);
+    endpoint.response_format = spec.response_format.clone();
     if let Some(env) = &calls.api_key_env {
         let key = std::env::var(env).map_err(|_| EngineError::Invalid {
             path: "judge.api_key_env".into(),
@@ -122,6 +125,22 @@ impl<'r> Judges<'r> {
             context_size: self.r.experiment.judge.context_size,
             threads: self.options.threads,
             remote: self.r.experiment.judge.remote.clone(),
+            response_format: self
+                .r
+                .experiment
+                .judge
+                .remote
+                .as_ref()
+                .filter(|remote| remote.json_schema)
+                .map(|_| {
+                    serde_json::json!({
+                        "type": "json_schema",
+                        "json_schema": {
+                            "name": "verdict",
+                            "schema": judgelab_core::verdict::json_schema(self.r.dataset.task, self.r.allow_tie()),
+                        },
+                    })
+                }),
         };
         let loader: Arc<dyn JudgeLoader> = self
             .options

@@ -36,6 +36,18 @@ fn locate(base: &Path, written: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+impl Resolved {
+    /// Whether a pairwise verdict may be a tie: only where the humans used ties.
+    pub fn allow_tie(&self) -> bool {
+        self.dataset.task == Task::Pairwise
+            && self
+                .dataset
+                .items
+                .iter()
+                .any(|i| i.human_label == judgelab_core::Label::Choice(judgelab_core::Choice::Tie))
+    }
+}
+
 pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, EngineError> {
     let shown = path.display().to_string();
     let spec = std::fs::read_to_string(path).map_err(|source| EngineError::Io {
@@ -123,6 +135,12 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
 
     let mut models = Vec::new();
     if let Some(remote) = &experiment.judge.remote {
+        if remote.json_schema && output != OutputKind::Json {
+            return Err(invalid(
+                "judge.json_schema",
+                "constrains JSON verdicts: it needs output = \"json\"".into(),
+            ));
+        }
         // A remote model is a name the endpoint serves: nothing to check on disk. A key
         // that is named but missing is the user's to fix before anything is called.
         if let Some(env) = &remote.calls.api_key_env {

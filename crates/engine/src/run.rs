@@ -13,7 +13,7 @@ use judgelab_core::rng::mix;
 use judgelab_core::split;
 use judgelab_core::template::{ExampleContext, RenderContext};
 use judgelab_core::verdict::{self, FailureKind, Verdict};
-use judgelab_core::{Choice, Item, JudgeRequest, JudgeResponse, Label, Message, Sampling, Task};
+use judgelab_core::{Choice, Item, JudgeRequest, JudgeResponse, Label, Message, Sampling};
 use judgelab_store::{ExperimentRow, NewExperiment, NewTrial, Store, TrialRow, VerdictRow};
 
 use crate::judges::{JudgeLoader, Judges};
@@ -419,11 +419,7 @@ fn prepare(
         .find(|(n, _)| *n == trial.params.template)
         .expect("trials only name templates of the experiment");
     let examples: Vec<&Item> = trial.examples.iter().map(|id| index[id.as_str()]).collect();
-    let allow_tie = r.dataset.task == Task::Pairwise
-        && r.dataset
-            .items
-            .iter()
-            .any(|i| i.human_label == Label::Choice(Choice::Tie));
+    let allow_tie = r.allow_tie();
     let p = &trial.params;
     let mut pending = Vec::with_capacity(todo.len());
     let mut requests = Vec::with_capacity(todo.len());
