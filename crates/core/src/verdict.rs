@@ -323,7 +323,10 @@ mod tests {
     #[test]
     fn json_schemas_follow_the_task() {
         let pairwise = json_schema(Task::Pairwise, false);
-        assert_eq!(pairwise["properties"]["score"]["enum"], serde_json::json!(["A", "B"]));
+        assert_eq!(
+            pairwise["properties"]["score"]["enum"],
+            serde_json::json!(["A", "B"])
+        );
         let rating = json_schema(SINGLE, false);
         assert_eq!(rating["properties"]["score"]["maximum"], 5);
         assert_eq!(rating["required"], serde_json::json!(["score"]));

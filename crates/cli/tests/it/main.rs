@@ -586,3 +586,166 @@ fn csv_rows(text: &str) -> Vec<Vec<String>> {
     }
     rows.into_iter().skip(1).collect()
 }
+
+/// A running `llama-cpp-python` OpenAI-compatible server, stopped when dropped.
+struct LlamaServer {
+    child: std::process::Child,
+    base_url: String,
+    log: PathBuf,
+}
+
+impl LlamaServer {
+    fn start(dir: &Path) -> LlamaServer {
+        let python = std::env::var_os("JUDGELAB_LLAMA_SERVER_PYTHON").expect(
+            "JUDGELAB_LLAMA_SERVER_PYTHON is not set: run the tests with `cargo xtask test`, which installs llama-cpp-python[server]",
+        );
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let log = dir.join("server.log");
+        let child = Command::new(python)
+            .args(["-m", "llama_cpp.server", "--model"])
+            .arg(judgelab_engine::default_model_path())
+            .args([
+                "--model_alias",
+                "smollm2",
+                "--host",
+                "127.0.0.1",
+                "--n_ctx",
+                "2048",
+            ])
+            .args(["--port", &port.to_string()])
+            .stdout(std::fs::File::create(&log).unwrap())
+            .stderr(std::fs::File::create(dir.join("server.err")).unwrap())
+            .spawn()
+            .unwrap();
+        let server = LlamaServer {
+            child,
+            base_url: format!("http://127.0.0.1:{port}/v1"),
+            log,
+        };
+        let start = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(120),
+                "the server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        server
+    }
+
+    /// Chat completion requests the server has answered so far.
+    fn posts(&self) -> usize {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .matches("POST /v1/chat/completions")
+            .count()
+    }
+}
+
+impl Drop for LlamaServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const SENTINEL_KEY: &str = "sk-judgelab-sentinel-4f1c2a";
+
+/// Remote judging end to end against a real OpenAI-compatible server on 127.0.0.1: usage
+/// tokens and TTFT recorded, a re-run that makes no HTTP call, and the API key nowhere.
+#[test]
+fn remote_judges_against_a_real_llama_cpp_python_server() {
+    let env = Env::new();
+    let server = LlamaServer::start(env.dir.path());
+    let experiment = |name: &str, stream: bool| {
+        env.file(
+            &format!("{name}.toml"),
+            format!(
+                "name = \"{name}\"\ndataset = \"{}\"\n[judge]\nbackend = \"openai\"\nbase_url = \"{}\"\nmodel = \"smollm2\"\ntemplate = \"pairwise\"\napi_key_env = \"JUDGELAB_SENTINEL_KEY\"\nstream = {stream}\nconcurrency = 1\n[judge.prices.smollm2]\ninput = 0.5\noutput = 1.5\n[sweep]\ntemperature = [0.0, 0.7]\nfew_shot = [0, 1]\nmax_tokens = 4\n[limits]\nitems = 3\n",
+                llmbar().display(),
+                server.base_url
+            ),
+        )
+    };
+    let judgelab = |args: &[&str]| {
+        env.cmd(args)
+            .env("JUDGELAB_SENTINEL_KEY", SENTINEL_KEY)
+            .output()
+            .unwrap()
+    };
+    let mut logs = String::new();
+
+    // Without streaming, the server reports usage.
+    let whole = experiment("remote-whole", false);
+    let out = judgelab(&["run", whole.to_str().unwrap()]);
+    logs.push_str(&(text(&out.stdout) + &text(&out.stderr)));
+    assert!(out.status.success(), "{logs}");
+    let posts = server.posts();
+    assert_eq!(posts, 12, "2×2 trials × 3 items");
+    let v = env.show("remote-whole");
+    for t in v["trials"].as_array().unwrap() {
+        assert_eq!(t["n"], 3, "{t}");
+        assert!(t["prompt_tokens_per_item"].as_f64().unwrap() > 50.0, "{t}");
+        assert!(
+            t["completion_tokens_per_item"].as_f64().unwrap() > 0.0,
+            "{t}"
+        );
+        assert!(t["usd_per_1k_items"].as_f64().unwrap() > 0.0, "{t}");
+    }
+
+    // The same calls again, under another name: answered from the cache, no HTTP call.
+    let again = env.file(
+        "again.toml",
+        std::fs::read_to_string(&whole)
+            .unwrap()
+            .replace("remote-whole", "remote-again"),
+    );
+    let out = judgelab(&["run", again.to_str().unwrap()]);
+    logs.push_str(&(text(&out.stdout) + &text(&out.stderr)));
+    assert!(out.status.success(), "{logs}");
+    assert!(
+        text(&out.stderr).contains("12 of them answered from the response cache"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(server.posts(), posts);
+
+    // Streamed, time to first token is measured.
+    let streamed = experiment("remote-stream", true);
+    let out = judgelab(&["run", streamed.to_str().unwrap(), "--no-cache"]);
+    logs.push_str(&(text(&out.stdout) + &text(&out.stderr)));
+    assert!(out.status.success(), "{logs}");
+    assert_eq!(server.posts(), posts + 12);
+    let v = env.show("remote-stream");
+    for t in v["trials"].as_array().unwrap() {
+        let ttft = t["ttft_ms"]["p50"].as_f64().unwrap();
+        assert!(
+            ttft > 0.0 && ttft <= t["latency_ms"]["p50"].as_f64().unwrap() * 1.5,
+            "{t}"
+        );
+    }
+
+    // The key is nowhere: not in the database, the output, or a report.
+    let report = env.dir.path().join("remote-report");
+    let out = judgelab(&["report", "remote-whole", "--out", report.to_str().unwrap()]);
+    logs.push_str(&(text(&out.stdout) + &text(&out.stderr)));
+    assert!(out.status.success(), "{logs}");
+    assert!(!logs.contains(SENTINEL_KEY));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&report)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.push(env.db());
+    for file in files {
+        let bytes = std::fs::read(&file).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(SENTINEL_KEY),
+            "the key is in {}",
+            file.display()
+        );
+    }
+}
