@@ -49,6 +49,13 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
         "p95_ms",
         "ttft_p50",
     ]);
+    let priced = s
+        .trials
+        .iter()
+        .any(|t| t.metrics.usd_per_1k_items.is_some());
+    if priced {
+        header.push("usd_per_1k");
+    }
     let with_front = front.len() == s.trials.len() && !front.is_empty();
     if with_front {
         header.push("front");
@@ -100,6 +107,9 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
             num(m.latency_ms.p95, 0),
             num(m.ttft_ms.p50, 0),
         ]);
+        if priced {
+            row.push(num(m.usd_per_1k_items, 3));
+        }
         if with_front {
             row.push(front[i].as_str().to_string());
         }

@@ -60,6 +60,9 @@ pub struct RemoteSpec {
     /// With `output = "json"`, ask for `response_format: json_schema`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub json_schema: bool,
+    /// Stop sequences sent with every call.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stop: Vec<String>,
     #[serde(skip)]
     pub calls: RemoteCalls,
 }
@@ -253,6 +256,7 @@ struct RawJudge {
     max_attempts: Option<i64>,
     top_logprobs: Option<i64>,
     json_schema: Option<bool>,
+    stop: Option<OneOrMany<String>>,
     #[serde(default)]
     prices: std::collections::BTreeMap<String, Price>,
 }
@@ -275,6 +279,7 @@ fn remote(
             ("max_attempts", j.max_attempts.is_some()),
             ("top_logprobs", j.top_logprobs.is_some()),
             ("json_schema", j.json_schema.is_some()),
+            ("stop", j.stop.is_some()),
             ("prices", !j.prices.is_empty()),
         ];
         if let Some((key, _)) = given.iter().find(|(_, given)| *given) {
@@ -357,6 +362,11 @@ fn remote(
         base_url: base_url.trim_end_matches('/').to_string(),
         top_logprobs: count("top_logprobs", j.top_logprobs, 0, 20)?,
         json_schema: j.json_schema.unwrap_or(false),
+        stop: match &j.stop {
+            None => Vec::new(),
+            Some(OneOrMany::One(s)) => vec![s.clone()],
+            Some(OneOrMany::Many(v)) => v.clone(),
+        },
         calls: RemoteCalls {
             api_key_env: j.api_key_env.clone(),
             stream: j.stream.unwrap_or(defaults.stream),

@@ -79,6 +79,7 @@ fn openai_judge(spec: &ModelSpec, remote: &RemoteSpec) -> Result<OpenAiJudge, En
     endpoint.timeout = Duration::from_secs_f64(calls.timeout_s);
     endpoint.max_attempts = calls.max_attempts;
     endpoint.top_logprobs = remote.top_logprobs;
+    endpoint.stop = remote.stop.clone();
     OpenAiJudge::new(endpoint).map_err(|e| EngineError::Judge(e.to_string()))
 }
 
@@ -113,9 +114,13 @@ impl<'r> Judges<'r> {
             .iter()
             .find(|(name, _, _)| name == model)
             .expect("trials only name models of the experiment");
+        let location = match &self.r.experiment.judge.remote {
+            Some(remote) => format!("{} at {}", model, remote.base_url),
+            None => path.display().to_string(),
+        };
         on_event(RunEvent::Loading {
             model: model.to_string(),
-            path: path.display().to_string(),
+            path: location,
         });
         let spec = ModelSpec {
             name: model.to_string(),

@@ -465,6 +465,7 @@ fn prepare(
                     "repeat": repeat,
                     "top_logprobs": remote.top_logprobs,
                     "json_schema": remote.json_schema,
+                    "stop": remote.stop,
                 })
                 .to_string(),
             )
