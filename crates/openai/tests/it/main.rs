@@ -273,6 +273,8 @@ fn every_fault_ends_as_specified_and_every_call_is_answered_once() {
                 assert_eq!(c.text, "A", "{case}");
                 assert_eq!((c.prompt_tokens, c.completion_tokens), (21, 2), "{case}");
                 assert!(c.ttft_ms.is_some_and(|t| t <= c.latency_ms), "{case}");
+                // Every attempt is counted on the completion.
+                assert_eq!(c.attempts as usize, server.count(case), "{case}");
             }
         }
     }
