@@ -191,18 +191,73 @@ async fn attempt_once(inner: &Inner, body: &Value) -> Result<Completion, Failure
         })?;
         reply = Reply::from_response(&value).map_err(retry)?;
     }
+    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+    // Some servers (llama-cpp-python) report no usage when streaming. The completion is then
+    // counted by its content chunks, and the prompt by one small unstreamed request per
+    // distinct prompt, made after the call was timed.
+    let prompt_tokens = match reply.prompt_tokens {
+        Some(n) => n,
+        None if endpoint.stream => count_prompt(inner, body).await.unwrap_or(0),
+        None => 0,
+    };
     Ok(Completion {
         stop: match reply.finish_reason.as_deref() {
             Some("length") => StopReason::MaxTokens,
             _ => StopReason::EndOfTurn,
         },
-        prompt_tokens: reply.prompt_tokens.unwrap_or(0),
-        completion_tokens: reply.completion_tokens.unwrap_or(0),
+        prompt_tokens,
+        completion_tokens: reply.completion_tokens.unwrap_or(reply.deltas),
         text: reply.text,
-        latency_ms: started.elapsed().as_secs_f64() * 1000.0,
+        latency_ms,
         ttft_ms: ttft,
         cached_tokens: reply.cached_tokens,
         attempts: 1,
         logprobs: (!reply.logprobs.is_empty()).then(|| Value::Array(reply.logprobs).to_string()),
     })
+}
+
+/// The prompt tokens of `body`'s messages, from the usage of an unstreamed one-token
+/// request; remembered per prompt. `None` if the server will not say.
+async fn count_prompt(inner: &Inner, body: &Value) -> Option<u32> {
+    let key = judgelab_core::hash::sha256_hex(body["messages"].to_string());
+    if let Some(&n) = inner
+        .prompt_tokens
+        .lock()
+        .expect("never poisoned")
+        .get(&key)
+    {
+        return Some(n);
+    }
+    let mut probe = body.clone();
+    let object = probe.as_object_mut()?;
+    for field in [
+        "stream_options",
+        "logprobs",
+        "top_logprobs",
+        "response_format",
+    ] {
+        object.remove(field);
+    }
+    object.insert("stream".into(), Value::Bool(false));
+    object.insert("max_tokens".into(), Value::from(1));
+    let mut request = inner
+        .client
+        .post(inner.endpoint.url())
+        .json(&probe)
+        .timeout(inner.endpoint.timeout);
+    if let Some(key) = &inner.endpoint.api_key {
+        request = request.bearer_auth(&key.0);
+    }
+    let response = request.send().await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let value: Value = response.json().await.ok()?;
+    let n = u32::try_from(value["usage"]["prompt_tokens"].as_u64()?).ok()?;
+    inner
+        .prompt_tokens
+        .lock()
+        .expect("never poisoned")
+        .insert(key, n);
+    Some(n)
 }

@@ -113,6 +113,8 @@ pub(crate) struct Inner {
     /// Set by a response no retry can fix (bad key, unknown model): every later call fails
     /// with it, without reaching the server.
     pub fatal: Mutex<Option<String>>,
+    /// Prompt tokens by prompt hash, for servers that do not stream usage.
+    pub prompt_tokens: Mutex<std::collections::HashMap<String, u32>>,
 }
 
 impl Inner {
@@ -159,6 +161,7 @@ impl OpenAiJudge {
                 endpoint,
                 client,
                 fatal: Mutex::new(None),
+                prompt_tokens: Mutex::new(Default::default()),
             }),
             runtime: Some(runtime),
         })

@@ -43,6 +43,9 @@ pub struct Reply {
     pub cached_tokens: Option<u32>,
     /// The choice's `logprobs.content` entries, as the server sent them.
     pub logprobs: Vec<Value>,
+    /// Streamed chunks that carried content: the completion's tokens on servers that send
+    /// one token a chunk (the llama.cpp family), for when a stream reports no usage.
+    pub deltas: u32,
 }
 
 impl Reply {
@@ -101,6 +104,7 @@ impl Reply {
             .unwrap_or_default()
             .to_string();
         self.text.push_str(&delta);
+        self.deltas += u32::from(!delta.is_empty());
         if let Some(reason) = choice["finish_reason"].as_str() {
             self.finish_reason = Some(reason.to_string());
         }

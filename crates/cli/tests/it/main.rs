@@ -719,9 +719,16 @@ fn remote_judges_against_a_real_llama_cpp_python_server() {
     let out = judgelab(&["run", streamed.to_str().unwrap(), "--no-cache"]);
     logs.push_str(&(text(&out.stdout) + &text(&out.stderr)));
     assert!(out.status.success(), "{logs}");
-    assert_eq!(server.posts(), posts + 12);
+    // The server streams no usage: one unstreamed request per distinct prompt (3 items ×
+    // 2 few-shot counts) counts the prompt tokens.
+    assert_eq!(server.posts(), posts + 12 + 6);
     let v = env.show("remote-stream");
     for t in v["trials"].as_array().unwrap() {
+        assert!(t["prompt_tokens_per_item"].as_f64().unwrap() > 50.0, "{t}");
+        assert!(
+            t["completion_tokens_per_item"].as_f64().unwrap() > 0.0,
+            "{t}"
+        );
         let ttft = t["ttft_ms"]["p50"].as_f64().unwrap();
         assert!(
             ttft > 0.0 && ttft <= t["latency_ms"]["p50"].as_f64().unwrap() * 1.5,

@@ -142,6 +142,12 @@ async fn serve(mut socket: TcpStream, log: Arc<Mutex<Log>>) {
             &format!(r#"{{"error":{{"message":"Incorrect API key provided: {SENTINEL_KEY}"}}}}"#),
         ),
         ("long", _) => reply_with(stream, "A tie", "length"),
+        // A server that streams no usage (llama-cpp-python), but reports it unstreamed.
+        ("nousage", _) if stream => sse(&[
+            r#"{"choices":[{"delta":{"content":"B"}}]}"#,
+            r#"{"choices":[{"delta":{"content":" wins"},"finish_reason":"stop"}]}"#,
+            "[DONE]",
+        ]),
         _ => ok(),
     };
     let _ = socket.write_all(response.as_bytes()).await;
@@ -333,4 +339,27 @@ fn without_streaming_a_whole_response_is_read() {
     assert!(responses[1].result.is_ok());
     assert!(responses[2].result.is_err());
     assert_eq!(server.log.lock().unwrap().bodies[0]["stream"], false);
+}
+
+#[test]
+fn a_stream_without_usage_is_counted_by_its_chunks_and_one_prompt_probe() {
+    let server = Server::start();
+    let judge = OpenAiJudge::new(endpoint(&server)).unwrap();
+    let responses = judge_all(&judge, &["nousage"]);
+    let c = responses[0].result.as_ref().unwrap();
+    assert_eq!(c.text, "B wins");
+    assert_eq!((c.prompt_tokens, c.completion_tokens), (21, 2));
+    assert!(c.ttft_ms.is_some());
+    // The call, then the unstreamed one-token request that counted the prompt.
+    assert_eq!(server.count("nousage"), 2);
+    let log = server.log.lock().unwrap();
+    let probe = &log.bodies[1];
+    assert_eq!(
+        (probe["stream"].as_bool(), probe["max_tokens"].as_u64()),
+        (Some(false), Some(1))
+    );
+    drop(log);
+    // The same prompt again needs no second probe.
+    judge_all(&judge, &["nousage"]);
+    assert_eq!(server.count("nousage"), 3);
 }
