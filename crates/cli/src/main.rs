@@ -102,6 +102,11 @@ enum Command {
         #[command(flatten)]
         bootstrap: BootstrapArgs,
     },
+    /// Store or delete an API key in the OS keychain, for `api_key_keyring = "NAME"`
+    Key {
+        #[command(subcommand)]
+        action: KeyAction,
+    },
     /// List imported datasets and experiments
     List,
 }
@@ -125,6 +130,15 @@ impl BootstrapArgs {
             ..BootstrapSpec::default()
         }
     }
+}
+
+#[derive(Subcommand)]
+enum KeyAction {
+    /// Read a key from standard input (e.g. `printenv OPENAI_API_KEY | judgelab key set openai`)
+    /// and store it as NAME
+    Set { name: String },
+    /// Delete the key stored as NAME
+    Delete { name: String },
 }
 
 fn parse_objective(text: &str) -> Result<Objective, String> {
@@ -243,6 +257,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             let trials = (first, second);
             compare(&store, &experiment, trials, metric, json, bootstrap.spec()).await?
         }
+        Command::Key { action } => key(action).await?,
         Command::List => list(&store).await?,
     };
     store.close().await;
@@ -541,6 +556,47 @@ async fn compare(
         "right where the other is wrong: trial {first} {} times, trial {second} {} times; McNemar exact p = {:.4}",
         c.first_only, c.second_only, c.mcnemar_p
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Keychain calls block (and may talk D-Bus), so they run off the async threads.
+async fn key(action: KeyAction) -> Result<ExitCode> {
+    match action {
+        KeyAction::Set { name } => {
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                eprintln!(
+                    "paste the key and press Enter (or pipe it in; it is not stored anywhere else)"
+                );
+            }
+            let mut line = String::new();
+            std::io::stdin()
+                .read_line(&mut line)
+                .context("while reading the key from standard input")?;
+            let secret = line.trim().to_string();
+            if secret.is_empty() {
+                anyhow::bail!(EngineError::Invalid {
+                    path: "standard input".into(),
+                    message: "no key was given".into(),
+                });
+            }
+            let shown = name.clone();
+            tokio::task::spawn_blocking(move || judgelab_engine::keys::store(&name, &secret))
+                .await
+                .context("while storing the key")??;
+            eprintln!("stored key {shown:?} in the OS keychain; use api_key_keyring = {shown:?}");
+        }
+        KeyAction::Delete { name } => {
+            let shown = name.clone();
+            let deleted = tokio::task::spawn_blocking(move || judgelab_engine::keys::delete(&name))
+                .await
+                .context("while deleting the key")??;
+            if deleted {
+                eprintln!("deleted key {shown:?} from the OS keychain");
+            } else {
+                eprintln!("no key named {shown:?} in the OS keychain: nothing to delete");
+            }
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -72,6 +72,8 @@ pub struct RemoteSpec {
 pub struct RemoteCalls {
     /// The environment variable that holds the API key; none for local servers.
     pub api_key_env: Option<String>,
+    /// Or the name of a key in the OS keychain (`judgelab key set NAME`).
+    pub api_key_keyring: Option<String>,
     pub stream: bool,
     pub concurrency: usize,
     pub requests_per_minute: Option<u32>,
@@ -86,6 +88,7 @@ impl Default for RemoteCalls {
     fn default() -> Self {
         RemoteCalls {
             api_key_env: None,
+            api_key_keyring: None,
             stream: true,
             concurrency: 4,
             requests_per_minute: None,
@@ -248,6 +251,7 @@ struct RawJudge {
     batch_size: Option<usize>,
     base_url: Option<String>,
     api_key_env: Option<String>,
+    api_key_keyring: Option<String>,
     stream: Option<bool>,
     concurrency: Option<i64>,
     requests_per_minute: Option<i64>,
@@ -271,6 +275,7 @@ fn remote(
         let given = [
             ("base_url", j.base_url.is_some()),
             ("api_key_env", j.api_key_env.is_some()),
+            ("api_key_keyring", j.api_key_keyring.is_some()),
             ("stream", j.stream.is_some()),
             ("concurrency", j.concurrency.is_some()),
             ("requests_per_minute", j.requests_per_minute.is_some()),
@@ -346,6 +351,17 @@ fn remote(
             ));
         }
     }
+    if j.api_key_env.is_some() && j.api_key_keyring.is_some() {
+        return Err(invalid(
+            "judge.api_key_keyring",
+            "give api_key_env or api_key_keyring, not both".into(),
+        ));
+    }
+    if let Some(name) = &j.api_key_keyring {
+        if name.trim().is_empty() {
+            return Err(invalid("judge.api_key_keyring", "is empty".into()));
+        }
+    }
     for (model, price) in &j.prices {
         if !(price.input >= 0.0
             && price.output >= 0.0
@@ -369,6 +385,7 @@ fn remote(
         },
         calls: RemoteCalls {
             api_key_env: j.api_key_env.clone(),
+            api_key_keyring: j.api_key_keyring.clone(),
             stream: j.stream.unwrap_or(defaults.stream),
             concurrency: count("concurrency", j.concurrency, 1, 256)?
                 .map_or(defaults.concurrency, |c| c as usize),
@@ -910,6 +927,10 @@ output = 0.6
         check_err(
             &REMOTE.replace("\"OPENAI_API_KEY\"", "\"sk-123 456\""),
             "is not an environment variable name",
+        );
+        check_err(
+            &REMOTE.replace("concurrency = 2", "api_key_keyring = \"openai\""),
+            "not both",
         );
     }
 }

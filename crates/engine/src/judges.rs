@@ -72,6 +72,10 @@ fn openai_judge(spec: &ModelSpec, remote: &RemoteSpec) -> Result<OpenAiJudge, En
         endpoint.api_key = Some(ApiKey::new(key));
         endpoint.key_source = format!("${env}");
     }
+    if let Some(name) = &calls.api_key_keyring {
+        endpoint.api_key = Some(ApiKey::new(crate::keys::read(name)?));
+        endpoint.key_source = format!("the OS keychain's key {name:?}");
+    }
     endpoint.stream = calls.stream;
     endpoint.concurrency = calls.concurrency;
     endpoint.requests_per_minute = calls.requests_per_minute;

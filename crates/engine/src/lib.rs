@@ -6,6 +6,7 @@
 //! through `core::Judge`; `judges::LocalModels` is where it loads GGUF files through llama.cpp.
 
 mod judges;
+pub mod keys;
 mod resolve;
 mod run;
 mod summary;
@@ -53,6 +54,9 @@ pub enum EngineError {
     UnknownExperiment(String),
     #[error("the judge failed: {0}")]
     Judge(String),
+    /// The OS keychain could not be opened, read or written.
+    #[error("{0}")]
+    Keychain(String),
 }
 
 impl EngineError {
