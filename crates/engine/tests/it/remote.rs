@@ -87,8 +87,8 @@ fn experiment(dir: &std::path::Path, name: &str, url: &str) -> std::path::PathBu
     path
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_remote_sweep_records_usage_and_cost_and_never_pays_twice() {
+/// Six pairwise items labelled A, a template that is the question, and the test's key.
+fn fixture() -> tempfile::TempDir {
     std::env::set_var("JUDGELAB_ENGINE_TEST_KEY", "sk-engine-test");
     let dir = tempfile::tempdir().unwrap();
     let lines: Vec<String> = (0..6)
@@ -96,6 +96,12 @@ async fn a_remote_sweep_records_usage_and_cost_and_never_pays_twice() {
         .collect();
     std::fs::write(dir.path().join("items.jsonl"), lines.join("\n")).unwrap();
     std::fs::write(dir.path().join("q.jinja"), "{{ question }}").unwrap();
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_sweep_records_usage_and_cost_and_never_pays_twice() {
+    let dir = fixture();
     let (url, calls) = server().await;
     let store = Store::open(&dir.path().join("db.sqlite")).await.unwrap();
 
@@ -171,13 +177,7 @@ async fn a_remote_sweep_records_usage_and_cost_and_never_pays_twice() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_key_fails_every_call_once_and_the_next_run_recovers_them_all() {
-    std::env::set_var("JUDGELAB_ENGINE_TEST_KEY", "sk-engine-test");
-    let dir = tempfile::tempdir().unwrap();
-    let lines: Vec<String> = (0..6)
-        .map(|i| format!(r#"{{"id":"i{i}","task":"pairwise","question":"q{i}","answer_a":"a","answer_b":"b","human_label":"A"}}"#))
-        .collect();
-    std::fs::write(dir.path().join("items.jsonl"), lines.join("\n")).unwrap();
-    std::fs::write(dir.path().join("q.jinja"), "{{ question }}").unwrap();
+    let dir = fixture();
     let (url, calls, reject) = server_with_auth().await;
     reject.store(true, Ordering::SeqCst);
     let store = Store::open(&dir.path().join("db.sqlite")).await.unwrap();
