@@ -11,6 +11,7 @@ pub mod judge;
 pub mod metrics;
 pub mod pareto;
 pub mod rng;
+pub mod sampling;
 pub mod split;
 pub mod template;
 pub mod verdict;
