@@ -9,6 +9,7 @@
 //! starts a request (chat template, tokenising, prefill, generation) to its last token;
 //! time to first token ends when the first token is sampled.
 
+pub mod draws;
 mod worker;
 
 use std::fs::File;

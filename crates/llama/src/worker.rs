@@ -7,7 +7,7 @@ use std::sync::{mpsc, OnceLock};
 use std::time::Instant;
 
 use judgelab_core::judge::{Completion, StopReason};
-use judgelab_core::{JudgeRequest, JudgeResponse, Message};
+use judgelab_core::{JudgeRequest, JudgeResponse, Message, Sampling};
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_backend::LlamaBackend;
@@ -19,8 +19,22 @@ use llama_cpp_2::token::LlamaToken;
 
 use crate::{Command, LlamaOptions, ModelInfo, GPU_BUILD};
 
+/// The sampler chain of a call: greedy at temperature 0, else top_p, then temperature,
+/// then a seeded draw (the order `judgelab_core::sampling` computes exactly).
+pub(crate) fn sampler(s: &Sampling) -> LlamaSampler {
+    if s.temperature <= 0.0 {
+        LlamaSampler::greedy()
+    } else {
+        LlamaSampler::chain_simple([
+            LlamaSampler::top_p(s.top_p as f32, 1),
+            LlamaSampler::temp(s.temperature as f32),
+            LlamaSampler::dist(s.seed),
+        ])
+    }
+}
+
 /// llama.cpp's backend may be initialised once per process; every worker shares it.
-fn backend() -> Result<&'static LlamaBackend, String> {
+pub(crate) fn backend() -> Result<&'static LlamaBackend, String> {
     static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
     BACKEND
         .get_or_init(|| {
@@ -190,15 +204,7 @@ impl Session<'_> {
             .decode(&mut self.batch)
             .map_err(|e| format!("prefill failed: {e}"))?;
 
-        let mut sampler = if s.temperature <= 0.0 {
-            LlamaSampler::greedy()
-        } else {
-            LlamaSampler::chain_simple([
-                LlamaSampler::top_p(s.top_p as f32, 1),
-                LlamaSampler::temp(s.temperature as f32),
-                LlamaSampler::dist(s.seed),
-            ])
-        };
+        let mut sampler = sampler(&s);
         let vocab = self.model.vocab();
         let mut text = Vec::new();
         let mut ttft_ms = None;

@@ -187,3 +187,57 @@ fn missing_and_corrupt_model_files_are_named() {
     assert!(matches!(err, LlamaError::Load { .. }), "{err}");
     assert!(err.to_string().contains(&truncated.display().to_string()));
 }
+
+/// `judgelab_core::sampling` against llama.cpp itself: 2,000 draws per setting from one
+/// forward pass, each token's frequency within 4 standard errors of its exact probability.
+#[test]
+fn exact_distributions_match_the_real_sampler() {
+    use judgelab_core::sampling::Ranked;
+
+    let messages = [
+        Message {
+            role: "system".into(),
+            content: "You compare two answers. Reply with A or B only.".into(),
+        },
+        Message {
+            role: "user".into(),
+            content: "Question: What is the capital of France?\nAnswer A: Paris.\nAnswer B: Lyon.\nWhich answer is better?".into(),
+        },
+    ];
+    let settings: Vec<Sampling> = [(0.7, 0.9), (1.0, 1.0), (1.5, 0.8)]
+        .iter()
+        .map(|&(temperature, top_p)| Sampling {
+            temperature,
+            top_p,
+            max_tokens: 1,
+            seed: 42,
+        })
+        .collect();
+    let n = 2000;
+    let draws = judgelab_llama::draws::draw(&model_path(), &messages, &settings, n).unwrap();
+    let ranked = Ranked::new(&draws.logits);
+    for (s, counts) in settings.iter().zip(&draws.counts) {
+        let exact = ranked.distribution(s.temperature, s.top_p);
+        let support: std::collections::HashMap<usize, f64> = exact.iter().copied().collect();
+        // top_p cuts the same tokens (up to a float rounding at the very edge of the cut).
+        let outside: usize = counts
+            .iter()
+            .filter(|(t, _)| !support.contains_key(&(**t as usize)))
+            .map(|(_, c)| c)
+            .sum();
+        assert!(outside * 100 <= n, "{outside} draws outside top_p at {s:?}");
+        for &(token, p) in exact.iter().filter(|(_, p)| *p >= 0.01) {
+            let f = counts.get(&(token as i32)).copied().unwrap_or(0) as f64 / n as f64;
+            let sigma = (p * (1.0 - p) / n as f64).sqrt();
+            assert!(
+                (f - p).abs() <= 4.0 * sigma + 0.002,
+                "token {token} at {s:?}: drawn {f:.4}, exact {p:.4}"
+            );
+        }
+        let compared = exact.iter().filter(|(_, p)| *p >= 0.01).count();
+        assert!(
+            compared >= 2,
+            "a setting with one likely token tests little: {s:?}"
+        );
+    }
+}
