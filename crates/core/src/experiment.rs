@@ -295,17 +295,15 @@ fn remote(
         }
         return Ok(None);
     }
-    for key in ["gpu_layers", "context_size"] {
-        let given = match key {
-            "gpu_layers" => j.gpu_layers.is_some(),
-            _ => j.context_size.is_some(),
-        };
-        if given {
-            return Err(invalid(
-                &format!("judge.{key}"),
-                "is for backend = \"llama\" only".into(),
-            ));
-        }
+    let llama_only = [
+        ("gpu_layers", j.gpu_layers.is_some()),
+        ("context_size", j.context_size.is_some()),
+    ];
+    if let Some((key, _)) = llama_only.iter().find(|(_, given)| *given) {
+        return Err(invalid(
+            &format!("judge.{key}"),
+            "is for backend = \"llama\" only".into(),
+        ));
     }
     let base_url = j
         .base_url

@@ -111,6 +111,10 @@ pub fn verdicts_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
         "ttft_ms",
         "seed",
         "prompt_hash",
+        "cost_usd",
+        "cached_tokens",
+        "attempts",
+        "cache_hit",
         "raw_output",
     ])?;
     let humans: std::collections::HashMap<&str, Label> = a
@@ -139,6 +143,10 @@ pub fn verdicts_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
                 opt(v.ttft_ms),
                 v.seed.to_string(),
                 v.prompt_hash.clone(),
+                opt(v.cost_usd),
+                v.cached_tokens.map_or(String::new(), |n| n.to_string()),
+                v.attempts.to_string(),
+                u8::from(v.cache_hit).to_string(),
                 v.raw_output.clone().unwrap_or_default(),
             ])?;
         }

@@ -742,6 +742,16 @@ fn remote_judges_against_a_real_llama_cpp_python_server() {
     logs.push_str(&(text(&out.stdout) + &text(&out.stderr)));
     assert!(out.status.success(), "{logs}");
     assert!(!logs.contains(SENTINEL_KEY));
+    // Remote calls carry their cost and attempts into verdicts.csv.
+    let verdicts = std::fs::read_to_string(report.join("verdicts.csv")).unwrap();
+    let rows = csv_rows(&verdicts);
+    let header: Vec<&str> = verdicts.lines().next().unwrap().split(',').collect();
+    let cost = header.iter().position(|c| *c == "cost_usd").unwrap();
+    let attempts = header.iter().position(|c| *c == "attempts").unwrap();
+    assert_eq!(rows.len(), 12);
+    assert!(rows
+        .iter()
+        .all(|r| r[cost].parse::<f64>().is_ok_and(|c| c > 0.0) && r[attempts] == "1"));
     let mut files: Vec<PathBuf> = std::fs::read_dir(&report)
         .unwrap()
         .map(|e| e.unwrap().path())
