@@ -7,6 +7,8 @@
 
 mod judges;
 pub mod keys;
+mod plan;
+mod prompt;
 mod resolve;
 mod run;
 mod summary;
@@ -21,6 +23,8 @@ use judgelab_llama::LlamaError;
 use judgelab_store::{DatasetInfo, Store, StoreError};
 
 pub use judges::{JudgeLoader, LocalModels, ModelSpec};
+pub use plan::{plan, Plan};
+pub use prompt::{verdict_prompt, RenderedPrompt};
 pub use run::{run_experiment, RunEvent, RunOptions, RunSummary};
 pub use summary::{summarize, ExperimentInfo, ExperimentSummary, TrialSummary};
 

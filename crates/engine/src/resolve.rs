@@ -39,13 +39,17 @@ fn locate(base: &Path, written: &str) -> Option<PathBuf> {
 impl Resolved {
     /// Whether a pairwise verdict may be a tie: only where the humans used ties.
     pub fn allow_tie(&self) -> bool {
-        self.dataset.task == Task::Pairwise
-            && self
-                .dataset
-                .items
-                .iter()
-                .any(|i| i.human_label == judgelab_core::Label::Choice(judgelab_core::Choice::Tie))
+        allow_tie(&self.dataset)
     }
+}
+
+/// Whether a pairwise verdict may be a tie: only where the humans used ties.
+pub(crate) fn allow_tie(dataset: &Dataset) -> bool {
+    dataset.task == Task::Pairwise
+        && dataset
+            .items
+            .iter()
+            .any(|i| i.human_label == judgelab_core::Label::Choice(judgelab_core::Choice::Tie))
 }
 
 pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, EngineError> {

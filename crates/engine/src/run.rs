@@ -11,12 +11,13 @@ use std::sync::Arc;
 use judgelab_core::judge::{Completion, StopReason};
 use judgelab_core::rng::mix;
 use judgelab_core::split;
-use judgelab_core::template::{ExampleContext, RenderContext};
+use judgelab_core::template::ExampleContext;
 use judgelab_core::verdict::{self, FailureKind, Verdict};
 use judgelab_core::{Choice, Item, JudgeRequest, JudgeResponse, Label, Message, Sampling};
 use judgelab_store::{ExperimentRow, NewExperiment, NewTrial, Store, TrialRow, VerdictRow};
 
 use crate::judges::{JudgeLoader, Judges};
+use crate::prompt::PromptInput;
 use crate::resolve::{resolve, Resolved};
 use crate::EngineError;
 
@@ -425,19 +426,14 @@ fn prepare(
     let mut requests = Vec::with_capacity(todo.len());
     for (key, call) in todo.iter().enumerate() {
         let (item, repeat) = (call.item, call.repeat);
-        let swapped_item;
-        let shown = if call.swapped {
-            swapped_item = Item {
-                answer_a: item.answer_b.clone(),
-                answer_b: item.answer_a.clone(),
-                ..item.clone()
-            };
-            &swapped_item
-        } else {
-            item
+        let shown = PromptInput {
+            task: r.dataset.task,
+            output: r.output,
+            allow_tie,
+            template,
+            examples: &examples,
         };
-        let ctx = RenderContext::new(r.dataset.task, r.output, allow_tie, shown, &examples);
-        let messages = template.render(&ctx)?;
+        let messages = shown.render(item, call.swapped)?;
         // A swapped call mixes one more part into its seed; calls in dataset order keep the
         // seeds they had before answer orders existed.
         let mut parts = vec![

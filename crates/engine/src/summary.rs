@@ -54,6 +54,8 @@ pub struct TrialSummary {
     pub trial_idx: usize,
     pub params: TrialParams,
     pub model_sha256: Option<String>,
+    /// The content hash of the trial's template, as stored.
+    pub template_hash: String,
     pub examples: Vec<String>,
     #[serde(flatten)]
     pub metrics: TrialMetrics,
@@ -113,6 +115,7 @@ pub async fn summarize(
             trial_idx: trial.trial_idx,
             params: trial.params,
             model_sha256: trial.model_sha256,
+            template_hash: trial.template_hash,
             examples: trial.examples,
             metrics,
             verdicts,

@@ -14,6 +14,8 @@ mod placement;
 mod scene;
 mod text;
 
+pub use scene::Hotspot;
+
 /// The file format of a rendered chart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -172,6 +174,17 @@ pub fn render(
 /// Renders a chart as an SVG document.
 pub fn svg(chart: &Chart, width: u32, height: u32) -> Result<String, ChartError> {
     output::to_svg(&layout(chart, width, height)?)
+}
+
+/// Renders a chart as an SVG document, with where each of its data points was drawn (for
+/// hover and click in the app, which shows the very SVG the reports export).
+pub fn svg_with_hotspots(
+    chart: &Chart,
+    width: u32,
+    height: u32,
+) -> Result<(String, Vec<Hotspot>), ChartError> {
+    let scene = layout(chart, width, height)?;
+    Ok((output::to_svg(&scene)?, scene.hotspots))
 }
 
 /// Renders a chart as an encoded PNG file of exactly `width`×`height` pixels.

@@ -9,11 +9,12 @@ mod figures;
 mod html;
 mod markdown;
 pub mod params;
-mod tables;
+pub mod tables;
 
 pub use charts::{
-    png, render, svg, CdfChart, Chart, ChartError, ConfusionChart, Format, FrontStatus, LineChart,
-    LinePoint, ParetoChart, ParetoPoint, Reference, Series, MAX_SIDE, MIN_SIDE,
+    png, render, svg, svg_with_hotspots, CdfChart, Chart, ChartError, ConfusionChart, Format,
+    FrontStatus, Hotspot, LineChart, LinePoint, ParetoChart, ParetoPoint, Reference, Series,
+    MAX_SIDE, MIN_SIDE,
 };
 pub use export::{write_report, ReportOptions, PNG_SIZE, SVG_SIZE};
 

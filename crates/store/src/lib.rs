@@ -234,6 +234,36 @@ impl Store {
         Ok(())
     }
 
+    /// Milliseconds per prompt token of the model with this file hash, over every successful
+    /// call stored: how fast this machine ran it.
+    pub async fn ms_per_prompt_token(&self, model_sha256: &str) -> Result<Option<f64>> {
+        let row = sqlx::query(
+            "SELECT SUM(v.latency_ms) AS ms, SUM(v.prompt_tokens) AS tokens
+             FROM verdicts v JOIN trials t ON t.id = v.trial_id
+             WHERE t.model_sha256 = ? AND v.error IS NULL AND v.latency_ms IS NOT NULL",
+        )
+        .bind(model_sha256)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(self.err())?;
+        let ms: Option<f64> = row.get("ms");
+        let tokens: Option<i64> = row.get("tokens");
+        Ok(match (ms, tokens) {
+            (Some(ms), Some(tokens)) if tokens > 0 => Some(ms / tokens as f64),
+            _ => None,
+        })
+    }
+
+    /// The template stored under `hash`, if any.
+    pub async fn template(&self, hash: &str) -> Result<Option<Template>> {
+        let row = sqlx::query("SELECT name, source FROM templates WHERE hash = ?")
+            .bind(hash)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(self.err())?;
+        Ok(row.map(|r| Template::new(r.get("name"), r.get("source"))))
+    }
+
     // ---- experiments and trials -----------------------------------------------------
 
     pub async fn experiments(&self) -> Result<Vec<ExperimentRow>> {

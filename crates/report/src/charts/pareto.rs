@@ -7,7 +7,7 @@ use super::legend::{
     draw_error_bar, error_bar_color, reference_entries, Glyph, LegendEntry, Marker, MarkerShape,
 };
 use super::placement::{short_label, Anchor, Fit, Placer, PointLabels, Spot};
-use super::scene::{Rect, Scene};
+use super::scene::{Hotspot, Rect, Scene};
 use super::text::fit_text;
 use super::{FrontStatus, ParetoChart, ParetoPoint};
 
@@ -48,11 +48,12 @@ fn interval(p: &ParetoPoint) -> Option<(f64, f64)> {
 
 pub(crate) fn draw(scene: &mut Scene, chart: &ParetoChart) {
     let k = scene.k;
-    let points: Vec<&ParetoPoint> = chart
+    let (indexes, points): (Vec<usize>, Vec<&ParetoPoint>) = chart
         .points
         .iter()
-        .filter(|p| p.x.is_finite() && p.y.is_finite())
-        .collect();
+        .enumerate()
+        .filter(|(_, p)| p.x.is_finite() && p.y.is_finite())
+        .unzip();
     let Some(x_extent) = finite_extent(points.iter().map(|p| p.x)) else {
         return axes::draw_no_data(scene, &chart.title);
     };
@@ -179,7 +180,15 @@ pub(crate) fn draw(scene: &mut Scene, chart: &ParetoChart) {
         }
     }
     for &i in &by_rank {
-        marker(points[i].status, k).draw(scene, pixel(points[i]));
+        let m = marker(points[i].status, k);
+        let (x, y) = pixel(points[i]);
+        m.draw(scene, (x, y));
+        scene.hotspots.push(Hotspot {
+            index: indexes[i],
+            x,
+            y,
+            r: m.r,
+        });
     }
 
     let mut labels = PointLabels {

@@ -84,6 +84,19 @@ pub(crate) struct Scene {
     /// How much bigger than an 800×600 chart this one is; every size in the layout scales by it.
     pub k: f64,
     pub shapes: Vec<Shape>,
+    /// Where each data point landed, for hit-testing in an interactive view.
+    pub hotspots: Vec<Hotspot>,
+}
+
+/// Where one data point of a chart was drawn, in the chart's pixels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hotspot {
+    /// The point's index in the chart's input (e.g. [`super::ParetoChart::points`]).
+    pub index: usize,
+    pub x: f64,
+    pub y: f64,
+    /// The radius of its marker.
+    pub r: f64,
 }
 
 impl Scene {
@@ -96,6 +109,7 @@ impl Scene {
             height,
             k,
             shapes: Vec::new(),
+            hotspots: Vec::new(),
         }
     }
 

@@ -1,0 +1,138 @@
+//! What an experiment will cost before it runs: its trials, calls and prompt tokens, and how
+//! long the calls still missing should take, from the speed this machine measured for the
+//! same model in earlier runs.
+
+use std::path::Path;
+
+use judgelab_core::split;
+use judgelab_core::Item;
+use judgelab_store::Store;
+
+use crate::prompt::PromptInput;
+use crate::resolve::resolve;
+use crate::{EngineError, JudgeLoader, ModelSpec};
+
+/// Prompts rendered per trial to estimate its prompt tokens; the rest is extrapolated.
+const SAMPLE: usize = 48;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub experiment: String,
+    pub dataset: String,
+    pub n_trials: usize,
+    pub n_items: usize,
+    pub n_calls: usize,
+    /// Calls stored by an earlier run of the same content.
+    pub n_done: usize,
+    /// Prompt tokens of all calls, estimated from a sample of rendered prompts (tokenised
+    /// by the first local model; about four characters a token for remote models).
+    pub prompt_tokens: f64,
+    /// Seconds for the calls not yet stored, from this model's measured milliseconds per
+    /// prompt token; `None` before its first run.
+    pub est_seconds: Option<f64>,
+    /// A stored experiment of this name has other content (a run needs `replace`).
+    pub conflicts: bool,
+}
+
+/// Plans the experiment file at `path`. `tokenizer` loads the first local model, to count
+/// the tokens of sample prompts; `None` estimates from characters.
+pub async fn plan(
+    store: &Store,
+    path: &Path,
+    tokenizer: Option<&dyn JudgeLoader>,
+) -> Result<Plan, EngineError> {
+    let r = resolve(store, path).await?;
+    let e = &r.experiment;
+    let items = &r.dataset.items;
+    let s = split::reserve(
+        items,
+        e.sweep.seed,
+        e.max_few_shot(),
+        &e.sweep.few_shot_max_tokens,
+        &|_| 0,
+        e.limits.items,
+    )?;
+    let trials = e.trials();
+    let judged: Vec<&Item> = s.judged.iter().map(|&i| &items[i]).collect();
+    let repeats = e.sweep.repeats as usize;
+
+    let judge = match (tokenizer, &e.judge.remote) {
+        (Some(loader), None) => {
+            let (name, path, sha256) = &r.models[0];
+            Some(loader.load(&ModelSpec {
+                name: name.clone(),
+                path: path.clone(),
+                sha256: sha256.clone(),
+                gpu_layers: Some(0),
+                context_size: e.judge.context_size,
+                threads: Some(1),
+                remote: None,
+                response_format: None,
+            })?)
+        }
+        _ => None,
+    };
+    let mut n_calls = 0;
+    let mut prompt_tokens = 0.0;
+    for params in &trials {
+        let (_, template) = r
+            .templates
+            .iter()
+            .find(|(n, _)| *n == params.template)
+            .expect("resolved");
+        let examples: Vec<&Item> = s
+            .pool
+            .iter()
+            .take(params.few_shot as usize)
+            .map(|&i| &items[i])
+            .collect();
+        let input = PromptInput {
+            task: r.dataset.task,
+            output: r.output,
+            allow_tie: r.allow_tie(),
+            template,
+            examples: &examples,
+        };
+        let calls_per_item = repeats * params.order.calls().len();
+        n_calls += judged.len() * calls_per_item;
+        let sample: Vec<&Item> = judged.iter().copied().take(SAMPLE).collect();
+        if sample.is_empty() {
+            continue;
+        }
+        let mut sample_tokens = 0.0;
+        for item in &sample {
+            let messages = input.render(item, false)?;
+            sample_tokens += match &judge {
+                Some(j) => j.count_tokens(&messages).map_err(EngineError::Judge)? as f64,
+                None => messages.iter().map(|m| m.content.len()).sum::<usize>() as f64 / 4.0,
+            };
+        }
+        let per_item = sample_tokens / sample.len() as f64;
+        prompt_tokens += per_item * (judged.len() * calls_per_item) as f64;
+    }
+
+    let existing = store.experiment_by_name(&e.name).await?;
+    let conflicts = existing
+        .as_ref()
+        .is_some_and(|x| x.content_hash != r.content_hash);
+    let n_done = match existing.filter(|_| !conflicts) {
+        Some(x) => store.count_verdicts(x.id).await?,
+        None => 0,
+    };
+    let speed = match r.models.first() {
+        Some((_, _, sha256)) if !sha256.is_empty() => store.ms_per_prompt_token(sha256).await?,
+        _ => None,
+    };
+    let missing = n_calls.saturating_sub(n_done) as f64 / n_calls.max(1) as f64;
+    Ok(Plan {
+        experiment: e.name.clone(),
+        dataset: r.dataset.name.clone(),
+        n_trials: trials.len(),
+        n_items: judged.len(),
+        n_calls,
+        n_done,
+        prompt_tokens,
+        est_seconds: speed.map(|ms| ms * prompt_tokens * missing / 1000.0),
+        conflicts,
+    })
+}

@@ -1,0 +1,102 @@
+//! The messages a judge is shown for one call: the template rendered on an item (its answers
+//! swapped where the call shows B first) with the trial's few-shot examples. Runs render them
+//! before calling the judge; [`verdict_prompt`] renders a stored verdict's prompt again and
+//! checks it against the hash recorded with the verdict.
+
+use judgelab_core::template::RenderContext;
+use judgelab_core::{Experiment, Item, Message, OutputKind, Task, Template};
+use judgelab_store::{Store, VerdictRow};
+
+use crate::resolve::allow_tie;
+use crate::summary::{ExperimentSummary, TrialSummary};
+use crate::EngineError;
+
+/// What every prompt of a trial shares.
+pub(crate) struct PromptInput<'a> {
+    pub task: Task,
+    pub output: OutputKind,
+    pub allow_tie: bool,
+    pub template: &'a Template,
+    pub examples: &'a [&'a Item],
+}
+
+impl PromptInput<'_> {
+    /// The messages for `item`, with its answers swapped when `swapped`.
+    pub fn render(&self, item: &Item, swapped: bool) -> Result<Vec<Message>, EngineError> {
+        let swapped_item;
+        let shown = if swapped {
+            swapped_item = Item {
+                answer_a: item.answer_b.clone(),
+                answer_b: item.answer_a.clone(),
+                ..item.clone()
+            };
+            &swapped_item
+        } else {
+            item
+        };
+        let ctx = RenderContext::new(self.task, self.output, self.allow_tie, shown, self.examples);
+        Ok(self.template.render(&ctx)?)
+    }
+}
+
+/// A stored verdict's prompt, rendered again.
+#[derive(Debug, Clone)]
+pub struct RenderedPrompt {
+    pub messages: Vec<Message>,
+    /// The rendering hashes to the prompt hash stored with the verdict: these are the very
+    /// messages the judge saw.
+    pub matches_record: bool,
+}
+
+/// Renders the prompt of `verdict`, one of `trial`'s verdicts in `summary`.
+pub async fn verdict_prompt(
+    store: &Store,
+    summary: &ExperimentSummary,
+    trial: &TrialSummary,
+    verdict: &VerdictRow,
+) -> Result<RenderedPrompt, EngineError> {
+    let dataset = &summary.dataset;
+    let find = |id: &str| {
+        dataset
+            .items
+            .iter()
+            .find(|i| i.id == id)
+            .ok_or_else(|| EngineError::Invalid {
+                path: summary.experiment.name.clone(),
+                message: format!("item {id:?} is not in dataset {:?}", dataset.name),
+            })
+    };
+    let item = find(&verdict.item_id)?;
+    let examples = trial
+        .examples
+        .iter()
+        .map(|id| find(id))
+        .collect::<Result<Vec<_>, _>>()?;
+    let template =
+        store
+            .template(&trial.template_hash)
+            .await?
+            .ok_or_else(|| EngineError::Invalid {
+                path: summary.experiment.name.clone(),
+                message: format!("template {} is not stored", trial.template_hash),
+            })?;
+    let experiment = Experiment::from_toml(&summary.experiment.name, &summary.experiment.spec)?;
+    let input = PromptInput {
+        task: dataset.task,
+        output: experiment
+            .judge
+            .output
+            .unwrap_or(OutputKind::default_for(dataset.task)),
+        allow_tie: allow_tie(dataset),
+        template: &template,
+        examples: &examples,
+    };
+    let messages = input.render(item, verdict.swapped)?;
+    let hash = judgelab_core::hash::sha256_hex(
+        serde_json::to_string(&messages).expect("messages serialise"),
+    );
+    Ok(RenderedPrompt {
+        matches_record: hash == verdict.prompt_hash,
+        messages,
+    })
+}

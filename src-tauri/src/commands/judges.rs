@@ -1,0 +1,101 @@
+//! Judges: the default model, GGUF files the user added, and remote OpenAI-compatible
+//! endpoints. The list lives in `judges.json` beside the database.
+
+use std::path::Path;
+
+use tauri::State;
+
+use crate::dto::JudgeInfo;
+use crate::error::{AppError, AppResult};
+use crate::state::AppState;
+
+fn added(state: &AppState) -> Vec<JudgeInfo> {
+    std::fs::read_to_string(state.judges_file())
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default()
+}
+
+fn save(state: &AppState, judges: &[JudgeInfo]) -> AppResult<()> {
+    let path = state.judges_file();
+    let text = serde_json::to_string_pretty(judges).expect("judges serialise");
+    std::fs::create_dir_all(&state.home)
+        .and_then(|()| std::fs::write(&path, text))
+        .map_err(|e| AppError::internal(format!("cannot write {}: {e}", path.display())))
+}
+
+fn local(model: &str, path: &Path) -> JudgeInfo {
+    let size = std::fs::metadata(path).map(|m| m.len()).ok();
+    JudgeInfo::Local {
+        model: model.to_string(),
+        path: path.display().to_string(),
+        size_mb: size.map_or(0.0, |b| b as f64 / 1e6),
+        present: size.is_some(),
+    }
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn list_judges(state: State<'_, AppState>) -> Vec<JudgeInfo> {
+    let mut out = vec![local("default", &judgelab_engine::default_model_path())];
+    for judge in added(&state) {
+        out.push(match judge {
+            JudgeInfo::Local { model, .. } => local(&model, Path::new(&model)),
+            remote => remote,
+        });
+    }
+    out
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn add_local_judge(state: State<'_, AppState>, path: String) -> AppResult<JudgeInfo> {
+    let checked = path.clone();
+    tauri::async_runtime::spawn_blocking(move || {
+        judgelab_llama::check_and_hash(Path::new(&checked))
+    })
+    .await
+    .map_err(|e| AppError::internal(e.to_string()))?
+    .map_err(|e| AppError::invalid(crate::error::chain(&e)))?;
+    let judge = local(&path, Path::new(&path));
+    let mut judges = added(&state);
+    if !judges
+        .iter()
+        .any(|j| matches!(j, JudgeInfo::Local { model, .. } if *model == path))
+    {
+        judges.push(judge.clone());
+        save(&state, &judges)?;
+    }
+    Ok(judge)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn add_remote_judge(
+    state: State<'_, AppState>,
+    name: String,
+    base_url: String,
+    model: String,
+    api_key_env: Option<String>,
+) -> AppResult<JudgeInfo> {
+    let base_url = base_url.trim().trim_end_matches('/').to_string();
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(AppError::invalid(format!(
+            "base URL {base_url:?}: expected http:// or https://, up to /v1"
+        )));
+    }
+    if model.trim().is_empty() || name.trim().is_empty() {
+        return Err(AppError::invalid("a remote judge needs a name and a model"));
+    }
+    let judge = JudgeInfo::Remote {
+        name: name.trim().to_string(),
+        base_url,
+        model: model.trim().to_string(),
+        api_key_env: api_key_env.filter(|k| !k.trim().is_empty()),
+    };
+    let mut judges = added(&state);
+    judges.retain(|j| !matches!(j, JudgeInfo::Remote { name: n, .. } if *n == name.trim()));
+    judges.push(judge.clone());
+    save(&state, &judges)?;
+    Ok(judge)
+}

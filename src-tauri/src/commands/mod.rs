@@ -1,0 +1,43 @@
+//! The commands, by screen. Each is a few lines over `engine`, `store` or `report`.
+
+pub mod datasets;
+pub mod export;
+pub mod judges;
+pub mod results;
+pub mod runs;
+pub mod templates;
+
+use tauri::State;
+
+use crate::dto::AppInfo;
+use crate::state::AppState;
+
+#[tauri::command]
+#[specta::specta]
+pub fn app_info(state: State<'_, AppState>) -> AppInfo {
+    let model = judgelab_engine::default_model_path();
+    let bundled = bundled_datasets_dir()
+        .and_then(|dir| std::fs::read_dir(dir).ok())
+        .map(|entries| {
+            let mut files: Vec<String> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+                .map(|p| p.display().to_string())
+                .collect();
+            files.sort();
+            files
+        })
+        .unwrap_or_default();
+    AppInfo {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        db_path: state.store.path().display().to_string(),
+        default_model: model.is_file().then(|| model.display().to_string()),
+        bundled_datasets: bundled,
+    }
+}
+
+/// The repository's `datasets/` folder, where the app runs from a checkout.
+fn bundled_datasets_dir() -> Option<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");
+    dir.is_dir().then_some(dir)
+}

@@ -1,0 +1,185 @@
+//! Experiments and runs: plan an experiment file, run it in its own thread with progress
+//! over a channel, stop it (every verdict so far is stored; running it again resumes).
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use judgelab_core::Experiment;
+use judgelab_engine::{LocalModels, RunEvent, RunOptions};
+use judgelab_store::Store;
+use tauri::ipc::Channel;
+use tauri::State;
+
+use crate::dto::{ExperimentListing, Plan, RunUpdate};
+use crate::error::{AppError, AppResult};
+use crate::state::AppState;
+
+/// Validates the experiment text and writes it to `experiments/<name>.toml`, where its
+/// relative paths resolve as they would beside the database.
+fn write_spec(state: &AppState, spec: &str) -> AppResult<(String, PathBuf)> {
+    let experiment = Experiment::from_toml("experiment", spec)
+        .map_err(|e| AppError::from(judgelab_engine::EngineError::from(e)))?;
+    let name = experiment.name;
+    if name.contains(['/', '\\']) || name.starts_with('.') {
+        return Err(AppError::invalid(format!(
+            "experiment name {name:?}: no slashes, and not starting with a dot"
+        )));
+    }
+    let dir = state.experiments_dir();
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(&path, spec))
+        .map_err(|e| AppError::internal(format!("cannot write {}: {e}", path.display())))?;
+    Ok((name, path))
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn plan_experiment(state: State<'_, AppState>, spec: String) -> AppResult<Plan> {
+    let (_, path) = write_spec(&state, &spec)?;
+    let plan = judgelab_engine::plan(&state.store, &path, Some(&LocalModels)).await?;
+    Ok(Plan {
+        name: plan.experiment,
+        dataset: plan.dataset,
+        n_trials: plan.n_trials as u32,
+        n_items: plan.n_items as u32,
+        n_calls: plan.n_calls as u32,
+        n_done: plan.n_done as u32,
+        prompt_tokens: Some(plan.prompt_tokens),
+        est_seconds: plan.est_seconds,
+        conflicts: plan.conflicts,
+        spec_path: path.display().to_string(),
+    })
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn start_run(
+    state: State<'_, AppState>,
+    spec: String,
+    replace: bool,
+    on_event: Channel<RunUpdate>,
+) -> AppResult<String> {
+    let (name, path) = write_spec(&state, &spec)?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    state.begin_run(&name, Arc::clone(&cancel))?;
+    let db = state.store.path().to_path_buf();
+    let options = RunOptions {
+        replace,
+        cancel,
+        ..RunOptions::default()
+    };
+    // Its own thread and runtime: a run holds a model for minutes and must not starve the
+    // commands the UI keeps calling meanwhile.
+    let thread = std::thread::Builder::new()
+        .name(format!("run {name}"))
+        .spawn(move || {
+            let update = match tokio::runtime::Runtime::new() {
+                Ok(rt) => rt.block_on(run(&db, &path, options, &on_event)),
+                Err(e) => Err(AppError::internal(format!(
+                    "cannot start the run's runtime: {e}"
+                ))),
+            };
+            let _ = on_event.send(update.unwrap_or_else(|error| RunUpdate::Failed { error }));
+        })
+        .map_err(|e| AppError::internal(format!("cannot start the run's thread: {e}")))?;
+    state.attach_thread(&name, thread);
+    Ok(name)
+}
+
+async fn run(
+    db: &std::path::Path,
+    path: &std::path::Path,
+    options: RunOptions,
+    channel: &Channel<RunUpdate>,
+) -> AppResult<RunUpdate> {
+    let store = Store::open(db).await?;
+    let started = Instant::now();
+    let mut first_done = 0;
+    let mut n_failed = 0;
+    let mut last_sent = Instant::now() - Duration::from_secs(1);
+    let mut on_event = |event: RunEvent| {
+        let update = match event {
+            RunEvent::Imported { .. } => return,
+            RunEvent::Loading { model, .. } => RunUpdate::Loading { model },
+            RunEvent::Started {
+                experiment,
+                resumed,
+                n_trials,
+                total,
+                done,
+                ..
+            } => {
+                first_done = done;
+                RunUpdate::Started {
+                    experiment,
+                    resumed,
+                    n_trials: n_trials as u32,
+                    total: total as u32,
+                    done: done as u32,
+                }
+            }
+            RunEvent::Verdict {
+                trial_idx,
+                done,
+                total,
+                failed,
+            } => {
+                n_failed += u32::from(failed);
+                // At most ten updates a second: a fast remote judge must not flood the UI.
+                if done < total && last_sent.elapsed() < Duration::from_millis(100) {
+                    return;
+                }
+                let rate = (done - first_done) as f64 / started.elapsed().as_secs_f64().max(1e-3);
+                RunUpdate::Progress {
+                    trial_idx: trial_idx as u32,
+                    done: done as u32,
+                    total: total as u32,
+                    n_failed,
+                    verdicts_per_second: rate,
+                    eta_seconds: (rate > 0.0).then(|| (total - done) as f64 / rate),
+                }
+            }
+        };
+        last_sent = Instant::now();
+        let _ = channel.send(update);
+    };
+    let summary = judgelab_engine::run_experiment(&store, path, options, &mut on_event).await;
+    store.close().await;
+    let summary = summary?;
+    Ok(RunUpdate::Finished {
+        interrupted: summary.interrupted,
+        judged_now: summary.judged_now as u32,
+        n_errors: summary.n_errors as u32,
+    })
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn stop_run(state: State<'_, AppState>, name: String) -> bool {
+    state.stop_run(&name)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn list_experiments(state: State<'_, AppState>) -> AppResult<Vec<ExperimentListing>> {
+    let datasets = state.store.datasets().await?;
+    let mut out = Vec::new();
+    for e in state.store.experiments().await? {
+        let dataset = datasets
+            .iter()
+            .find(|d| d.id == e.dataset_id)
+            .map(|d| d.name.clone())
+            .unwrap_or_default();
+        out.push(ExperimentListing {
+            running: state.is_running(&e.name),
+            n_trials: state.store.trials(e.id).await?.len() as u32,
+            name: e.name,
+            dataset,
+            created_at: e.created_at,
+        });
+    }
+    Ok(out)
+}

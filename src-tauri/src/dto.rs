@@ -1,0 +1,362 @@
+//! Transport types: what the commands take and return, shaped for the UI and exported to
+//! TypeScript (`ui/src/lib/bindings.ts`). They stay at this boundary; the engine's types
+//! do not know about specta.
+
+use serde::{Deserialize, Serialize};
+use specta::Type;
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct AppInfo {
+    pub version: String,
+    pub db_path: String,
+    /// The default judge's GGUF file, where it has been fetched.
+    pub default_model: Option<String>,
+    /// The built-in datasets shipped with the app (file paths), for a first import.
+    pub bundled_datasets: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct Count {
+    pub label: String,
+    pub n: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct DatasetSummary {
+    pub name: String,
+    /// `pairwise` or `single`.
+    pub task: String,
+    pub n_items: u32,
+    pub source: String,
+    pub content_hash: String,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ImportResult {
+    pub dataset: DatasetSummary,
+    /// The same content was imported before: nothing was written.
+    pub already: bool,
+}
+
+/// A histogram bin of answer lengths, in characters: `[lo, hi)`.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct Bin {
+    pub lo: u32,
+    pub hi: u32,
+    pub n: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct DatasetDetail {
+    pub summary: DatasetSummary,
+    pub labels: Vec<Count>,
+    /// Lengths of every answer (both answers of a pair).
+    pub lengths: Vec<Bin>,
+    pub median_length: u32,
+    /// Ratings: the scale.
+    pub scale: Option<(i32, i32)>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ItemRow {
+    pub idx: u32,
+    pub id: String,
+    pub question: String,
+    pub answer_a: Option<String>,
+    pub answer_b: Option<String>,
+    pub answer: Option<String>,
+    pub reference: Option<String>,
+    pub label: String,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ItemPage {
+    pub total: u32,
+    pub offset: u32,
+    pub items: Vec<ItemRow>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct TemplateInfo {
+    pub name: String,
+    pub source: String,
+    /// The first 12 hex digits of its content hash: its version.
+    pub version: String,
+    pub builtin: bool,
+    /// What an experiment writes to use it: a built-in name or the file's path.
+    pub reference: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Type)]
+pub struct PreviewRequest {
+    pub source: String,
+    pub dataset: String,
+    pub item_idx: u32,
+    pub few_shot: u32,
+    /// A GGUF path or `default`; none: no token count.
+    pub model: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ChatMessage {
+    pub role: String,
+    pub content: String,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct Preview {
+    pub messages: Vec<ChatMessage>,
+    /// Prompt tokens in the chosen model's chat template.
+    pub n_tokens: Option<u32>,
+    pub item_id: String,
+    pub label: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum JudgeInfo {
+    Local {
+        /// What an experiment writes: `default` or the file's path.
+        model: String,
+        path: String,
+        size_mb: f64,
+        present: bool,
+    },
+    Remote {
+        name: String,
+        base_url: String,
+        /// The model name the endpoint knows.
+        model: String,
+        api_key_env: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct Plan {
+    pub name: String,
+    pub dataset: String,
+    pub n_trials: u32,
+    pub n_items: u32,
+    pub n_calls: u32,
+    /// Calls already stored by an earlier run of the same experiment.
+    pub n_done: u32,
+    pub prompt_tokens: Option<f64>,
+    /// From the model's measured speed on this machine; none before its first run.
+    pub est_seconds: Option<f64>,
+    /// Whether an experiment of this name exists with other content.
+    pub conflicts: bool,
+    pub spec_path: String,
+}
+
+/// What a run reports while it goes, streamed over a channel.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum RunUpdate {
+    Loading {
+        model: String,
+    },
+    Started {
+        experiment: String,
+        resumed: bool,
+        n_trials: u32,
+        total: u32,
+        done: u32,
+    },
+    Progress {
+        trial_idx: u32,
+        done: u32,
+        total: u32,
+        /// Calls of this run without a verdict (failed or unparsed).
+        n_failed: u32,
+        verdicts_per_second: f64,
+        eta_seconds: Option<f64>,
+    },
+    Finished {
+        interrupted: bool,
+        judged_now: u32,
+        n_errors: u32,
+    },
+    Failed {
+        error: crate::error::AppError,
+    },
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ExperimentListing {
+    pub name: String,
+    pub dataset: String,
+    pub created_at: String,
+    pub n_trials: u32,
+    pub running: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct Cell {
+    pub value: Option<f64>,
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct Column {
+    /// `kappa`, `accuracy`, …
+    pub key: String,
+    pub title: String,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct Param {
+    pub name: String,
+    pub value: String,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct TrialView {
+    pub id: u32,
+    pub label: String,
+    pub params: Vec<Param>,
+    /// One per column of [`Results::columns`].
+    pub quality: Vec<Cell>,
+    pub n: u32,
+    pub n_errors: u32,
+    pub parse_failure_rate: Option<f64>,
+    pub prompt_tokens_per_item: Option<f64>,
+    pub completion_tokens_per_item: Option<f64>,
+    pub usd_per_1k_items: Option<f64>,
+    pub latency_p50: Option<f64>,
+    pub latency_p95: Option<f64>,
+    pub ttft_p95: Option<f64>,
+    /// `front`, `indistinguishable` or `dominated` on the quality–cost front.
+    pub front: String,
+    pub best: bool,
+    pub recommended: bool,
+    /// This trial's metric minus the best's, with its paired interval.
+    pub vs_best: Option<Cell>,
+    pub consistency: Option<f64>,
+    pub first_preferred: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct BaselineView {
+    pub title: String,
+    pub quality: Vec<Cell>,
+}
+
+/// A point of a chart, where it was drawn (in the SVG's pixels).
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct Hotspot {
+    pub trial_id: u32,
+    pub x: f64,
+    pub y: f64,
+    pub r: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ChartView {
+    pub svg: String,
+    pub width: u32,
+    pub height: u32,
+    pub hotspots: Vec<Hotspot>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct Results {
+    pub name: String,
+    pub dataset: String,
+    pub task: String,
+    pub n_items: u32,
+    pub n_expected: u32,
+    pub n_stored: u32,
+    pub spec: String,
+    /// The metric of the fronts and the recommendation.
+    pub metric: String,
+    pub columns: Vec<Column>,
+    pub baselines: Vec<BaselineView>,
+    pub trials: Vec<TrialView>,
+    pub findings: Vec<String>,
+    /// Quality against cost (tokens or $), and against p95 latency.
+    pub pareto_cost: ChartView,
+    pub pareto_latency: ChartView,
+    pub cost_title: String,
+    pub resamples: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ConfusionView {
+    pub rows: Vec<String>,
+    pub columns: Vec<String>,
+    pub counts: Vec<Vec<u32>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictFilter {
+    All,
+    Wrong,
+    ParseFailures,
+    Errors,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct VerdictListing {
+    pub item_id: String,
+    pub repeat: u32,
+    pub swapped: bool,
+    pub human: String,
+    /// The parsed verdict; none on a parse failure or failed call.
+    pub verdict: Option<String>,
+    pub failure: Option<String>,
+    pub correct: bool,
+    pub latency_ms: Option<f64>,
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct TrialDetail {
+    pub trial: TrialView,
+    pub confusion: ConfusionView,
+    pub total: u32,
+    pub offset: u32,
+    /// The verdicts that pass the filter, this page of them.
+    pub verdicts: Vec<VerdictListing>,
+    /// The labels (human or judge) to filter by.
+    pub labels: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct VerdictDetail {
+    pub listing: VerdictListing,
+    pub question: String,
+    pub messages: Vec<ChatMessage>,
+    /// The rendered prompt hashes to the one stored with the verdict.
+    pub prompt_verified: bool,
+    pub raw_output: Option<String>,
+    pub error: Option<String>,
+    pub seed: u32,
+    pub ttft_ms: Option<f64>,
+    pub attempts: u32,
+    pub cost_usd: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct Comparison {
+    pub first: u32,
+    pub second: u32,
+    pub metric: String,
+    pub n_pairs: u32,
+    pub first_only: u32,
+    pub second_only: u32,
+    pub mcnemar_p: f64,
+    pub difference: Cell,
+}
+
+/// A chart to export.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ChartKind {
+    ParetoCost,
+    ParetoLatency,
+    Parameter,
+    LatencyCdf,
+}

@@ -1,0 +1,125 @@
+//! What the app holds between commands: the store, the folder beside it where the app keeps
+//! experiment files and templates, the runs going on, and the last summary computed (opening
+//! a verdict must not recompute every metric).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use judgelab_core::Dataset;
+use judgelab_engine::ExperimentSummary;
+use judgelab_store::Store;
+
+use crate::error::{AppError, AppResult};
+
+pub struct AppState {
+    pub store: Store,
+    /// The folder of the database: `experiments/`, `templates/` and `judges.json` live here.
+    pub home: PathBuf,
+    pub runs: Mutex<HashMap<String, Run>>,
+    /// The last summary, by (experiment, bootstrap resamples, verdicts stored).
+    pub summary: tokio::sync::Mutex<Option<(SummaryKey, Arc<ExperimentSummary>)>>,
+    /// Datasets loaded for browsing, by name.
+    pub datasets: tokio::sync::Mutex<HashMap<String, Arc<Dataset>>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SummaryKey {
+    pub experiment: String,
+    pub resamples: u32,
+    pub n_verdicts: usize,
+}
+
+/// A run in its own thread.
+pub struct Run {
+    pub cancel: Arc<AtomicBool>,
+    pub thread: Option<JoinHandle<()>>,
+}
+
+impl AppState {
+    pub fn experiments_dir(&self) -> PathBuf {
+        self.home.join("experiments")
+    }
+
+    pub fn templates_dir(&self) -> PathBuf {
+        self.home.join("templates")
+    }
+
+    pub fn judges_file(&self) -> PathBuf {
+        self.home.join("judges.json")
+    }
+
+    pub fn is_running(&self, name: &str) -> bool {
+        let runs = self.runs.lock().expect("runs lock");
+        runs.get(name)
+            .and_then(|r| r.thread.as_ref())
+            .is_some_and(|t| !t.is_finished())
+    }
+
+    /// Registers a run; refused while another run of the same experiment goes on.
+    pub fn begin_run(&self, name: &str, cancel: Arc<AtomicBool>) -> AppResult<()> {
+        let mut runs = self.runs.lock().expect("runs lock");
+        if runs
+            .get(name)
+            .and_then(|r| r.thread.as_ref())
+            .is_some_and(|t| !t.is_finished())
+        {
+            return Err(AppError::new(
+                crate::error::ErrorCode::AlreadyRunning,
+                format!("{name:?} is already running"),
+            ));
+        }
+        runs.insert(
+            name.to_string(),
+            Run {
+                cancel,
+                thread: None,
+            },
+        );
+        Ok(())
+    }
+
+    pub fn attach_thread(&self, name: &str, thread: JoinHandle<()>) {
+        if let Some(run) = self.runs.lock().expect("runs lock").get_mut(name) {
+            run.thread = Some(thread);
+        }
+    }
+
+    /// Asks a run to stop after the calls in flight; false when none is going.
+    pub fn stop_run(&self, name: &str) -> bool {
+        let runs = self.runs.lock().expect("runs lock");
+        match runs.get(name) {
+            Some(run) if run.thread.as_ref().is_some_and(|t| !t.is_finished()) => {
+                run.cancel.store(true, Ordering::SeqCst);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Stops every run and waits (up to `patience`) for the calls in flight to be recorded:
+    /// closing the window loses nothing, and a later run resumes where this one stopped.
+    pub fn stop_all(&self, patience: Duration) {
+        let threads: Vec<JoinHandle<()>> = {
+            let mut runs = self.runs.lock().expect("runs lock");
+            runs.values_mut()
+                .filter_map(|r| {
+                    r.cancel.store(true, Ordering::SeqCst);
+                    r.thread.take()
+                })
+                .collect()
+        };
+        let deadline = Instant::now() + patience;
+        for t in threads {
+            while !t.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if t.is_finished() {
+                let _ = t.join();
+            }
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! The committed TypeScript bindings (`ui/src/lib/bindings.ts`) match the Rust commands.
+//! `JUDGELAB_BLESS=1 cargo test -p judgelab-app --test bindings` rewrites them.
+
+use std::path::Path;
+
+#[test]
+fn bindings_are_up_to_date() {
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/lib/bindings.ts");
+    let fresh = tempfile::tempdir().expect("temp dir");
+    let generated = fresh.path().join("bindings.ts");
+    judgelab_app::export_bindings(&generated).expect("bindings export");
+    let generated = std::fs::read_to_string(&generated).expect("generated bindings");
+    if std::env::var_os("JUDGELAB_BLESS").is_some() {
+        std::fs::write(&committed, &generated).expect("write bindings");
+        return;
+    }
+    let old = std::fs::read_to_string(&committed).unwrap_or_default();
+    assert!(
+        old == generated,
+        "{} is stale: run `JUDGELAB_BLESS=1 cargo test -p judgelab-app --test bindings` and commit it",
+        committed.display()
+    );
+}
