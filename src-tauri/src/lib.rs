@@ -6,9 +6,10 @@
 //! progress streams to the UI over a typed [`tauri::ipc::Channel`].
 
 mod commands;
-mod dto;
+pub mod dto;
 mod error;
 mod state;
+pub mod view;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -54,7 +55,7 @@ pub fn export_bindings(path: &std::path::Path) -> anyhow::Result<()> {
     specta_builder()
         .export(
             specta_typescript::Typescript::default()
-                .header("// Generated from the Rust commands by `JUDGELAB_BLESS=1 cargo test -p judgelab-app --test bindings`."),
+                .header("// Generated from the Rust commands by `JUDGELAB_BLESS=1 cargo test -p judgelab-app --test it bindings`."),
             path,
         )
         .map_err(|e| anyhow::anyhow!("cannot export the TypeScript bindings: {e}"))

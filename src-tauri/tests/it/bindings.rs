@@ -1,5 +1,5 @@
 //! The committed TypeScript bindings (`ui/src/lib/bindings.ts`) match the Rust commands.
-//! `JUDGELAB_BLESS=1 cargo test -p judgelab-app --test bindings` rewrites them.
+//! `JUDGELAB_BLESS=1 cargo test -p judgelab-app --test it bindings` rewrites them.
 
 use std::path::Path;
 
@@ -17,7 +17,7 @@ fn bindings_are_up_to_date() {
     let old = std::fs::read_to_string(&committed).unwrap_or_default();
     assert!(
         old == generated,
-        "{} is stale: run `JUDGELAB_BLESS=1 cargo test -p judgelab-app --test bindings` and commit it",
+        "{} is stale: run `JUDGELAB_BLESS=1 cargo test -p judgelab-app --test it bindings` and commit it",
         committed.display()
     );
 }

@@ -1,0 +1,118 @@
+//! The results view, computed from an experiment's summary without Tauri: the trials table
+//! with intervals and baselines, and the Pareto charts as the report's own SVG with where
+//! each trial was drawn. The commands and the results benchmark share it.
+
+use judgelab_core::metrics::{Estimate, Quality};
+use judgelab_engine::ExperimentSummary;
+use judgelab_report::analysis::{baseline_title, Analysis};
+use judgelab_report::params::Param as ReportParam;
+use judgelab_report::{Chart, ParetoChart};
+
+use crate::dto::{BaselineView, Cell, ChartView, Column, Hotspot, Param, Results, TrialView};
+use crate::error::AppResult;
+
+/// The chart size the app shows (the reports' SVG size).
+const CHART: (u32, u32) = judgelab_report::SVG_SIZE;
+
+/// The results view of `summary`, its fronts and recommendation by `q`.
+pub fn results(summary: &ExperimentSummary, q: Quality) -> AppResult<Results> {
+    let a = Analysis::new(summary, q);
+    let task = a.task;
+    let qualities = Quality::for_task(task);
+    let e = &summary.experiment;
+    Ok(Results {
+        name: e.name.clone(),
+        dataset: e.dataset.clone(),
+        task: e.task.to_string(),
+        n_items: e.n_items as u32,
+        n_expected: e.n_expected as u32,
+        n_stored: e.n_stored as u32,
+        spec: e.spec.clone(),
+        metric: q.name().to_string(),
+        columns: qualities
+            .iter()
+            .map(|q| Column {
+                key: q.name().to_string(),
+                title: q.title(task).to_string(),
+            })
+            .collect(),
+        baselines: summary
+            .baselines
+            .values()
+            .map(|b| BaselineView {
+                title: baseline_title(b),
+                quality: qualities.iter().map(|&q| cell(b.quality.get(q))).collect(),
+            })
+            .collect(),
+        trials: (0..summary.trials.len())
+            .map(|i| trial_view(&a, i))
+            .collect(),
+        findings: a.findings.clone(),
+        pareto_cost: chart_view(summary, a.pareto_chart(a.cost))?,
+        pareto_latency: chart_view(summary, a.pareto_chart(a.latency))?,
+        cost_title: a.cost.title(task),
+        resamples: summary.bootstrap.resamples,
+    })
+}
+
+pub(crate) fn cell(e: Estimate) -> Cell {
+    Cell {
+        value: e.value,
+        low: e.ci.map(|c| c.0),
+        high: e.ci.map(|c| c.1),
+    }
+}
+
+pub(crate) fn trial_view(a: &Analysis<'_>, i: usize) -> TrialView {
+    let t = &a.summary.trials[i];
+    let m = &t.metrics;
+    let task = a.task;
+    TrialView {
+        id: t.id as u32,
+        label: a.labels[i].clone(),
+        params: ReportParam::ALL
+            .into_iter()
+            .map(|p| Param {
+                name: p.name().to_string(),
+                value: p.text(&t.params),
+            })
+            .collect(),
+        quality: Quality::for_task(task)
+            .iter()
+            .map(|&q| cell(m.estimate(q)))
+            .collect(),
+        n: m.n as u32,
+        n_errors: m.n_errors as u32,
+        parse_failure_rate: m.parse_failure_rate,
+        prompt_tokens_per_item: m.prompt_tokens_per_item,
+        completion_tokens_per_item: m.completion_tokens_per_item,
+        usd_per_1k_items: m.usd_per_1k_items,
+        latency_p50: m.latency_ms.p50,
+        latency_p95: m.latency_ms.p95,
+        ttft_p95: m.ttft_ms.p95,
+        front: a.front_cost[i].as_str().to_string(),
+        best: a.best == Some(i),
+        recommended: a.recommended == Some(i),
+        vs_best: a.versus_best[i].as_ref().map(|c| cell(c.difference)),
+        consistency: m.position.as_ref().and_then(|p| p.consistency),
+        first_preferred: m.position.as_ref().and_then(|p| p.first_preferred),
+    }
+}
+
+fn chart_view(summary: &ExperimentSummary, chart: ParetoChart) -> AppResult<ChartView> {
+    let (svg, spots) = judgelab_report::svg_with_hotspots(&Chart::Pareto(chart), CHART.0, CHART.1)?;
+    Ok(ChartView {
+        svg,
+        width: CHART.0,
+        height: CHART.1,
+        hotspots: spots
+            .into_iter()
+            .map(|s| Hotspot {
+                trial_id: summary.trials[s.index].id as u32,
+                x: s.x,
+                y: s.y,
+                r: s.r,
+            })
+            .collect(),
+    })
+}

@@ -1,0 +1,213 @@
+//! The real app, driven end to end under X (Xvfb when no display is set) through
+//! tauri-driver and WebKitWebDriver, on a fresh database and the real default model: import
+//! LLMBar Natural, preview a template, build a 2×2 sweep on 8 items, run it, see four points
+//! on the Pareto chart, open a verdict, export the report. A screenshot of each screen goes
+//! to `target/e2e-screenshots/`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::webdriver::{display, Session};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+fn testid(id: &str) -> String {
+    format!("[data-testid=\"{id}\"]")
+}
+
+/// Sets a `<select>` the way a user's choice does (its value, then a `change` event).
+fn select(s: &Session, id: &str, value: &str) {
+    s.find(&testid(id));
+    let found = s.script(
+        "const el = document.querySelector(arguments[0]);
+         if (![...el.options].some(o => o.value === arguments[1])) return false;
+         el.value = arguments[1];
+         el.dispatchEvent(new Event('change', { bubbles: true }));
+         return true;",
+        json!([testid(id), value]),
+    );
+    assert_eq!(found, json!(true), "{id} has no option {value:?}");
+}
+
+/// Ticks (or unticks) a checkbox by clicking it when it is not already as wanted.
+fn check(s: &Session, id: &str, on: bool) {
+    let el = s.find(&testid(id));
+    let checked = s.script(
+        "return document.querySelector(arguments[0]).checked",
+        json!([testid(id)]),
+    );
+    if checked != json!(on) {
+        el.click();
+    }
+}
+
+fn text_is(s: &Session, id: &str, want: &str, secs: u64) {
+    s.wait_until(
+        &format!("{id} reads {want:?}"),
+        "const el = document.querySelector(arguments[0]); return !!el && el.textContent.trim() === arguments[1];",
+        json!([testid(id), want]),
+        secs,
+    );
+}
+
+#[test]
+fn the_whole_workflow_in_the_real_app() {
+    let model = judgelab_engine::default_model_path();
+    assert!(
+        model.is_file(),
+        "the default model {} is missing: run `cargo xtask test` (it fetches it)",
+        model.display()
+    );
+    let shots = root().join("target").join("e2e-screenshots");
+    std::fs::create_dir_all(&shots).expect("screenshot folder");
+    let shot = |s: &Session, name: &str| s.screenshot(&shots.join(format!("{name}.png")));
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let db = tmp.path().join("judgelab.sqlite");
+    let (display, _xvfb) = display();
+    let app = Path::new(env!("CARGO_BIN_EXE_judgelab-app"));
+    let s = Session::start(app, &display, &[("JUDGELAB_DB", &db)]);
+
+    // Datasets: a bad file is refused with its line; LLMBar Natural imports.
+    s.find(&testid("nav-datasets")).click();
+    let bad = tmp.path().join("bad.jsonl");
+    std::fs::write(
+        &bad,
+        "{\"id\":\"1\",\"question\":\"q\",\"answer_a\":\"a\",\"answer_b\":\"b\",\"label\":\"A\"}\n{\"id\":\"2\",\"question\":\"q\"}\n",
+    )
+    .expect("bad file");
+    s.find(&testid("import-path"))
+        .fill(bad.to_str().expect("utf-8"));
+    s.find(&testid("import-button")).click();
+    let error = s.find(&testid("error-panel")).text();
+    assert!(error.contains("bad.jsonl:2"), "error panel: {error}");
+    let llmbar = root().join("datasets").join("llmbar_natural.jsonl");
+    s.find(&testid("import-path"))
+        .fill(llmbar.to_str().expect("utf-8"));
+    s.find(&testid("import-name")).fill("llmbar_natural");
+    s.find(&testid("import-button")).click();
+    s.wait(
+        "[data-testid=\"dataset-row\"][data-name=\"llmbar_natural\"]",
+        30,
+    )
+    .click();
+    s.wait(&testid("item-row"), 15);
+    shot(&s, "01-datasets");
+
+    // Templates: the built-in pairwise template, previewed with its token count.
+    s.find(&testid("nav-templates")).click();
+    s.find(&testid("template-row")).click();
+    s.wait_until(
+        "the preview counts tokens",
+        "const el = document.querySelector(arguments[0]); return !!el && /[0-9]+/.test(el.textContent);",
+        json!([testid("token-count")]),
+        60,
+    );
+    assert!(s.find(&testid("preview")).text().len() > 100);
+    shot(&s, "02-templates");
+
+    // Judges: the default model is there.
+    s.find(&testid("nav-judges")).click();
+    s.wait_until(
+        "the default judge is listed",
+        "return document.body.innerText.includes('SmolLM2')",
+        json!([]),
+        15,
+    );
+    shot(&s, "03-judges");
+
+    // Builder: temperature × few-shot on 8 items = 4 trials, 32 calls.
+    s.find(&testid("nav-builder")).click();
+    s.find(&testid("exp-name")).fill("e2e-sweep");
+    select(&s, "exp-dataset", "llmbar_natural");
+    check(&s, "exp-judge-default", true);
+    check(&s, "exp-template-pairwise", true);
+    s.find(&testid("exp-temperature")).fill("0, 0.7");
+    s.find(&testid("exp-top_p")).fill("0.9");
+    s.find(&testid("exp-max_tokens")).fill("4");
+    s.find(&testid("exp-few_shot")).fill("0, 1");
+    s.find(&testid("exp-items")).fill("8");
+    s.find(&testid("exp-seed")).fill("42");
+    text_is(&s, "plan-trials", "4", 60);
+    text_is(&s, "plan-calls", "32", 10);
+    shot(&s, "04-builder");
+    s.find(&testid("run-button")).click();
+
+    // Runs: progress until finished.
+    s.wait(&testid("run-status"), 15);
+    s.wait_until(
+        "the run finishes",
+        "const el = document.querySelector(arguments[0]); if (el && el.dataset.state === 'failed') return true; return !!el && el.dataset.state === 'finished';",
+        json!([testid("run-status")]),
+        600,
+    );
+    let status = s.find(&testid("run-status"));
+    assert_eq!(
+        status.attr("data-state").as_deref(),
+        Some("finished"),
+        "run: {}",
+        status.text()
+    );
+    shot(&s, "05-runs");
+
+    // Results: four trials, four points; a point opens its trial, a verdict its prompt.
+    s.find(&testid("nav-results")).click();
+    select(&s, "results-experiment", "e2e-sweep");
+    s.wait_until(
+        "four points on the Pareto chart",
+        "return document.querySelectorAll(arguments[0]).length === 4",
+        json!([testid("pareto-point")]),
+        60,
+    );
+    assert_eq!(
+        s.count(&format!("{} tbody tr", testid("trials-table"))) >= 4,
+        true
+    );
+    shot(&s, "06-results");
+    s.find(&testid("pareto-point")).click();
+    s.wait(&testid("trial-view"), 30);
+    s.wait(&testid("verdict-row"), 30).click();
+    let detail = s.wait(&testid("verdict-detail"), 30).text();
+    assert!(detail.len() > 200, "verdict detail: {detail}");
+    shot(&s, "07-verdict");
+
+    // Export: the report folder, with its files on disk.
+    if s.count(&testid("nav-export")) > 0 {
+        s.find(&testid("nav-export")).click();
+    }
+    let out = tmp.path().join("report");
+    s.find(&testid("export-dir"))
+        .fill(out.to_str().expect("utf-8"));
+    s.find(&testid("export-report")).click();
+    s.wait_until(
+        "the report is written",
+        "const el = document.querySelector(arguments[0]); return !!el && el.textContent.includes('report.html');",
+        json!([testid("export-files")]),
+        120,
+    );
+    shot(&s, "08-export");
+    for file in [
+        "report.html",
+        "report.md",
+        "trials.csv",
+        "verdicts.csv",
+        "experiment.toml",
+        "pareto-quality-cost.svg",
+        "pareto-quality-cost.png",
+    ] {
+        assert!(out.join(file).is_file(), "{file} was not exported");
+    }
+    let trials = std::fs::read_to_string(out.join("trials.csv")).expect("trials.csv");
+    assert_eq!(trials.lines().count(), 5, "{trials}");
+    let verdicts = csv::Reader::from_path(out.join("verdicts.csv"))
+        .expect("verdicts.csv")
+        .records()
+        .count();
+    assert_eq!(verdicts, 32, "one row per call");
+    s.quit();
+}

@@ -1,0 +1,42 @@
+/** The one-sentence reading of a paired comparison. */
+import { describe, expect, it } from "vitest";
+import type { Comparison } from "./bindings";
+import { compareReading, fmtP } from "./compare";
+
+const base: Comparison = {
+  first: 3,
+  second: 1,
+  metric: "kappa",
+  n_pairs: 20,
+  first_only: 5,
+  second_only: 1,
+  mcnemar_p: 0.2188,
+  difference: { value: 0.14, low: -0.05, high: 0.33 },
+};
+const label = (id: number) => `#${id}`;
+
+describe("compareReading", () => {
+  it("says when the interval includes 0", () => {
+    expect(compareReading(base, label)).toBe(
+      "The data cannot tell #3 from #1 on kappa: the 95% interval of the difference, [−0.050, 0.330], includes 0 (McNemar p = 0.219).",
+    );
+  });
+
+  it("names the better trial when the interval excludes 0", () => {
+    const c = { ...base, difference: { value: -0.2, low: -0.3, high: -0.1 }, mcnemar_p: 0.0004 };
+    expect(compareReading(c, label)).toBe(
+      "#1 agrees with the humans better than #3 on kappa: the difference −0.200 has a 95% interval [−0.300, −0.100] that excludes 0 (McNemar p < 0.001).",
+    );
+  });
+
+  it("falls back on McNemar without resamples", () => {
+    const c = { ...base, difference: { value: 0.14, low: null, high: null }, mcnemar_p: 0.01 };
+    expect(compareReading(c, label)).toContain("#3 is right more often where the two differ");
+    expect(compareReading({ ...base, n_pairs: 0 }, label)).toBe("#3 and #1 share no judged items: nothing to compare.");
+  });
+
+  it("formats p-values", () => {
+    expect(fmtP(0.0312)).toBe("p = 0.031");
+    expect(fmtP(0.00001)).toBe("p < 0.001");
+  });
+});

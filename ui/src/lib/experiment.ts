@@ -1,0 +1,190 @@
+/**
+ * The experiment builder's model: a draft of form fields (text, as typed) and the TOML
+ * experiment file it stands for. The engine parses and validates the file again
+ * (`core::experiment::from_toml`); the checks here mirror its ranges so the builder can point
+ * at a field before asking the engine for a plan.
+ */
+import { parseChoices, parseFloats, parseInts, parseOptionalInt, type Parsed } from "./lists";
+
+/** A remote judge as the builder needs it: the endpoint and the model it serves. */
+export interface RemoteJudge {
+  name: string;
+  base_url: string;
+  model: string;
+  api_key_env: string | null;
+}
+
+export type Backend = "llama" | "openai";
+export type OutputKind = "" | "label" | "digit" | "json";
+
+/** The builder's fields. Sweep values stay text so that what the user typed survives. */
+export interface ExperimentDraft {
+  name: string;
+  dataset: string;
+  backend: Backend;
+  /** Local judges: `default` or GGUF paths. */
+  models: string[];
+  /** The remote judge, by its name in the judges list. */
+  remote: RemoteJudge | null;
+  /** Template references: built-in names or `.jinja` paths. */
+  templates: string[];
+  /** Empty: the task's default (a label for pairwise data, a digit for ratings). */
+  output: OutputKind;
+  temperature: string;
+  top_p: string;
+  max_tokens: string;
+  few_shot: string;
+  few_shot_max_tokens: string;
+  order: string;
+  repeats: string;
+  seed: string;
+  items: string;
+  context_size: string;
+}
+
+export function defaultDraft(): ExperimentDraft {
+  return {
+    name: "",
+    dataset: "",
+    backend: "llama",
+    models: ["default"],
+    remote: null,
+    templates: [],
+    output: "",
+    temperature: "0",
+    top_p: "1",
+    max_tokens: "8",
+    few_shot: "0",
+    few_shot_max_tokens: "",
+    order: "ab",
+    repeats: "1",
+    seed: "42",
+    items: "",
+    context_size: "",
+  };
+}
+
+export const ORDERS = ["ab", "ba", "both"] as const;
+
+/** A TOML basic string: quotes and backslashes escaped (Windows paths have backslashes). */
+export function tomlString(s: string): string {
+  let out = "";
+  for (const ch of s) {
+    const code = ch.codePointAt(0) ?? 0;
+    if (ch === '"') out += '\\"';
+    else if (ch === "\\") out += "\\\\";
+    else if (ch === "\n") out += "\\n";
+    else if (ch === "\t") out += "\\t";
+    else if (ch === "\r") out += "\\r";
+    else if (code < 0x20 || code === 0x7f) out += `\\u${code.toString(16).padStart(4, "0")}`;
+    else out += ch;
+  }
+  return `"${out}"`;
+}
+
+/** A TOML float: always with a decimal point or exponent, so `0` reads as `0.0`. */
+export function tomlFloat(v: number): string {
+  return Number.isInteger(v) && Math.abs(v) < 1e21 ? `${v}.0` : String(v);
+}
+
+function tomlArray<T>(values: T[], show: (v: T) => string): string {
+  return `[${values.map(show).join(", ")}]`;
+}
+
+/** One value as a scalar, several as a list: `model = "default"` reads better than `["default"]`. */
+function oneOrMany(values: string[]): string {
+  return values.length === 1 ? tomlString(values[0]) : tomlArray(values, tomlString);
+}
+
+/** The validated experiment, or what is wrong with the draft. */
+export interface BuiltExperiment {
+  toml: string | null;
+  errors: string[];
+}
+
+const NAME = /^[A-Za-z0-9._-]{1,100}$/;
+
+/**
+ * The experiment file of `draft` for a dataset of `task` (`pairwise` or `single`; `null`
+ * while unknown). The order axis exists for pairwise data only, so it is left out otherwise.
+ */
+export function buildExperiment(draft: ExperimentDraft, task: string | null): BuiltExperiment {
+  const errors: string[] = [];
+  const take = <T>(p: Parsed<T>): T[] => {
+    if (p.ok) return p.values;
+    errors.push(p.error);
+    return [];
+  };
+
+  const name = draft.name.trim();
+  if (!NAME.test(name)) {
+    errors.push(
+      name === ""
+        ? "name: give the experiment a name"
+        : `name: "${name}" must be 1 to 100 letters, digits, '.', '_' or '-'`,
+    );
+  }
+  if (draft.dataset.trim() === "") errors.push("dataset: pick a dataset");
+
+  let models: string[] = [];
+  if (draft.backend === "llama") {
+    models = draft.models;
+    if (models.length === 0) errors.push("judge: pick at least one local model");
+  } else if (draft.remote === null) {
+    errors.push("judge: pick a remote judge");
+  } else {
+    models = [draft.remote.model];
+  }
+  if (draft.templates.length === 0) errors.push("template: pick at least one template");
+
+  const temperature = take(parseFloats("temperature", draft.temperature, { min: 0, max: 10 }));
+  const topP = take(parseFloats("top_p", draft.top_p, { min: 0, max: 1, exclusiveMin: true }));
+  const maxTokens = take(parseInts("max_tokens", draft.max_tokens, { min: 1, max: 65536 }));
+  const fewShot = take(parseInts("few_shot", draft.few_shot, { min: 0, max: 64 }));
+  const fewShotMax =
+    draft.few_shot_max_tokens.trim() === ""
+      ? []
+      : take(parseInts("few_shot_max_tokens", draft.few_shot_max_tokens, { min: 1, max: 1 << 20 }));
+  const pairwise = task !== "single";
+  const order = pairwise ? take(parseChoices("order", draft.order, ORDERS)) : [];
+  const repeats = take(parseOptionalInt("repeats", draft.repeats, { min: 1, max: 10000 }))[0] ?? null;
+  const seed = take(parseOptionalInt("seed", draft.seed, { min: 0, max: Number.MAX_SAFE_INTEGER }))[0] ?? null;
+  const items = take(parseOptionalInt("items", draft.items, { min: 1, max: Number.MAX_SAFE_INTEGER }))[0] ?? null;
+  const contextSize =
+    draft.backend === "llama"
+      ? (take(parseOptionalInt("context_size", draft.context_size, { min: 256, max: 1 << 20 }))[0] ?? null)
+      : null;
+
+  if (errors.length > 0) return { toml: null, errors };
+
+  const lines: string[] = [
+    `name = ${tomlString(name)}`,
+    `dataset = ${tomlString(draft.dataset)}`,
+    "",
+    "[judge]",
+    `backend = ${tomlString(draft.backend)}`,
+  ];
+  if (draft.backend === "openai" && draft.remote) {
+    // The engine reads the endpoint from [judge] itself (RawJudge), not from a sub-table.
+    lines.push(`base_url = ${tomlString(draft.remote.base_url)}`);
+    if (draft.remote.api_key_env) lines.push(`api_key_env = ${tomlString(draft.remote.api_key_env)}`);
+  }
+  lines.push(`model = ${oneOrMany(models)}`);
+  lines.push(`template = ${oneOrMany(draft.templates)}`);
+  if (draft.output) lines.push(`output = ${tomlString(draft.output)}`);
+  if (contextSize !== null) lines.push(`context_size = ${contextSize}`);
+
+  lines.push("", "[sweep]");
+  lines.push(`temperature = ${tomlArray(temperature, tomlFloat)}`);
+  lines.push(`top_p = ${tomlArray(topP, tomlFloat)}`);
+  lines.push(`max_tokens = ${tomlArray(maxTokens, String)}`);
+  lines.push(`few_shot = ${tomlArray(fewShot, String)}`);
+  if (fewShotMax.length > 0) lines.push(`few_shot_max_tokens = ${tomlArray(fewShotMax, String)}`);
+  if (pairwise) lines.push(`order = ${tomlArray(order, tomlString)}`);
+  if (repeats !== null) lines.push(`repeats = ${repeats}`);
+  if (seed !== null) lines.push(`seed = ${seed}`);
+
+  if (items !== null) lines.push("", "[limits]", `items = ${items}`);
+
+  return { toml: lines.join("\n") + "\n", errors: [] };
+}

@@ -1,0 +1,37 @@
+/**
+ * Which screen is open, and the selections that travel between screens (the experiment
+ * opened from Runs into Results, the metric and resamples Export reuses). Module state, so
+ * it outlives the screens that read it.
+ */
+
+export type Screen = "datasets" | "templates" | "judges" | "builder" | "runs" | "results" | "export";
+
+export const SCREENS: { id: Screen; title: string }[] = [
+  { id: "datasets", title: "Datasets" },
+  { id: "templates", title: "Templates" },
+  { id: "judges", title: "Judges" },
+  { id: "builder", title: "Experiment" },
+  { id: "runs", title: "Runs" },
+  { id: "results", title: "Results" },
+  { id: "export", title: "Export" },
+];
+
+export const nav = $state({
+  screen: "datasets" as Screen,
+  /** The experiment Results and Export show. */
+  experiment: "",
+  /** The quality metric chosen in Results (`null`: the task's default, kappa). */
+  metric: null as string | null,
+  resamples: 1000,
+});
+
+export function go(screen: Screen): void {
+  nav.screen = screen;
+}
+
+export function openResults(experiment: string): void {
+  // Another experiment may be of another task, whose metrics differ: start from its default.
+  if (nav.experiment !== experiment) nav.metric = null;
+  nav.experiment = experiment;
+  nav.screen = "results";
+}

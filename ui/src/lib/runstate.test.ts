@@ -1,0 +1,74 @@
+/** The states a run goes through as its updates arrive. */
+import { describe, expect, it } from "vitest";
+import type { Results } from "./bindings";
+import { applyUpdate, isActive, liveMetrics, newRun, restartRun, statusDetail, statusText, type RunState } from "./runstate";
+
+function play(run: RunState, ...updates: Parameters<typeof applyUpdate>[1][]): RunState {
+  return updates.reduce(applyUpdate, run);
+}
+
+describe("run state", () => {
+  const start = newRun("exp", "name = \"exp\"", 1);
+
+  it("goes from loading to running to finished", () => {
+    expect(start.phase).toBe("loading");
+    const loading = applyUpdate(start, { event: "loading", model: "default" });
+    expect(statusText(loading)).toBe("loading model");
+    expect(statusDetail(loading)).toBe("Loading the model default…");
+    const running = play(
+      loading,
+      { event: "started", experiment: "exp", resumed: false, n_trials: 4, total: 80, done: 0 },
+      { event: "progress", trial_idx: 1, done: 30, total: 80, n_failed: 2, verdicts_per_second: 3.5, eta_seconds: 14.3 },
+    );
+    expect(running).toMatchObject({ phase: "running", nTrials: 4, trialIdx: 1, done: 30, total: 80, nFailed: 2 });
+    expect(isActive(running)).toBe(true);
+    const finished = applyUpdate(running, { event: "finished", interrupted: false, judged_now: 80, n_errors: 0 });
+    expect(finished.phase).toBe("finished");
+    expect(statusText(finished)).toBe("finished");
+    expect(statusDetail(finished)).toBe("80 calls judged in this run.");
+    expect(statusDetail({ ...finished, nErrors: 2 })).toBe("80 calls judged in this run; 2 failed and will be retried by the next run.");
+    expect(isActive(finished)).toBe(false);
+  });
+
+  it("tells a pause from a cancel by what was asked", () => {
+    const running = applyUpdate(start, { event: "started", experiment: "exp", resumed: false, n_trials: 1, total: 10, done: 3 });
+    const stop = { event: "finished", interrupted: true, judged_now: 3, n_errors: 0 } as const;
+    expect(applyUpdate({ ...running, stopping: "pause" }, stop).phase).toBe("paused");
+    expect(applyUpdate({ ...running, stopping: null }, stop).phase).toBe("paused");
+    const cancelled = applyUpdate({ ...running, stopping: "cancel" }, stop);
+    expect(cancelled.phase).toBe("cancelled");
+    expect(statusText(cancelled)).toBe("cancelled");
+    expect(statusDetail(cancelled)).toBe(
+      "Cancelled. The 3 verdicts judged so far are kept; running this experiment again judges only what is missing.",
+    );
+    expect(statusText({ ...running, stopping: "pause" })).toBe("pausing…");
+  });
+
+  it("keeps the error of a failed run", () => {
+    const error = { code: "model_missing" as const, message: "no model", details: [] };
+    const failed = applyUpdate(start, { event: "failed", error });
+    expect(failed.phase).toBe("failed");
+    expect(statusText(failed)).toBe("failed");
+    expect(failed.error).toEqual(error);
+  });
+
+  it("keeps progress across a resume until the engine reports", () => {
+    const paused = { ...start, phase: "paused" as const, done: 5, total: 10, nFailed: 1 };
+    const resumed = restartRun(paused, 2);
+    expect(resumed).toMatchObject({ phase: "loading", done: 5, total: 10, nFailed: 0, generation: 2 });
+  });
+
+  it("reads live metrics by column key", () => {
+    const cell = (value: number | null) => ({ value, low: null, high: null });
+    const results = {
+      columns: [
+        { key: "accuracy", title: "Accuracy" },
+        { key: "kappa", title: "Cohen's kappa" },
+      ],
+      trials: [{ id: 7, label: "#7 temp=0", n: 20, quality: [cell(0.55), cell(0.18)], parse_failure_rate: 0.1 }],
+    } as unknown as Results;
+    expect(liveMetrics(results)).toEqual([
+      { id: 7, label: "#7 temp=0", n: 20, kappa: 0.18, accuracy: 0.55, parseFailureRate: 0.1 },
+    ]);
+  });
+});

@@ -1,0 +1,190 @@
+/**
+ * A run as the Runs screen shows it, and how each update streamed from the engine changes
+ * it. Pure, so that the states a run can go through are tested without a backend.
+ */
+import type { AppError, Results, RunUpdate } from "./bindings";
+
+/** The states `run-status` reports in its `data-state` attribute. */
+export type RunPhase = "loading" | "running" | "paused" | "finished" | "failed" | "cancelled";
+
+/** One trial's live numbers while its experiment runs (no intervals: 0 resamples). */
+export interface LiveMetric {
+  id: number;
+  label: string;
+  n: number;
+  kappa: number | null;
+  accuracy: number | null;
+  parseFailureRate: number | null;
+}
+
+export interface RunState {
+  name: string;
+  /** The experiment file; resuming sends it again. */
+  spec: string;
+  phase: RunPhase;
+  /** The model being loaded, while `phase` is `loading`. */
+  model: string | null;
+  nTrials: number;
+  /** 0-based index of the trial being judged. */
+  trialIdx: number;
+  done: number;
+  total: number;
+  /** Calls of this run (since its last start) without a verdict. */
+  nFailed: number;
+  verdictsPerSecond: number | null;
+  etaSeconds: number | null;
+  resumed: boolean;
+  /** Set when the run ends. */
+  judgedNow: number | null;
+  nErrors: number | null;
+  error: AppError | null;
+  /** What the user asked for while the calls in flight finish. */
+  stopping: "pause" | "cancel" | null;
+  metrics: LiveMetric[];
+  /** Increases with every (re)start; updates from an older channel are ignored. */
+  generation: number;
+}
+
+export function newRun(name: string, spec: string, generation: number): RunState {
+  return {
+    name,
+    spec,
+    phase: "loading",
+    model: null,
+    nTrials: 0,
+    trialIdx: 0,
+    done: 0,
+    total: 0,
+    nFailed: 0,
+    verdictsPerSecond: null,
+    etaSeconds: null,
+    resumed: false,
+    judgedNow: null,
+    nErrors: null,
+    error: null,
+    stopping: null,
+    metrics: [],
+    generation,
+  };
+}
+
+/** A run restarted (resumed) with the same spec: its progress stays until the engine reports. */
+export function restartRun(run: RunState, generation: number): RunState {
+  return {
+    ...run,
+    phase: "loading",
+    model: null,
+    nFailed: 0,
+    verdictsPerSecond: null,
+    etaSeconds: null,
+    judgedNow: null,
+    nErrors: null,
+    error: null,
+    stopping: null,
+    generation,
+  };
+}
+
+export function isActive(run: RunState): boolean {
+  return run.phase === "loading" || run.phase === "running";
+}
+
+/** The run after `update`. */
+export function applyUpdate(run: RunState, update: RunUpdate): RunState {
+  switch (update.event) {
+    case "loading":
+      return { ...run, phase: "loading", model: update.model };
+    case "started":
+      return {
+        ...run,
+        phase: "running",
+        resumed: update.resumed,
+        nTrials: update.n_trials,
+        total: update.total,
+        done: update.done,
+        trialIdx: 0,
+      };
+    case "progress":
+      return {
+        ...run,
+        phase: "running",
+        trialIdx: update.trial_idx,
+        done: update.done,
+        total: update.total,
+        nFailed: update.n_failed,
+        verdictsPerSecond: update.verdicts_per_second,
+        etaSeconds: update.eta_seconds,
+      };
+    case "finished": {
+      // An interrupted run stopped because it was asked to: by Pause, by Cancel, or by the
+      // window closing (which counts as a pause: running it again resumes).
+      const phase: RunPhase = !update.interrupted
+        ? "finished"
+        : run.stopping === "cancel"
+          ? "cancelled"
+          : "paused";
+      return {
+        ...run,
+        phase,
+        judgedNow: update.judged_now,
+        nErrors: update.n_errors,
+        etaSeconds: null,
+        stopping: null,
+      };
+    }
+    case "failed":
+      return { ...run, phase: "failed", error: update.error, etaSeconds: null, stopping: null };
+  }
+}
+
+/** The live metrics of `results` (computed with 0 resamples). */
+export function liveMetrics(results: Results): LiveMetric[] {
+  const column = (key: string) => results.columns.findIndex((c) => c.key === key);
+  const kappa = column("kappa");
+  const accuracy = column("accuracy");
+  return results.trials.map((t) => ({
+    id: t.id,
+    label: t.label,
+    n: t.n,
+    kappa: kappa >= 0 ? (t.quality[kappa]?.value ?? null) : null,
+    accuracy: accuracy >= 0 ? (t.quality[accuracy]?.value ?? null) : null,
+    parseFailureRate: t.parse_failure_rate,
+  }));
+}
+
+/** The run's state in a word or two, for its badge (`run-status`). */
+export function statusText(run: RunState): string {
+  switch (run.phase) {
+    case "loading":
+      return run.model ? "loading model" : "starting";
+    case "running":
+      if (run.stopping === "pause") return "pausing…";
+      if (run.stopping === "cancel") return "cancelling…";
+      return "running";
+    default:
+      return run.phase;
+  }
+}
+
+/** One sentence on where the run stands and what the user can do next; empty when the
+ * badge and numbers say it all. */
+export function statusDetail(run: RunState): string {
+  switch (run.phase) {
+    case "loading":
+      return run.model ? `Loading the model ${run.model}…` : "Starting the run…";
+    case "running":
+      if (run.stopping) return "Stopping after the calls in flight; every verdict so far is stored.";
+      return run.resumed ? "Resumed: only the calls not stored yet are judged." : "";
+    case "paused":
+      return "Paused. Every verdict so far is stored; Resume judges only what is missing.";
+    case "finished": {
+      const judged = run.judgedNow === null ? "" : `${run.judgedNow} calls judged in this run`;
+      const failed = run.nErrors ? `${run.nErrors} failed and will be retried by the next run` : "";
+      return [judged, failed].filter(Boolean).join("; ") + (judged || failed ? "." : "");
+    }
+    case "cancelled":
+      return `Cancelled. The ${run.done} verdicts judged so far are kept; running this experiment again judges only what is missing.`;
+    case "failed":
+      return "";
+  }
+}
