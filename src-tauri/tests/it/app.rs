@@ -97,6 +97,12 @@ fn the_whole_workflow_in_the_real_app() {
     )
     .click();
     s.wait(&testid("item-row"), 15);
+    s.wait_until(
+        "the first items are shown",
+        "return document.body.innerText.includes('llmbar_natural-0000')",
+        json!([]),
+        15,
+    );
     shot(&s, "01-datasets");
 
     // Templates: the built-in pairwise template, previewed with its token count.
@@ -138,8 +144,29 @@ fn the_whole_workflow_in_the_real_app() {
     shot(&s, "04-builder");
     s.find(&testid("run-button")).click();
 
-    // Runs: progress until finished.
+    // Runs: pause after the first verdicts (the calls in flight are recorded), resume (only
+    // what is missing is judged), and go on until finished.
     s.wait(&testid("run-status"), 15);
+    s.wait_until(
+        "the first verdicts are stored",
+        "const el = document.querySelector(arguments[0]); return !!el && Number(el.dataset.done) >= 2;",
+        json!([testid("run-progress")]),
+        300,
+    );
+    s.find(&testid("pause-button")).click();
+    s.wait_until(
+        "the run pauses",
+        "const el = document.querySelector(arguments[0]); return !!el && el.dataset.state === 'paused';",
+        json!([testid("run-status")]),
+        120,
+    );
+    let paused_at = s
+        .find(&testid("run-progress"))
+        .attr("data-done")
+        .and_then(|d| d.parse::<u32>().ok())
+        .expect("progress has data-done");
+    assert!((2..32).contains(&paused_at), "paused at {paused_at} of 32");
+    s.find(&testid("resume-button")).click();
     s.wait_until(
         "the run finishes",
         "const el = document.querySelector(arguments[0]); if (el && el.dataset.state === 'failed') return true; return !!el && el.dataset.state === 'finished';",
