@@ -83,7 +83,21 @@ pub async fn summarize(
         .into_iter()
         .find(|d| d.id == row.dataset_id)
         .ok_or_else(|| EngineError::UnknownExperiment(name.to_string()))?;
+    // Every trial's verdicts are read on threads of their own while the dataset loads:
+    // opening a 100,000-verdict experiment is mostly reading.
+    let trial_rows = store.trials(row.id).await?;
+    let reads: Vec<_> = trial_rows
+        .iter()
+        .map(|t| {
+            let (store, id) = (store.clone(), t.id);
+            tokio::spawn(async move { store.verdicts(id).await })
+        })
+        .collect();
     let dataset = store.load_dataset(&info).await?;
+    let mut all_verdicts = Vec::with_capacity(reads.len());
+    for read in reads {
+        all_verdicts.push(read.await.expect("reading verdicts does not panic")?);
+    }
     let items: HashMap<&str, &Item> = dataset.items.iter().map(|i| (i.id.as_str(), i)).collect();
     let units: HashMap<&str, usize> = row
         .judged
@@ -95,8 +109,7 @@ pub async fn summarize(
     let repeats = experiment.as_ref().map_or(1, |e| e.sweep.repeats);
     let mut trials = Vec::new();
     let (mut n_expected, mut n_stored) = (0, 0);
-    for trial in store.trials(row.id).await? {
-        let verdicts = store.verdicts(trial.id).await?;
+    for (trial, verdicts) in trial_rows.into_iter().zip(all_verdicts) {
         let observations: Vec<Observation> = verdicts
             .iter()
             .filter_map(|v| {

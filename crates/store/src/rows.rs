@@ -139,26 +139,48 @@ pub(crate) fn trial(r: &SqliteRow) -> Result<TrialRow, String> {
     })
 }
 
-pub(crate) fn verdict(r: &SqliteRow) -> VerdictRow {
-    VerdictRow {
-        trial_id: r.get("trial_id"),
-        item_id: r.get("item_id"),
-        repeat: r.get::<i64, _>("repeat") as u32,
-        swapped: r.get("swapped"),
-        seed: r.get::<i64, _>("seed") as u32,
-        prompt_hash: r.get("prompt_hash"),
-        raw_output: r.get("raw_output"),
-        verdict: r.get("verdict"),
-        failure_kind: r.get("failure_kind"),
-        prompt_tokens: r.get::<i64, _>("prompt_tokens") as u32,
-        completion_tokens: r.get::<i64, _>("completion_tokens") as u32,
-        latency_ms: r.get("latency_ms"),
-        ttft_ms: r.get("ttft_ms"),
-        error: r.get("error"),
-        cost_usd: r.get("cost_usd"),
-        cached_tokens: r.get::<Option<i64>, _>("cached_tokens").map(|n| n as u32),
-        attempts: r.get::<i64, _>("attempts") as u32,
-        logprobs: r.get("logprobs"),
-        cache_hit: r.get("cache_hit"),
-    }
+/// A trial's verdicts, read on a connection of its own (read-only) that steps SQLite
+/// directly: see the note on `rusqlite` in this crate's Cargo.toml.
+pub(crate) fn read_verdicts(
+    path: &std::path::Path,
+    trial_id: i64,
+) -> rusqlite::Result<Vec<VerdictRow>> {
+    use rusqlite::OpenFlags;
+    let conn = rusqlite::Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    // Mapped, the file's pages are read in place rather than copied into SQLite's cache.
+    conn.pragma_update(None, "mmap_size", 1i64 << 30)?;
+    let mut statement = conn.prepare(
+        "SELECT trial_id, item_id, repeat, swapped, seed, prompt_hash, raw_output, verdict,
+                failure_kind, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error,
+                cost_usd, cached_tokens, attempts, logprobs, cache_hit
+         FROM verdicts WHERE trial_id = ? ORDER BY item_id, repeat, swapped",
+    )?;
+    let rows = statement.query_map([trial_id], |r| {
+        Ok(VerdictRow {
+            trial_id: r.get(0)?,
+            item_id: r.get(1)?,
+            repeat: r.get::<_, i64>(2)? as u32,
+            swapped: r.get(3)?,
+            seed: r.get::<_, i64>(4)? as u32,
+            prompt_hash: r.get(5)?,
+            raw_output: r.get(6)?,
+            verdict: r.get(7)?,
+            failure_kind: r.get(8)?,
+            prompt_tokens: r.get::<_, i64>(9)? as u32,
+            completion_tokens: r.get::<_, i64>(10)? as u32,
+            latency_ms: r.get(11)?,
+            ttft_ms: r.get(12)?,
+            error: r.get(13)?,
+            cost_usd: r.get(14)?,
+            cached_tokens: r.get::<_, Option<i64>>(15)?.map(|n| n as u32),
+            attempts: r.get::<_, i64>(16)? as u32,
+            logprobs: r.get(17)?,
+            cache_hit: r.get(18)?,
+        })
+    })?;
+    rows.collect()
 }

@@ -236,5 +236,57 @@ fn the_whole_workflow_in_the_real_app() {
         .records()
         .count();
     assert_eq!(verdicts, 32, "one row per call");
+
+    // Closing the window mid-run loses nothing: the calls in flight are recorded first.
+    s.find(&testid("nav-builder")).click();
+    s.find(&testid("exp-name")).fill("e2e-close");
+    text_is(&s, "plan-calls", "32", 60);
+    s.find(&testid("run-button")).click();
+    s.wait_until(
+        "the second run stores verdicts",
+        "const el = document.querySelector(arguments[0]); return !!el && Number(el.dataset.done) >= 2;",
+        json!([testid("run-progress")]),
+        300,
+    );
+    let shown = s
+        .find(&testid("run-progress"))
+        .attr("data-done")
+        .and_then(|d| d.parse::<usize>().ok())
+        .expect("progress has data-done");
+    s.close_window();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while app_running(app) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the app did not exit after its window closed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
     s.quit();
+    let stored = tokio::runtime::Runtime::new()
+        .expect("runtime")
+        .block_on(async {
+            let store = judgelab_store::Store::open(&db).await.expect("database");
+            let e = store
+                .experiment_by_name("e2e-close")
+                .await
+                .expect("query")
+                .expect("the closed run's experiment is stored");
+            let n = store.count_verdicts(e.id).await.expect("count");
+            store.close().await;
+            n
+        });
+    assert!(
+        (shown..32).contains(&stored),
+        "{stored} verdicts stored after closing at {shown} of 32"
+    );
+}
+
+/// Whether a process of the app's binary is alive.
+fn app_running(app: &Path) -> bool {
+    std::process::Command::new("pgrep")
+        .arg("-f")
+        .arg(app)
+        .output()
+        .is_ok_and(|o| o.status.success())
 }

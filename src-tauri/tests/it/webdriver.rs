@@ -256,6 +256,11 @@ impl Session {
         std::fs::write(path, bytes).expect("write screenshot");
     }
 
+    /// Closes the window, as its close button does.
+    pub fn close_window(&self) {
+        let _ = self.http.delete(format!("{}/window", self.base)).send();
+    }
+
     pub fn quit(self) {
         let _ = self.http.delete(&self.base).send();
     }

@@ -20,15 +20,8 @@ pub enum Level {
 /// Alpha over `units`, each the values its raters gave (missing values simply absent).
 /// `None` where the package raises or returns NaN: fewer than two distinct values, no unit
 /// rated twice, or no disagreement to expect.
-pub fn krippendorff_alpha(units: &[Vec<f64>], level: Level) -> Option<f64> {
-    let mut domain: Vec<f64> = units
-        .iter()
-        .flatten()
-        .copied()
-        .filter(|v| v.is_finite())
-        .collect();
-    domain.sort_by(f64::total_cmp);
-    domain.dedup();
+pub fn krippendorff_alpha<U: AsRef<[f64]>>(units: &[U], level: Level) -> Option<f64> {
+    let domain = distinct_sorted(units.iter().flat_map(|u| u.as_ref().iter().copied()));
     if domain.len() < 2 {
         return None;
     }
@@ -36,8 +29,11 @@ pub fn krippendorff_alpha(units: &[Vec<f64>], level: Level) -> Option<f64> {
     let index = |v: f64| domain.binary_search_by(|d| d.total_cmp(&v)).ok();
     let mut o = vec![vec![0.0; k]; k];
     let mut pairable = false;
+    // One buffer for every unit: alpha is recomputed on each bootstrap resample.
+    let mut idx: Vec<usize> = Vec::new();
     for unit in units {
-        let idx: Vec<usize> = unit.iter().filter_map(|&v| index(v)).collect();
+        idx.clear();
+        idx.extend(unit.as_ref().iter().filter_map(|&v| index(v)));
         let m = idx.len();
         if m < 2 {
             continue;
@@ -78,6 +74,25 @@ pub fn krippendorff_alpha(units: &[Vec<f64>], level: Level) -> Option<f64> {
         }
     }
     (expected.abs() > 1e-12).then(|| 1.0 - observed / expected)
+}
+
+/// The distinct finite values, sorted. Ratings and categories have few distinct values, so
+/// they are gathered without sorting every value (this runs on each bootstrap resample);
+/// past 64 of them, all values are sorted instead.
+fn distinct_sorted(values: impl Iterator<Item = f64> + Clone) -> Vec<f64> {
+    let mut domain: Vec<f64> = Vec::new();
+    for v in values.clone().filter(|v| v.is_finite()) {
+        if !domain.iter().any(|d| d.total_cmp(&v).is_eq()) {
+            domain.push(v);
+            if domain.len() > 64 {
+                domain = values.filter(|v| v.is_finite()).collect();
+                break;
+            }
+        }
+    }
+    domain.sort_by(f64::total_cmp);
+    domain.dedup_by(|a, b| a.total_cmp(b).is_eq());
+    domain
 }
 
 /// Units of two raters, the second possibly missing (a judge's parse failure).

@@ -198,13 +198,13 @@ pub fn estimates(task: Task, units: &[Vec<Scored>], spec: &BootstrapSpec) -> Qua
     let point = quality::compute(task, &all);
     let mut resampled: Vec<Vec<Option<f64>>> = vec![Vec::new(); point.len()];
     let mut buffer = Vec::with_capacity(all.len());
-    for idx in spec.resamples(units.len()) {
+    spec.for_each_resample(units.len(), |idx| {
         buffer.clear();
         buffer.extend(idx.iter().flat_map(|&u| units[u].iter().copied()));
         for (slot, (_, value)) in resampled.iter_mut().zip(quality::compute(task, &buffer)) {
             slot.push(value);
         }
-    }
+    });
     Qualities(
         point
             .into_iter()

@@ -60,10 +60,10 @@ pub fn compare(
         .count();
     let difference = |pairs: &[(Scored, Scored)]| -> Option<f64> {
         let value = |side: Vec<Scored>| {
-            quality::compute(task, &side)
-                .into_iter()
-                .find(|(q, _)| *q == metric)
-                .and_then(|(_, v)| v)
+            Quality::for_task(task)
+                .contains(&metric)
+                .then(|| quality::value(task, &side, metric))
+                .flatten()
         };
         let va = value(pairs.iter().map(|p| p.0).collect())?;
         let vb = value(pairs.iter().map(|p| p.1).collect())?;

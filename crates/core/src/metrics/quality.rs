@@ -157,12 +157,30 @@ impl Scored {
     }
 }
 
+/// One item's values for alpha: the human's, and the judge's unless it failed to parse.
+/// Held inline, not in a `Vec` of its own: alpha is recomputed on each bootstrap resample.
+struct Unit([f64; 2], usize);
+
+impl AsRef<[f64]> for Unit {
+    fn as_ref(&self) -> &[f64] {
+        &self.0[..self.1]
+    }
+}
+
 /// A human's and a judge's (category, value).
 type Pair = ((i64, f64), (i64, f64));
 
 /// Every metric of `task` over `scored` (`None` where undefined), in
 /// [`Quality::for_task`] order.
 pub fn compute(task: Task, scored: &[Scored]) -> Vec<(Quality, Option<f64>)> {
+    Quality::for_task(task)
+        .iter()
+        .map(|&q| (q, value(task, scored, q)))
+        .collect()
+}
+
+/// One metric of `task` over `scored`; `None` where undefined (or not a metric of `task`).
+pub fn value(task: Task, scored: &[Scored], q: Quality) -> Option<f64> {
     let n = scored.len();
     let parsed: Vec<Pair> = scored
         .iter()
@@ -171,79 +189,66 @@ pub fn compute(task: Task, scored: &[Scored]) -> Vec<(Quality, Option<f64>)> {
     let share = |hits: usize, of: usize| (of > 0).then(|| hits as f64 / of as f64);
     let cats = |f: fn(&Pair) -> i64| parsed.iter().map(f).collect::<Vec<_>>();
     let raws = |f: fn(&Pair) -> f64| parsed.iter().map(f).collect::<Vec<_>>();
-    let units = |raw: bool| -> Vec<Vec<f64>> {
+    let units = |raw: bool| -> Vec<Unit> {
         scored
             .iter()
             .map(|s| {
                 let value = |x: (i64, f64)| if raw { x.1 } else { x.0 as f64 };
-                std::iter::once(value(s.human))
-                    .chain(s.judge.map(value))
-                    .collect()
+                match s.judge {
+                    Some(j) => Unit([value(s.human), value(j)], 2),
+                    None => Unit([value(s.human), f64::NAN], 1),
+                }
             })
             .collect()
     };
-    Quality::for_task(task)
-        .iter()
-        .map(|&q| {
-            let value = match (q, task) {
-                (Quality::Accuracy, _) => share(scored.iter().filter(|s| s.correct()).count(), n),
-                (Quality::AgreementWithoutTies, _) => {
-                    let no_ties: Vec<&Scored> = scored
-                        .iter()
-                        .filter(|s| s.human.0 != TIE && s.judge.is_none_or(|j| j.0 != TIE))
-                        .collect();
-                    share(
-                        no_ties.iter().filter(|s| s.correct()).count(),
-                        no_ties.len(),
-                    )
-                }
-                (Quality::Kappa, Task::Pairwise) => {
-                    // A parse failure is a category of its own that matches no human label:
-                    // failing often must not score well by being right on the rest.
-                    let humans: Vec<i64> = scored.iter().map(|s| s.human.0).collect();
-                    let judges: Vec<i64> = scored
-                        .iter()
-                        .map(|s| s.judge.map_or(FAILED, |j| j.0))
-                        .collect();
-                    agreement::cohen_kappa(&humans, &judges)
-                }
-                (
-                    Quality::Kappa | Quality::KappaLinear,
-                    Task::Single {
-                        scale_min,
-                        scale_max,
-                    },
-                ) => {
-                    let weights = if q == Quality::Kappa {
-                        Weights::Quadratic
-                    } else {
-                        Weights::Linear
-                    };
-                    agreement::weighted_kappa(
-                        &cats(|p| p.0 .0),
-                        &cats(|p| p.1 .0),
-                        scale_min,
-                        scale_max,
-                        weights,
-                    )
-                }
-                (Quality::AlphaNominal, _) => {
-                    alpha::krippendorff_alpha(&units(false), Level::Nominal)
-                }
-                (Quality::AlphaOrdinal, _) => {
-                    alpha::krippendorff_alpha(&units(false), Level::Ordinal)
-                }
-                (Quality::AlphaInterval, _) => {
-                    alpha::krippendorff_alpha(&units(true), Level::Interval)
-                }
-                (Quality::Spearman, _) => agreement::spearman(&raws(|p| p.0 .1), &raws(|p| p.1 .1)),
-                (Quality::Kendall, _) => {
-                    agreement::kendall_tau_b(&raws(|p| p.0 .1), &raws(|p| p.1 .1))
-                }
-                (Quality::Pearson, _) => agreement::pearson(&raws(|p| p.0 .1), &raws(|p| p.1 .1)),
-                (Quality::KappaLinear, Task::Pairwise) => None,
+    match (q, task) {
+        (Quality::Accuracy, _) => share(scored.iter().filter(|s| s.correct()).count(), n),
+        (Quality::AgreementWithoutTies, _) => {
+            let no_ties: Vec<&Scored> = scored
+                .iter()
+                .filter(|s| s.human.0 != TIE && s.judge.is_none_or(|j| j.0 != TIE))
+                .collect();
+            share(
+                no_ties.iter().filter(|s| s.correct()).count(),
+                no_ties.len(),
+            )
+        }
+        (Quality::Kappa, Task::Pairwise) => {
+            // A parse failure is a category of its own that matches no human label:
+            // failing often must not score well by being right on the rest.
+            let humans: Vec<i64> = scored.iter().map(|s| s.human.0).collect();
+            let judges: Vec<i64> = scored
+                .iter()
+                .map(|s| s.judge.map_or(FAILED, |j| j.0))
+                .collect();
+            agreement::cohen_kappa(&humans, &judges)
+        }
+        (
+            Quality::Kappa | Quality::KappaLinear,
+            Task::Single {
+                scale_min,
+                scale_max,
+            },
+        ) => {
+            let weights = if q == Quality::Kappa {
+                Weights::Quadratic
+            } else {
+                Weights::Linear
             };
-            (q, value)
-        })
-        .collect()
+            agreement::weighted_kappa(
+                &cats(|p| p.0 .0),
+                &cats(|p| p.1 .0),
+                scale_min,
+                scale_max,
+                weights,
+            )
+        }
+        (Quality::AlphaNominal, _) => alpha::krippendorff_alpha(&units(false), Level::Nominal),
+        (Quality::AlphaOrdinal, _) => alpha::krippendorff_alpha(&units(false), Level::Ordinal),
+        (Quality::AlphaInterval, _) => alpha::krippendorff_alpha(&units(true), Level::Interval),
+        (Quality::Spearman, _) => agreement::spearman(&raws(|p| p.0 .1), &raws(|p| p.1 .1)),
+        (Quality::Kendall, _) => agreement::kendall_tau_b(&raws(|p| p.0 .1), &raws(|p| p.1 .1)),
+        (Quality::Pearson, _) => agreement::pearson(&raws(|p| p.0 .1), &raws(|p| p.1 .1)),
+        (Quality::KappaLinear, Task::Pairwise) => None,
+    }
 }
