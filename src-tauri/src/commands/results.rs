@@ -122,6 +122,7 @@ pub async fn trial_detail(
     state: State<'_, AppState>,
     name: String,
     trial_id: u32,
+    metric: Option<String>,
     resamples: u32,
     filter: VerdictFilter,
     label: Option<String>,
@@ -130,7 +131,8 @@ pub async fn trial_detail(
 ) -> AppResult<TrialDetail> {
     let summary = summary(&state, &name, resamples.min(10_000)).await?;
     let i = find_trial(&summary, trial_id)?;
-    let a = Analysis::new(&summary, Quality::Kappa);
+    // The trial's front and "vs best" by the metric the Results screen shows.
+    let a = Analysis::new(&summary, quality(&summary, metric.as_deref())?);
     let t: &TrialSummary = &summary.trials[i];
     let all: Vec<VerdictListing> = t.verdicts.iter().map(|v| listing(&summary, v)).collect();
     let mut labels: Vec<String> = all.iter().map(|v| v.human.clone()).collect();
