@@ -25,6 +25,7 @@ use judgelab_store::{DatasetInfo, Store, StoreError};
 pub use judges::{JudgeLoader, LocalModels, ModelSpec};
 pub use plan::{plan, Plan};
 pub use prompt::{verdict_prompt, RenderedPrompt};
+pub use resolve::allow_tie;
 pub use run::{run_experiment, RunEvent, RunOptions, RunSummary};
 pub use summary::{summarize, ExperimentInfo, ExperimentSummary, TrialSummary};
 

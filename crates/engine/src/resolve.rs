@@ -44,7 +44,7 @@ impl Resolved {
 }
 
 /// Whether a pairwise verdict may be a tie: only where the humans used ties.
-pub(crate) fn allow_tie(dataset: &Dataset) -> bool {
+pub fn allow_tie(dataset: &Dataset) -> bool {
     dataset.task == Task::Pairwise
         && dataset
             .items

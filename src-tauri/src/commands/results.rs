@@ -2,10 +2,11 @@
 //! own SVG, with where each trial was drawn), a trial's confusion matrix and verdicts, one
 //! verdict's prompt and output, and the paired comparison of two trials.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use judgelab_core::metrics::{paired, BootstrapSpec, Quality, Scored};
-use judgelab_core::Label;
+use judgelab_core::{Label, Task};
 use judgelab_engine::{ExperimentSummary, TrialSummary};
 use judgelab_report::analysis::Analysis;
 use judgelab_store::VerdictRow;
@@ -88,14 +89,18 @@ fn find_trial(summary: &ExperimentSummary, trial_id: u32) -> AppResult<usize> {
         .ok_or_else(|| AppError::not_found(format!("no trial #{trial_id} in this experiment")))
 }
 
-fn listing(summary: &ExperimentSummary, v: &VerdictRow) -> VerdictListing {
-    let task = summary.experiment.task_kind;
-    let human = summary
+/// Each item's human label, by item id: a trial's verdict list looks one up per verdict.
+fn human_labels(summary: &ExperimentSummary) -> HashMap<&str, Label> {
+    summary
         .dataset
         .items
         .iter()
-        .find(|i| i.id == v.item_id)
-        .map(|i| i.human_label);
+        .map(|i| (i.id.as_str(), i.human_label))
+        .collect()
+}
+
+fn listing(task: Task, humans: &HashMap<&str, Label>, v: &VerdictRow) -> VerdictListing {
+    let human = humans.get(v.item_id.as_str()).copied();
     let parsed = v.verdict.as_deref().and_then(Label::from_text);
     VerdictListing {
         item_id: v.item_id.clone(),
@@ -134,7 +139,12 @@ pub async fn trial_detail(
     // The trial's front and "vs best" by the metric the Results screen shows.
     let a = Analysis::new(&summary, quality(&summary, metric.as_deref())?);
     let t: &TrialSummary = &summary.trials[i];
-    let all: Vec<VerdictListing> = t.verdicts.iter().map(|v| listing(&summary, v)).collect();
+    let (task, humans) = (summary.experiment.task_kind, human_labels(&summary));
+    let all: Vec<VerdictListing> = t
+        .verdicts
+        .iter()
+        .map(|v| listing(task, &humans, v))
+        .collect();
     let mut labels: Vec<String> = all.iter().map(|v| v.human.clone()).collect();
     labels.sort();
     labels.dedup();
@@ -202,7 +212,7 @@ pub async fn verdict_detail(
         .map(|i| i.question.clone())
         .unwrap_or_default();
     Ok(VerdictDetail {
-        listing: listing(&summary, v),
+        listing: listing(summary.experiment.task_kind, &human_labels(&summary), v),
         question,
         messages: prompt
             .messages

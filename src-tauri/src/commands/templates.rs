@@ -178,11 +178,7 @@ pub async fn preview_template(
     template
         .validate(dataset.task, output)
         .map_err(|e| AppError::invalid(e.to_string()))?;
-    let allow_tie = dataset.task == Task::Pairwise
-        && dataset
-            .items
-            .iter()
-            .any(|i| i.human_label.category() == "tie");
+    let allow_tie = judgelab_engine::allow_tie(&dataset);
     let ctx = RenderContext::new(dataset.task, output, allow_tie, item, &examples);
     let messages = template
         .render(&ctx)
