@@ -58,6 +58,8 @@ impl Judge for Scripted {
                     cached_tokens: None,
                     attempts: 1,
                     logprobs: None,
+                    decoded_tokens: None,
+                    logits: None,
                 }),
             });
         }

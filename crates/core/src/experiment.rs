@@ -43,6 +43,16 @@ pub struct JudgeSpec {
     pub context_size: u32,
     /// How many requests the engine hands the judge at once.
     pub batch_size: usize,
+    /// Verdicts read from the exact distribution of the first output token (local label and
+    /// digit judges): one forward pass per prompt serves every temperature and top_p of the
+    /// sweep. Off: every call generates. Written only when on, so that experiments from
+    /// before it keep their identity.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub exact: bool,
+    /// Sequences a local judge decodes together in one batch. Speed only: left out of the
+    /// experiment's identity.
+    #[serde(skip)]
+    pub parallel: usize,
     /// The endpoint, for `backend = "openai"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote: Option<RemoteSpec>,
@@ -126,6 +136,9 @@ pub struct Sweep {
     /// so that experiments written before it existed keep their identity.
     #[serde(skip_serializing_if = "Order::only_ab")]
     pub order: Vec<Order>,
+    /// Output constraints; left out while it is only `none`, like `order`.
+    #[serde(skip_serializing_if = "Constraint::only_none")]
+    pub constraint: Vec<Constraint>,
     pub repeats: u32,
     pub seed: u64,
 }
@@ -183,6 +196,41 @@ impl Order {
     }
 }
 
+/// What restricts the judge's output.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Constraint {
+    /// The judge writes what it likes; the parser finds the verdict or a failure.
+    #[default]
+    None,
+    /// A GBNF grammar admits only the valid verdicts (`verdict::grammar`), so that parse
+    /// failures cannot happen (local judges).
+    Grammar,
+}
+
+impl Constraint {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Constraint::None => "none",
+            Constraint::Grammar => "grammar",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Constraint> {
+        [Constraint::None, Constraint::Grammar]
+            .into_iter()
+            .find(|c| c.as_str() == name)
+    }
+
+    fn is_none(&self) -> bool {
+        *self == Constraint::None
+    }
+
+    fn only_none(constraints: &[Constraint]) -> bool {
+        constraints == [Constraint::None]
+    }
+}
+
 /// The parameters of one trial: one point of the grid.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrialParams {
@@ -196,6 +244,9 @@ pub struct TrialParams {
     /// Absent from trials stored before the order axis existed, which were all `ab`.
     #[serde(default, skip_serializing_if = "Order::is_ab")]
     pub order: Order,
+    /// Absent from trials stored before constraints existed, which had none.
+    #[serde(default, skip_serializing_if = "Constraint::is_none")]
+    pub constraint: Constraint,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -249,6 +300,8 @@ struct RawJudge {
     gpu_layers: Option<u32>,
     context_size: Option<u32>,
     batch_size: Option<usize>,
+    exact: Option<bool>,
+    parallel: Option<i64>,
     base_url: Option<String>,
     api_key_env: Option<String>,
     api_key_keyring: Option<String>,
@@ -298,6 +351,8 @@ fn remote(
     let llama_only = [
         ("gpu_layers", j.gpu_layers.is_some()),
         ("context_size", j.context_size.is_some()),
+        ("exact", j.exact.is_some()),
+        ("parallel", j.parallel.is_some()),
     ];
     if let Some((key, _)) = llama_only.iter().find(|(_, given)| *given) {
         return Err(invalid(
@@ -410,6 +465,7 @@ struct RawSweep {
     few_shot: Option<OneOrMany<i64>>,
     few_shot_max_tokens: Option<OneOrMany<i64>>,
     order: Option<OneOrMany<String>>,
+    constraint: Option<OneOrMany<String>>,
     repeats: Option<i64>,
     seed: Option<i64>,
 }
@@ -560,6 +616,44 @@ impl Experiment {
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
+        let constraint = non_empty_unique(
+            "sweep.constraint",
+            s.constraint.map_or(vec!["none".into()], OneOrMany::into_vec),
+            &invalid,
+        )?
+        .iter()
+        .map(|c| {
+            Constraint::from_name(c).ok_or_else(|| {
+                invalid(
+                    "sweep.constraint",
+                    format!("{c:?} is not an output constraint (expected \"none\" or \"grammar\")"),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+        if backend == Backend::OpenAi && constraint.contains(&Constraint::Grammar) {
+            return Err(invalid(
+                "sweep.constraint",
+                "\"grammar\" needs backend = \"llama\" (remote endpoints constrain JSON with json_schema)".into(),
+            ));
+        }
+        let exact = raw.judge.exact.unwrap_or(false);
+        if exact && output == Some(OutputKind::Json) {
+            return Err(invalid(
+                "judge.exact",
+                "needs a one-token verdict: output = \"label\" or \"digit\", not \"json\"".into(),
+            ));
+        }
+        let parallel = match raw.judge.parallel {
+            None => 4,
+            Some(n) if (1..=64).contains(&n) => n as usize,
+            Some(n) => {
+                return Err(invalid(
+                    "judge.parallel",
+                    format!("{n} must be between 1 and 64"),
+                ))
+            }
+        };
         let repeats = ints(
             "sweep.repeats",
             vec![s.repeats.unwrap_or(1)],
@@ -591,6 +685,8 @@ impl Experiment {
                 gpu_layers: raw.judge.gpu_layers,
                 context_size,
                 batch_size,
+                exact,
+                parallel,
                 remote,
             },
             sweep: Sweep {
@@ -600,6 +696,7 @@ impl Experiment {
                 few_shot,
                 few_shot_max_tokens,
                 order,
+                constraint,
                 repeats,
                 seed: seed as u64,
             },
@@ -608,7 +705,7 @@ impl Experiment {
     }
 
     /// Every point of the grid, in a stable order: model, template, few-shot count, few-shot
-    /// length, max_tokens, temperature, top_p (the last varies fastest).
+    /// length, max_tokens, temperature, top_p, order, constraint (the last varies fastest).
     pub fn trials(&self) -> Vec<TrialParams> {
         let s = &self.sweep;
         let mut out = Vec::new();
@@ -620,16 +717,19 @@ impl Experiment {
                             for &temperature in &s.temperature {
                                 for &top_p in &s.top_p {
                                     for &order in &s.order {
-                                        out.push(TrialParams {
-                                            model: model.clone(),
-                                            template: template.clone(),
-                                            temperature,
-                                            top_p,
-                                            max_tokens,
-                                            few_shot,
-                                            few_shot_max_tokens,
-                                            order,
-                                        });
+                                        for &constraint in &s.constraint {
+                                            out.push(TrialParams {
+                                                model: model.clone(),
+                                                template: template.clone(),
+                                                temperature,
+                                                top_p,
+                                                max_tokens,
+                                                few_shot,
+                                                few_shot_max_tokens,
+                                                order,
+                                                constraint,
+                                            });
+                                        }
                                     }
                                 }
                             }

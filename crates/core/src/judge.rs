@@ -23,6 +23,7 @@ pub struct Sampling {
     /// 0 means greedy.
     pub temperature: f64,
     pub top_p: f64,
+    /// 0 decodes the prompt and generates nothing (with `JudgeRequest::logits`).
     pub max_tokens: u32,
     pub seed: u32,
 }
@@ -33,6 +34,24 @@ pub struct JudgeRequest {
     pub key: usize,
     pub messages: Vec<Message>,
     pub sampling: Sampling,
+    /// Also return the full-vocabulary logits of the first output token
+    /// (`Completion::logits`), from judges that have a [`Vocabulary`].
+    pub logits: bool,
+    /// A GBNF grammar the output must match (local judges).
+    pub grammar: Option<String>,
+}
+
+impl JudgeRequest {
+    /// A plain generation request.
+    pub fn new(key: usize, messages: Vec<Message>, sampling: Sampling) -> JudgeRequest {
+        JudgeRequest {
+            key,
+            messages,
+            sampling,
+            logits: false,
+            grammar: None,
+        }
+    }
 }
 
 /// Why generation stopped.
@@ -65,6 +84,14 @@ pub struct Completion {
     pub attempts: u32,
     /// Per-token log-probabilities as JSON, where the judge was asked for them.
     pub logprobs: Option<String>,
+    /// Prompt tokens this call actually decoded, where the judge knows: fewer than
+    /// `prompt_tokens` when it continued from a shared prefix (the call that decoded the
+    /// prefix counts it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decoded_tokens: Option<u32>,
+    /// The first output token's logits over the whole vocabulary, when asked for.
+    #[serde(skip)]
+    pub logits: Option<Arc<Vec<f32>>>,
 }
 
 /// A call's outcome: a completion, or an error message to record on the verdict.
@@ -85,9 +112,18 @@ pub struct ModelIdentity {
     pub sha256: Option<String>,
 }
 
+/// The text of every token of a judge's vocabulary, by token id; end-of-generation tokens
+/// read as "". With it, the engine reads verdicts from first-token logits.
+pub type Vocabulary = Arc<Vec<String>>;
+
 /// A model that judges.
 pub trait Judge: Send + Sync {
     fn identity(&self) -> &ModelIdentity;
+
+    /// The vocabulary, for judges that return first-token logits; `None` for the others.
+    fn vocabulary(&self) -> Option<Vocabulary> {
+        None
+    }
 
     /// Prompt tokens the messages take once wrapped in the chat template.
     fn count_tokens(&self, messages: &[Message]) -> Result<usize, String>;

@@ -17,7 +17,7 @@ pub mod template;
 pub mod verdict;
 
 pub use dataset::{Choice, Dataset, Item, Label, Task};
-pub use experiment::{Experiment, Order, TrialParams};
+pub use experiment::{Constraint, Experiment, Order, TrialParams};
 pub use judge::{Judge, JudgeRequest, JudgeResponse, Message, Sampling};
 pub use template::Template;
 pub use verdict::{FailureKind, OutputKind, Verdict};

@@ -11,6 +11,12 @@
 //!
 //! Temperature 0 is greedy decoding: the highest logit (the lowest token id on a tie) with
 //! probability 1.
+//!
+//! A grammar, when the chain has one, comes before all three: the tokens it does not
+//! admit have their logits set to -inf, which [`Ranked`] leaves out.
+
+use crate::dataset::Label;
+use crate::verdict::Verdict;
 
 /// Logits ranked once, so that every (temperature, top_p) of a sweep costs a pass over the
 /// kept prefix only.
@@ -96,6 +102,69 @@ impl Ranked {
     }
 }
 
+/// The token a uniform draw `u` in [0, 1) picks from a distribution (the inverse of its
+/// cumulative distribution, in the distribution's order).
+pub fn pick(distribution: &[(usize, f64)], u: f64) -> Option<usize> {
+    let mut running = 0.0;
+    for &(token, p) in distribution {
+        running += p;
+        if u < running {
+            return Some(token);
+        }
+    }
+    // Rounding can leave the total a hair under 1.
+    distribution.last().map(|&(token, _)| token)
+}
+
+/// A uniform draw in [0, 1) from a seed.
+pub fn unit(seed: u64) -> f64 {
+    (crate::rng::SplitMix64::new(seed).next_u64() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// The exact distribution of a one-token verdict.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct VerdictDistribution {
+    /// Each label with a non-zero probability, in the order first met (most likely first).
+    pub labels: Vec<(Label, f64)>,
+    /// The probability of a token that is no verdict: a parse failure.
+    pub failed: f64,
+}
+
+impl VerdictDistribution {
+    /// Sums a token distribution by the verdict each token reads as.
+    pub fn new(distribution: &[(usize, f64)], token_verdicts: &[Verdict]) -> VerdictDistribution {
+        let mut out = VerdictDistribution::default();
+        for &(token, p) in distribution {
+            match token_verdicts.get(token).and_then(Verdict::label) {
+                Some(label) => match out.labels.iter_mut().find(|(l, _)| *l == label) {
+                    Some((_, q)) => *q += p,
+                    None => out.labels.push((label, p)),
+                },
+                None => out.failed += p,
+            }
+        }
+        out
+    }
+
+    pub fn p(&self, label: &Label) -> f64 {
+        self.labels
+            .iter()
+            .find(|(l, _)| l == label)
+            .map_or(0.0, |(_, p)| *p)
+    }
+
+    /// Shannon entropy in bits, a failure counting as one more outcome.
+    pub fn entropy(&self) -> f64 {
+        self.labels
+            .iter()
+            .map(|(_, p)| *p)
+            .chain(std::iter::once(self.failed))
+            .filter(|p| *p > 0.0)
+            .map(|p| -p * p.log2())
+            .sum()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,6 +192,33 @@ mod tests {
         assert_eq!(all.len(), 3);
         close(all.iter().map(|(_, p)| p).sum::<f64>(), 1.0);
         close(ranked.mass(1.0, 1.0, &[2, 0]), (1f64.exp() + 1.0) / z);
+    }
+
+    #[test]
+    fn verdicts_sum_their_tokens_and_draws_invert_the_cdf() {
+        use crate::dataset::{Choice, Task};
+        use crate::verdict::{parse, OutputKind};
+        let pieces = ["A", " B", "The", " A", "", "B"];
+        let verdicts: Vec<Verdict> = pieces
+            .iter()
+            .map(|p| parse(OutputKind::Label, Task::Pairwise, p, false))
+            .collect();
+        let distribution = [(0, 0.4), (3, 0.2), (1, 0.15), (2, 0.15), (4, 0.1)];
+        let v = VerdictDistribution::new(&distribution, &verdicts);
+        close(v.p(&Label::Choice(Choice::A)), 0.6);
+        close(v.p(&Label::Choice(Choice::B)), 0.15);
+        close(v.failed, 0.25);
+        assert_eq!(v.labels[0].0, Label::Choice(Choice::A));
+        let h = -(0.6f64 * 0.6f64.log2() + 0.15 * 0.15f64.log2() + 0.25 * 0.25f64.log2());
+        close(v.entropy(), h);
+        assert_eq!(pick(&distribution, 0.0), Some(0));
+        assert_eq!(pick(&distribution, 0.39), Some(0));
+        assert_eq!(pick(&distribution, 0.4), Some(3));
+        assert_eq!(pick(&distribution, 0.9999), Some(4));
+        assert_eq!(pick(&[], 0.5), None);
+        let u = unit(7);
+        assert!((0.0..1.0).contains(&u));
+        assert_eq!(u, unit(7));
     }
 
     #[test]

@@ -131,6 +131,69 @@ pub fn json_schema(task: Task, allow_tie: bool) -> serde_json::Value {
     })
 }
 
+/// The exact spellings of every valid verdict: `A`, `B` (and `tie` where allowed) for
+/// pairwise tasks, each integer of the scale for ratings.
+pub fn spellings(task: Task, allow_tie: bool) -> Vec<(String, Label)> {
+    match task {
+        Task::Pairwise => {
+            let mut out = vec![
+                ("A".to_string(), Label::Choice(Choice::A)),
+                ("B".to_string(), Label::Choice(Choice::B)),
+            ];
+            if allow_tie {
+                out.push(("tie".to_string(), Label::Choice(Choice::Tie)));
+            }
+            out
+        }
+        Task::Single {
+            scale_min,
+            scale_max,
+        } => (scale_min..=scale_max)
+            .map(|x| (x.to_string(), Label::Rating(x as f64)))
+            .collect(),
+    }
+}
+
+/// A GBNF grammar (llama.cpp's grammar format) that admits only valid verdicts of `kind`:
+/// one of the [`spellings`], or for `json` an object `{"score": …, "reason": "…"}` with a
+/// valid score.
+pub fn grammar(kind: OutputKind, task: Task, allow_tie: bool) -> String {
+    let quoted = |text: &str| format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""));
+    let spellings = spellings(task, allow_tie);
+    match kind {
+        OutputKind::Label | OutputKind::Digit => {
+            let alternatives: Vec<String> = spellings.iter().map(|(s, _)| quoted(s)).collect();
+            format!("root ::= {}\n", alternatives.join(" | "))
+        }
+        OutputKind::Json => {
+            let scores: Vec<String> = spellings
+                .iter()
+                .map(|(s, _)| match task {
+                    Task::Pairwise => quoted(&format!("\"{s}\"")),
+                    Task::Single { .. } => quoted(s),
+                })
+                .collect();
+            format!(
+                r#"root ::= "{{\"score\": " score reason? "}}"
+score ::= {}
+reason ::= ", \"reason\": \"" [^"\\\n]* "\""
+"#,
+                scores.join(" | ")
+            )
+        }
+    }
+}
+
+/// The verdict of every vocabulary token read as a whole output: what a one-token answer
+/// parses to. Variants such as `4` and ` 4` map to the same label because the one parser
+/// reads them.
+pub fn token_verdicts(kind: OutputKind, task: Task, vocabulary: &[String]) -> Vec<Verdict> {
+    vocabulary
+        .iter()
+        .map(|piece| parse(kind, task, piece, false))
+        .collect()
+}
+
 /// Parses `raw` as the `kind` of answer for `task`. `truncated` says the output stopped at
 /// `max_tokens` rather than at end of generation.
 pub fn parse(kind: OutputKind, task: Task, raw: &str, truncated: bool) -> Verdict {

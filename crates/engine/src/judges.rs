@@ -27,6 +27,10 @@ pub struct ModelSpec {
     pub gpu_layers: Option<u32>,
     pub context_size: u32,
     pub threads: Option<usize>,
+    /// Sequences a local model decodes together.
+    pub parallel: usize,
+    /// Whether a local model keeps its prompts' common prefix and decodes it once.
+    pub share_prefix: bool,
     /// The endpoint of a remote model (`path` and `sha256` are then empty).
     pub remote: Option<RemoteSpec>,
     /// What a remote model's output must match (`response_format`), where asked for.
@@ -54,6 +58,8 @@ impl JudgeLoader for LocalModels {
             context_size: spec.context_size,
             threads: spec.threads,
             sha256: Some(spec.sha256.clone()),
+            parallel: spec.parallel,
+            share_prefix: spec.share_prefix,
         })?;
         Ok(Arc::new(judge))
     }
@@ -133,6 +139,12 @@ impl<'r> Judges<'r> {
             gpu_layers: self.r.experiment.judge.gpu_layers,
             context_size: self.r.experiment.judge.context_size,
             threads: self.options.threads,
+            parallel: if self.options.naive {
+                1
+            } else {
+                self.r.experiment.judge.parallel
+            },
+            share_prefix: !self.options.naive,
             remote: self.r.experiment.judge.remote.clone(),
             response_format: self
                 .r

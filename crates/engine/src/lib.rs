@@ -5,6 +5,8 @@
 //! This is the surface the CLI (and later the desktop shell) use. It calls judges only
 //! through `core::Judge`; `judges::LocalModels` is where it loads GGUF files through llama.cpp.
 
+mod calls;
+mod exact;
 mod judges;
 pub mod keys;
 mod plan;

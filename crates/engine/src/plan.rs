@@ -66,6 +66,8 @@ pub async fn plan(
                 gpu_layers: Some(0),
                 context_size: e.judge.context_size,
                 threads: Some(1),
+                parallel: 1,
+                share_prefix: false,
                 remote: None,
                 response_format: None,
             })?)

@@ -8,16 +8,15 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use judgelab_core::judge::{Completion, StopReason};
-use judgelab_core::rng::mix;
+use judgelab_core::judge::Completion;
 use judgelab_core::split;
 use judgelab_core::template::ExampleContext;
-use judgelab_core::verdict::{self, FailureKind, Verdict};
-use judgelab_core::{Choice, Item, JudgeRequest, JudgeResponse, Label, Message, Sampling};
-use judgelab_store::{ExperimentRow, NewExperiment, NewTrial, Store, TrialRow, VerdictRow};
+use judgelab_core::{Item, JudgeRequest, JudgeResponse, Message};
+use judgelab_store::{ExperimentRow, NewExperiment, NewTrial, Store, TrialRow};
 
+use crate::calls::{groups, prepare, rows, Call};
+use crate::exact::Reader;
 use crate::judges::{JudgeLoader, Judges};
-use crate::prompt::PromptInput;
 use crate::resolve::{resolve, Resolved};
 use crate::EngineError;
 
@@ -34,6 +33,9 @@ pub struct RunOptions {
     pub judges: Option<Arc<dyn JudgeLoader>>,
     /// Call remote judges even where the response cache has the answer.
     pub no_cache: bool,
+    /// Decode every call in full and alone: no shared prefix, one sequence at a time and
+    /// no verdicts from exact distributions. The baseline `judgelab bench` compares with.
+    pub naive: bool,
 }
 
 /// What a run reports while it goes.
@@ -81,6 +83,12 @@ pub struct RunSummary {
     pub n_errors: usize,
     /// Calls answered from the response cache, without calling the judge.
     pub cache_hits: usize,
+    /// Calls this run made to judges: with exact verdicts, one forward pass per prompt
+    /// however many trials and repeats it answers.
+    pub model_calls: usize,
+    /// Prompt tokens the judges actually decoded (a shared prefix counted once), or the
+    /// prompt tokens they were sent where they do not say.
+    pub prompt_tokens_decoded: u64,
     /// Cancelled before everything was judged.
     pub interrupted: bool,
 }
@@ -157,18 +165,39 @@ pub async fn run_experiment(
         n_judged_items: row.judged.len(),
     });
 
+    let exact = r.experiment.judge.exact && !options.naive;
     let mut judged_now = 0;
     let mut n_errors = 0;
     let mut cache_hits = 0;
-    for (trial, todo) in missing {
-        if todo.is_empty() {
-            continue;
-        }
+    let mut model_calls = 0;
+    let mut prompt_tokens_decoded = 0u64;
+    for group in groups(missing, exact) {
         if options.cancel.load(Ordering::SeqCst) {
             break;
         }
-        let judge = judges.get(&trial.params.model, on_event).await?;
-        let (pending, requests) = prepare(&r, trial, &index, &todo)?;
+        let model = &group.first().params.model;
+        let judge = judges.get(model, on_event).await?;
+        let reader = if group.exact {
+            let vocabulary = judge.vocabulary().ok_or_else(|| EngineError::Invalid {
+                path: "judge.exact".into(),
+                message: format!("the judge of model {model:?} cannot return logits"),
+            })?;
+            let reader = Reader::new(
+                vocabulary,
+                r.output,
+                r.dataset.task,
+                r.allow_tie(),
+                group.first().params.constraint,
+            )
+            .map_err(|message| EngineError::Invalid {
+                path: "judge.exact".into(),
+                message: format!("model {model:?}: {message}"),
+            })?;
+            Some(reader)
+        } else {
+            None
+        };
+        let (pending, requests) = prepare(&r, &group, &index)?;
         // Remote calls already answered (by this experiment before a --replace, or by
         // another one) are replayed from the response cache: nothing is paid for twice.
         let mut from_cache = vec![false; pending.len()];
@@ -213,7 +242,14 @@ pub async fn run_experiment(
             let response = match backlog.pop() {
                 Some(r) => r,
                 None => match rx.recv().await {
-                    Some(r) => r,
+                    Some(r) => {
+                        model_calls += 1;
+                        if let Ok(c) = &r.result {
+                            prompt_tokens_decoded +=
+                                u64::from(c.decoded_tokens.unwrap_or(c.prompt_tokens));
+                        }
+                        r
+                    }
                     None if flushed || options.cancel.load(Ordering::SeqCst) => break,
                     None => {
                         flushed = true;
@@ -240,29 +276,30 @@ pub async fn run_experiment(
                 let json = serde_json::to_string(completion).expect("completions serialise");
                 store.cache_response(key, &json).await?;
             }
-            let mut row = verdict_row(&r, trial, p, response);
-            row.cache_hit = hit;
-            cache_hits += usize::from(hit);
-            let failed = row.error.is_some() || row.failure_kind.is_some();
-            n_errors += usize::from(row.error.is_some());
-            let written = match store.record_verdict(&row).await {
-                Ok(written) => written,
-                Err(e) => {
-                    options.cancel.store(true, Ordering::SeqCst);
-                    return Err(e.into());
+            for (trial_idx, mut row) in rows(&r, &group, p, &response, reader.as_ref()) {
+                row.cache_hit = hit;
+                cache_hits += usize::from(hit);
+                let failed = row.error.is_some() || row.failure_kind.is_some();
+                n_errors += usize::from(row.error.is_some());
+                let written = match store.record_verdict(&row).await {
+                    Ok(written) => written,
+                    Err(e) => {
+                        options.cancel.store(true, Ordering::SeqCst);
+                        return Err(e.into());
+                    }
+                };
+                // Not written: another process stored this verdict first; it counts once.
+                judged_now += usize::from(written);
+                if row.error.is_none() {
+                    done += 1;
                 }
-            };
-            // Not written: another process stored this verdict first; it counts once.
-            judged_now += usize::from(written);
-            if row.error.is_none() {
-                done += 1;
+                on_event(RunEvent::Verdict {
+                    trial_idx: group.trials[trial_idx].0.trial_idx,
+                    done,
+                    total,
+                    failed,
+                });
             }
-            on_event(RunEvent::Verdict {
-                trial_idx: trial.trial_idx,
-                done,
-                total,
-                failed,
-            });
         }
         worker
             .await
@@ -278,6 +315,8 @@ pub async fn run_experiment(
         judged_now,
         n_errors,
         cache_hits,
+        model_calls,
+        prompt_tokens_decoded,
         interrupted: done < total && options.cancel.load(Ordering::SeqCst),
     })
 }
@@ -389,168 +428,3 @@ async fn create(
     Ok(row)
 }
 
-/// A call to make: an item, a repeat, and whether its answers are shown swapped.
-struct Call<'a> {
-    item: &'a Item,
-    repeat: u32,
-    swapped: bool,
-}
-
-/// A call waiting for its verdict.
-struct Pending {
-    item_id: String,
-    repeat: u32,
-    swapped: bool,
-    seed: u32,
-    prompt_hash: String,
-    /// Remote calls only: the response cache's key, a hash of (endpoint, model, messages,
-    /// sampling parameters, seed, repeat).
-    cache_key: Option<String>,
-}
-
-fn prepare(
-    r: &Resolved,
-    trial: &TrialRow,
-    index: &HashMap<&str, &Item>,
-    todo: &[Call<'_>],
-) -> Result<(Vec<Pending>, Vec<JudgeRequest>), EngineError> {
-    let (_, template) = r
-        .templates
-        .iter()
-        .find(|(n, _)| *n == trial.params.template)
-        .expect("trials only name templates of the experiment");
-    let examples: Vec<&Item> = trial.examples.iter().map(|id| index[id.as_str()]).collect();
-    let allow_tie = r.allow_tie();
-    let p = &trial.params;
-    let mut pending = Vec::with_capacity(todo.len());
-    let mut requests = Vec::with_capacity(todo.len());
-    for (key, call) in todo.iter().enumerate() {
-        let (item, repeat) = (call.item, call.repeat);
-        let shown = PromptInput {
-            task: r.dataset.task,
-            output: r.output,
-            allow_tie,
-            template,
-            examples: &examples,
-        };
-        let messages = shown.render(item, call.swapped)?;
-        // A swapped call mixes one more part into its seed; calls in dataset order keep the
-        // seeds they had before answer orders existed.
-        let mut parts = vec![
-            r.experiment.sweep.seed,
-            judgelab_core::hash::stable_u64(&item.id),
-            repeat as u64,
-        ];
-        if call.swapped {
-            parts.push(1);
-        }
-        let seed = mix(&parts) as u32;
-        let sampling = Sampling {
-            temperature: p.temperature,
-            top_p: p.top_p,
-            max_tokens: p.max_tokens,
-            seed,
-        };
-        let cache_key = r.experiment.judge.remote.as_ref().map(|remote| {
-            judgelab_core::hash::sha256_hex(
-                serde_json::json!({
-                    "base_url": remote.base_url,
-                    "model": p.model,
-                    "messages": messages,
-                    "sampling": sampling,
-                    "repeat": repeat,
-                    "top_logprobs": remote.top_logprobs,
-                    "json_schema": remote.json_schema,
-                    "stop": remote.stop,
-                })
-                .to_string(),
-            )
-        });
-        pending.push(Pending {
-            item_id: item.id.clone(),
-            repeat,
-            swapped: call.swapped,
-            seed,
-            prompt_hash: judgelab_core::hash::sha256_hex(
-                serde_json::to_string(&messages).expect("messages serialise"),
-            ),
-            cache_key,
-        });
-        requests.push(JudgeRequest {
-            key,
-            messages,
-            sampling,
-        });
-    }
-    Ok((pending, requests))
-}
-
-fn verdict_row(r: &Resolved, trial: &TrialRow, p: &Pending, response: JudgeResponse) -> VerdictRow {
-    let base = VerdictRow {
-        trial_id: trial.id,
-        item_id: p.item_id.clone(),
-        repeat: p.repeat,
-        swapped: p.swapped,
-        seed: p.seed,
-        prompt_hash: p.prompt_hash.clone(),
-        raw_output: None,
-        verdict: None,
-        failure_kind: None,
-        prompt_tokens: 0,
-        completion_tokens: 0,
-        latency_ms: None,
-        ttft_ms: None,
-        error: None,
-        cost_usd: None,
-        cached_tokens: None,
-        attempts: 1,
-        logprobs: None,
-        cache_hit: false,
-    };
-    match response.result {
-        Ok(c) => {
-            let v = match c.stop {
-                StopReason::PromptTooLong => Verdict::Failed(FailureKind::PromptTooLong),
-                StopReason::MaxTokens | StopReason::EndOfTurn => verdict::parse(
-                    r.output,
-                    r.dataset.task,
-                    &c.text,
-                    c.stop == StopReason::MaxTokens,
-                ),
-            };
-            // The judge named positions; the row names the dataset's answers.
-            let unswap = |label: Label| match label {
-                Label::Choice(Choice::A) if p.swapped => Label::Choice(Choice::B),
-                Label::Choice(Choice::B) if p.swapped => Label::Choice(Choice::A),
-                other => other,
-            };
-            VerdictRow {
-                raw_output: Some(c.text),
-                verdict: v.label().map(|l| unswap(l).to_text()),
-                failure_kind: match v {
-                    Verdict::Failed(f) => Some(f.as_str().to_string()),
-                    Verdict::Parsed(_) => None,
-                },
-                prompt_tokens: c.prompt_tokens,
-                completion_tokens: c.completion_tokens,
-                latency_ms: Some(c.latency_ms),
-                ttft_ms: c.ttft_ms,
-                cost_usd: r
-                    .experiment
-                    .judge
-                    .remote
-                    .as_ref()
-                    .and_then(|remote| remote.calls.prices.get(&trial.params.model))
-                    .map(|price| price.cost(c.prompt_tokens, c.completion_tokens)),
-                cached_tokens: c.cached_tokens,
-                attempts: c.attempts,
-                logprobs: c.logprobs,
-                ..base
-            }
-        }
-        Err(message) => VerdictRow {
-            error: Some(message),
-            ..base
-        },
-    }
-}

@@ -21,11 +21,13 @@ pub struct Draws {
 }
 
 /// Decodes `messages` (in the model's chat template) once with the model at `path`, then
-/// draws `n` tokens for each setting from the same logits.
+/// draws `n` tokens for each setting from the same logits, through a grammar first when
+/// one is given.
 pub fn draw(
     path: &Path,
     messages: &[Message],
     settings: &[Sampling],
+    grammar: Option<&str>,
     n: usize,
 ) -> Result<Draws, String> {
     let backend = backend()?;
@@ -59,13 +61,19 @@ pub fn draw(
     let counts = settings
         .iter()
         .map(|s| {
-            let mut chain = sampler(s);
             let mut counts = HashMap::new();
-            for _ in 0..n {
+            for i in 0..n {
+                // A fresh chain per draw, since a grammar advances on the token it accepts;
+                // each with its own seed.
+                let seeded = Sampling {
+                    seed: s.seed.wrapping_add(i as u32),
+                    ..*s
+                };
+                let mut chain = sampler(&model, &seeded, grammar)?;
                 *counts.entry(chain.sample(&ctx, last).0).or_default() += 1;
             }
-            counts
+            Ok(counts)
         })
-        .collect();
+        .collect::<Result<_, String>>()?;
     Ok(Draws { logits, counts })
 }

@@ -4,11 +4,13 @@
 //! of requests over a channel and streams each response back as soon as it is done. This
 //! crate is the only one that links C++.
 //!
-//! Sampling follows llama.cpp's sampler chain: temperature 0 is greedy; otherwise top_p,
-//! then temperature, then a seeded draw (`dist`). Latency runs from the moment the worker
-//! starts a request (chat template, tokenising, prefill, generation) to its last token;
-//! time to first token ends when the first token is sampled.
+//! Sampling follows llama.cpp's sampler chain: an optional grammar, then greedy at
+//! temperature 0, or else top_p, then temperature, then a seeded draw (`dist`). A batch
+//! shares its prompts' common prefix and decodes several sequences at once (`decode.rs`
+//! says how, and what latency means for a call decoded with others).
 
+pub mod bench;
+mod decode;
 pub mod draws;
 mod worker;
 
@@ -19,7 +21,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 
-use judgelab_core::judge::ModelIdentity;
+use judgelab_core::judge::{ModelIdentity, Vocabulary};
 use judgelab_core::{Judge, JudgeRequest, JudgeResponse, Message};
 use sha2::{Digest, Sha256};
 
@@ -40,6 +42,27 @@ pub struct LlamaOptions {
     pub threads: Option<usize>,
     /// The file's sha256 when the caller has already checked it with [`check_and_hash`].
     pub sha256: Option<String>,
+    /// Sequences decoded together in one batch.
+    pub parallel: usize,
+    /// Keep the prompts' common prefix in the cache and decode it once.
+    pub share_prefix: bool,
+}
+
+impl LlamaOptions {
+    /// The defaults for a model file: its whole window of 8,192 tokens (capped at the
+    /// model's), all cores, 4 sequences at once, prefixes shared.
+    pub fn new(name: impl Into<String>, path: impl Into<PathBuf>) -> LlamaOptions {
+        LlamaOptions {
+            name: name.into(),
+            path: path.into(),
+            gpu_layers: None,
+            context_size: 8192,
+            threads: None,
+            sha256: None,
+            parallel: 4,
+            share_prefix: true,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -91,6 +114,7 @@ enum Command {
 pub struct LlamaJudge {
     identity: ModelIdentity,
     info: ModelInfo,
+    vocabulary: Vocabulary,
     commands: Mutex<Option<mpsc::Sender<Command>>>,
     worker: Option<JoinHandle<()>>,
 }
@@ -109,8 +133,8 @@ impl LlamaJudge {
             .name("llama-worker".into())
             .spawn(move || worker::run(worker_options, ready_tx, rx))
             .map_err(|e| LlamaError::Worker(format!("cannot start the worker thread: {e}")))?;
-        let info = match ready_rx.recv() {
-            Ok(Ok(info)) => info,
+        let (info, vocabulary) = match ready_rx.recv() {
+            Ok(Ok(loaded)) => loaded,
             Ok(Err(message)) => {
                 let _ = worker.join();
                 return Err(LlamaError::Load {
@@ -132,6 +156,7 @@ impl LlamaJudge {
                 sha256: Some(sha256),
             },
             info,
+            vocabulary,
             commands: Mutex::new(Some(tx)),
             worker: Some(worker),
         })
@@ -157,6 +182,10 @@ impl LlamaJudge {
 impl Judge for LlamaJudge {
     fn identity(&self) -> &ModelIdentity {
         &self.identity
+    }
+
+    fn vocabulary(&self) -> Option<Vocabulary> {
+        Some(Arc::clone(&self.vocabulary))
     }
 
     fn count_tokens(&self, messages: &[Message]) -> Result<usize, String> {

@@ -213,6 +213,8 @@ async fn attempt_once(inner: &Inner, body: &Value) -> Result<Completion, Failure
         cached_tokens: reply.cached_tokens,
         attempts: 1,
         logprobs: (!reply.logprobs.is_empty()).then(|| Value::Array(reply.logprobs).to_string()),
+        decoded_tokens: None,
+        logits: None,
     })
 }
 

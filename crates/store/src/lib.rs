@@ -398,8 +398,9 @@ impl Store {
         let done = sqlx::query(
             "INSERT INTO verdicts (trial_id, item_id, repeat, swapped, seed, prompt_hash, raw_output, verdict,
                                    failure_kind, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error,
-                                   cost_usd, cached_tokens, attempts, logprobs, cache_hit)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                   cost_usd, cached_tokens, attempts, logprobs, cache_hit, exact,
+                                   distribution)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT (trial_id, item_id, repeat, swapped) DO UPDATE SET
                 seed = excluded.seed, prompt_hash = excluded.prompt_hash, raw_output = excluded.raw_output,
                 verdict = excluded.verdict, failure_kind = excluded.failure_kind,
@@ -407,6 +408,7 @@ impl Store {
                 latency_ms = excluded.latency_ms, ttft_ms = excluded.ttft_ms, error = excluded.error,
                 cost_usd = excluded.cost_usd, cached_tokens = excluded.cached_tokens,
                 attempts = excluded.attempts, logprobs = excluded.logprobs, cache_hit = excluded.cache_hit,
+                exact = excluded.exact, distribution = excluded.distribution,
                 created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
              WHERE verdicts.error IS NOT NULL",
         )
@@ -429,6 +431,8 @@ impl Store {
         .bind(i64::from(v.attempts))
         .bind(&v.logprobs)
         .bind(v.cache_hit)
+        .bind(v.exact)
+        .bind(&v.distribution)
         .execute(&self.pool)
         .await
         .map_err(self.err())?;

@@ -92,6 +92,11 @@ pub struct VerdictRow {
     pub logprobs: Option<String>,
     /// Answered from the response cache: no call was made.
     pub cache_hit: bool,
+    /// Drawn from the exact first-token distribution below, not sampled by generating.
+    pub exact: bool,
+    /// Exact rows: `{label: probability, …, "failed": probability}` as JSON, in the
+    /// dataset's frame.
+    pub distribution: Option<String>,
 }
 
 pub(crate) fn item(r: &SqliteRow) -> Result<Item, String> {
@@ -156,7 +161,7 @@ pub(crate) fn read_verdicts(
     let mut statement = conn.prepare(
         "SELECT trial_id, item_id, repeat, swapped, seed, prompt_hash, raw_output, verdict,
                 failure_kind, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error,
-                cost_usd, cached_tokens, attempts, logprobs, cache_hit
+                cost_usd, cached_tokens, attempts, logprobs, cache_hit, exact, distribution
          FROM verdicts WHERE trial_id = ? ORDER BY item_id, repeat, swapped",
     )?;
     let rows = statement.query_map([trial_id], |r| {
@@ -180,6 +185,8 @@ pub(crate) fn read_verdicts(
             attempts: r.get::<_, i64>(16)? as u32,
             logprobs: r.get(17)?,
             cache_hit: r.get(18)?,
+            exact: r.get(19)?,
+            distribution: r.get(20)?,
         })
     })?;
     rows.collect()

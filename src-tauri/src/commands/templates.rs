@@ -138,6 +138,8 @@ fn count_tokens(model: &str, messages: &[judgelab_core::Message]) -> AppResult<u
                     context_size: 512,
                     threads: Some(1),
                     sha256: None,
+                    parallel: 1,
+                    share_prefix: false,
                 })
                 .map_err(|e| AppError::from(judgelab_engine::EngineError::from(e)))?,
             );

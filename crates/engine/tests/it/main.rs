@@ -71,6 +71,8 @@ impl Judge for Scripted {
                     cached_tokens: None,
                     attempts: 1,
                     logprobs: None,
+                    decoded_tokens: None,
+                    logits: None,
                     completion_tokens: text.split_whitespace().count() as u32,
                     text,
                     prompt_tokens: 10,

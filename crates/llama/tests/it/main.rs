@@ -24,12 +24,8 @@ fn model_path() -> PathBuf {
 
 fn options(path: PathBuf) -> LlamaOptions {
     LlamaOptions {
-        name: "default".into(),
-        path,
-        gpu_layers: None,
         context_size: 2048,
-        threads: None,
-        sha256: None,
+        ..LlamaOptions::new("default", path)
     }
 }
 
@@ -61,16 +57,16 @@ fn run(requests: Vec<JudgeRequest>) -> Vec<JudgeResponse> {
 }
 
 fn request(key: usize, text: &str, temperature: f64, max_tokens: u32, seed: u32) -> JudgeRequest {
-    JudgeRequest {
+    JudgeRequest::new(
         key,
-        messages: question(text),
-        sampling: Sampling {
+        question(text),
+        Sampling {
             temperature,
             top_p: 0.9,
             max_tokens,
             seed,
         },
-    }
+    )
 }
 
 #[test]
@@ -214,7 +210,7 @@ fn exact_distributions_match_the_real_sampler() {
         })
         .collect();
     let n = 2000;
-    let draws = judgelab_llama::draws::draw(&model_path(), &messages, &settings, n).unwrap();
+    let draws = judgelab_llama::draws::draw(&model_path(), &messages, &settings, None, n).unwrap();
     let ranked = Ranked::new(&draws.logits);
     for (s, counts) in settings.iter().zip(&draws.counts) {
         let exact = ranked.distribution(s.temperature, s.top_p);

@@ -228,6 +228,8 @@ fn request(key: usize, case: &str) -> JudgeRequest {
             max_tokens: 4,
             seed: 7,
         },
+        logits: false,
+        grammar: None,
     }
 }
 

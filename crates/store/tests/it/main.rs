@@ -78,6 +78,7 @@ fn params() -> TrialParams {
         few_shot: 1,
         few_shot_max_tokens: None,
         order: Default::default(),
+        constraint: Default::default(),
     }
 }
 
@@ -102,6 +103,8 @@ fn verdict(trial_id: i64, item: &str, output: &str, error: Option<&str>) -> Verd
         attempts: 1,
         logprobs: None,
         cache_hit: false,
+        exact: false,
+        distribution: None,
     }
 }
 

@@ -1,0 +1,330 @@
+//! From what a run is missing to the calls that judge it, and from each response back to
+//! the verdict rows it answers.
+//!
+//! Normally a call answers one verdict: one (trial, item, repeat, answer order). With exact
+//! verdicts (`judge.exact`), trials that show the judge the same prompts — they differ only
+//! in temperature, top_p or max_tokens — form one [`Group`], and one call per (item,
+//! answer order) answers every missing verdict of the group, repeats included: a
+//! temperature × top_p grid costs the forward passes of one point.
+
+use std::collections::HashMap;
+
+use judgelab_core::judge::{Completion, StopReason};
+use judgelab_core::rng::mix;
+use judgelab_core::verdict::{self, FailureKind, Verdict};
+use judgelab_core::{Choice, Constraint, Item, JudgeRequest, JudgeResponse, Label, Sampling};
+use judgelab_store::{TrialRow, VerdictRow};
+
+use crate::exact::Reader;
+use crate::prompt::PromptInput;
+use crate::resolve::Resolved;
+use crate::EngineError;
+
+/// A verdict to judge: an item, a repeat, and whether its answers are shown swapped.
+pub(crate) struct Call<'a> {
+    pub item: &'a Item,
+    pub repeat: u32,
+    pub swapped: bool,
+}
+
+/// Trials whose calls are made together, each with its missing calls.
+pub(crate) struct Group<'a> {
+    pub trials: Vec<(&'a TrialRow, Vec<Call<'a>>)>,
+    /// Verdicts come from first-token distributions.
+    pub exact: bool,
+}
+
+impl Group<'_> {
+    pub fn first(&self) -> &TrialRow {
+        self.trials[0].0
+    }
+}
+
+/// Groups trials that share their prompts when verdicts are exact; otherwise each trial
+/// with anything missing is a group of its own. Trial order is kept.
+pub(crate) fn groups<'a>(missing: Vec<(&'a TrialRow, Vec<Call<'a>>)>, exact: bool) -> Vec<Group<'a>> {
+    let mut out: Vec<Group<'a>> = Vec::new();
+    for (trial, todo) in missing {
+        if todo.is_empty() {
+            continue;
+        }
+        if exact {
+            if let Some(group) = out.iter_mut().find(|g| same_prompts(g.first(), trial)) {
+                group.trials.push((trial, todo));
+                continue;
+            }
+        }
+        out.push(Group {
+            trials: vec![(trial, todo)],
+            exact,
+        });
+    }
+    out
+}
+
+fn same_prompts(a: &TrialRow, b: &TrialRow) -> bool {
+    let (p, q) = (&a.params, &b.params);
+    p.model == q.model
+        && p.template == q.template
+        && p.few_shot == q.few_shot
+        && p.few_shot_max_tokens == q.few_shot_max_tokens
+        && p.order == q.order
+        && p.constraint == q.constraint
+        && a.examples == b.examples
+}
+
+/// A call waiting for its response.
+pub(crate) struct Pending {
+    pub item_id: String,
+    pub swapped: bool,
+    pub prompt_hash: String,
+    /// Remote calls only: the response cache's key, a hash of (endpoint, model, messages,
+    /// sampling parameters, seed, repeat).
+    pub cache_key: Option<String>,
+    /// The verdicts its response answers.
+    pub targets: Vec<Target>,
+}
+
+/// One verdict a call answers: a trial of the group (by index) and a repeat.
+pub(crate) struct Target {
+    pub trial: usize,
+    pub repeat: u32,
+    pub seed: u32,
+}
+
+/// The seed of a verdict. A swapped call mixes one more part into it; calls in dataset
+/// order keep the seeds they had before answer orders existed.
+fn seed(r: &Resolved, item: &Item, repeat: u32, swapped: bool) -> u32 {
+    let mut parts = vec![
+        r.experiment.sweep.seed,
+        judgelab_core::hash::stable_u64(&item.id),
+        repeat as u64,
+    ];
+    if swapped {
+        parts.push(1);
+    }
+    mix(&parts) as u32
+}
+
+/// The calls of a group, keyed by their index in the returned `Pending` list.
+pub(crate) fn prepare(
+    r: &Resolved,
+    group: &Group<'_>,
+    index: &HashMap<&str, &Item>,
+) -> Result<(Vec<Pending>, Vec<JudgeRequest>), EngineError> {
+    let first = group.first();
+    let (_, template) = r
+        .templates
+        .iter()
+        .find(|(n, _)| *n == first.params.template)
+        .expect("trials only name templates of the experiment");
+    let examples: Vec<&Item> = first.examples.iter().map(|id| index[id.as_str()]).collect();
+    let shown = PromptInput {
+        task: r.dataset.task,
+        output: r.output,
+        allow_tie: r.allow_tie(),
+        template,
+        examples: &examples,
+    };
+    let grammar = (first.params.constraint == Constraint::Grammar)
+        .then(|| verdict::grammar(r.output, r.dataset.task, r.allow_tie()));
+    let mut pending: Vec<Pending> = Vec::new();
+    let mut requests: Vec<JudgeRequest> = Vec::new();
+    // Exact groups: the call of each (item, answer order).
+    let mut passes: HashMap<(&str, bool), usize> = HashMap::new();
+    for (trial_idx, (trial, todo)) in group.trials.iter().enumerate() {
+        let p = &trial.params;
+        for call in todo {
+            let target = Target {
+                trial: trial_idx,
+                repeat: call.repeat,
+                seed: seed(r, call.item, call.repeat, call.swapped),
+            };
+            if group.exact {
+                if let Some(&key) = passes.get(&(call.item.id.as_str(), call.swapped)) {
+                    pending[key].targets.push(target);
+                    continue;
+                }
+                passes.insert((call.item.id.as_str(), call.swapped), pending.len());
+            }
+            let messages = shown.render(call.item, call.swapped)?;
+            let sampling = if group.exact {
+                // One pass, nothing generated: the logits are the answer.
+                Sampling {
+                    temperature: 0.0,
+                    top_p: 1.0,
+                    max_tokens: 0,
+                    seed: 0,
+                }
+            } else {
+                Sampling {
+                    temperature: p.temperature,
+                    top_p: p.top_p,
+                    max_tokens: p.max_tokens,
+                    seed: target.seed,
+                }
+            };
+            let cache_key = r.experiment.judge.remote.as_ref().map(|remote| {
+                judgelab_core::hash::sha256_hex(
+                    serde_json::json!({
+                        "base_url": remote.base_url,
+                        "model": p.model,
+                        "messages": messages,
+                        "sampling": sampling,
+                        "repeat": call.repeat,
+                        "top_logprobs": remote.top_logprobs,
+                        "json_schema": remote.json_schema,
+                        "stop": remote.stop,
+                    })
+                    .to_string(),
+                )
+            });
+            let key = pending.len();
+            pending.push(Pending {
+                item_id: call.item.id.clone(),
+                swapped: call.swapped,
+                prompt_hash: judgelab_core::hash::sha256_hex(
+                    serde_json::to_string(&messages).expect("messages serialise"),
+                ),
+                cache_key,
+                targets: vec![target],
+            });
+            requests.push(JudgeRequest {
+                key,
+                messages,
+                sampling,
+                logits: group.exact,
+                grammar: if group.exact { None } else { grammar.clone() },
+            });
+        }
+    }
+    Ok((pending, requests))
+}
+
+/// The rows a response answers, each with the index of its trial in the group.
+pub(crate) fn rows(
+    r: &Resolved,
+    group: &Group<'_>,
+    p: &Pending,
+    response: &JudgeResponse,
+    reader: Option<&Reader>,
+) -> Vec<(usize, VerdictRow)> {
+    let ranked = match (&response.result, reader) {
+        (Ok(c), Some(reader)) => c.logits.as_ref().map(|logits| reader.rank(logits)),
+        _ => None,
+    };
+    p.targets
+        .iter()
+        .map(|t| {
+            let trial = group.trials[t.trial].0;
+            let base = VerdictRow {
+                trial_id: trial.id,
+                item_id: p.item_id.clone(),
+                repeat: t.repeat,
+                swapped: p.swapped,
+                seed: t.seed,
+                prompt_hash: p.prompt_hash.clone(),
+                raw_output: None,
+                verdict: None,
+                failure_kind: None,
+                prompt_tokens: 0,
+                completion_tokens: 0,
+                latency_ms: None,
+                ttft_ms: None,
+                error: None,
+                cost_usd: None,
+                cached_tokens: None,
+                attempts: 1,
+                logprobs: None,
+                cache_hit: false,
+                exact: false,
+                distribution: None,
+            };
+            let c = match &response.result {
+                Ok(c) => c,
+                Err(message) => {
+                    return (
+                        t.trial,
+                        VerdictRow {
+                            error: Some(message.clone()),
+                            ..base
+                        },
+                    )
+                }
+            };
+            let row = match (&ranked, reader, c.stop) {
+                (_, _, StopReason::PromptTooLong) => VerdictRow {
+                    failure_kind: Some(FailureKind::PromptTooLong.as_str().to_string()),
+                    raw_output: Some(String::new()),
+                    exact: group.exact,
+                    ..measured(base, c)
+                },
+                (Some(ranked), Some(reader), _) => {
+                    let e = reader.read(ranked, trial.params.temperature, trial.params.top_p, t.seed);
+                    let mut distribution = serde_json::Map::new();
+                    for (label, prob) in &e.distribution.labels {
+                        distribution.insert(unswap(*label, p.swapped).to_text(), (*prob).into());
+                    }
+                    distribution.insert("failed".into(), e.distribution.failed.into());
+                    VerdictRow {
+                        raw_output: Some(e.text),
+                        verdict: e.verdict.label().map(|l| unswap(l, p.swapped).to_text()),
+                        failure_kind: e.verdict.failure().map(|f| f.as_str().to_string()),
+                        // The verdict is one token, read rather than generated.
+                        completion_tokens: 1,
+                        exact: true,
+                        distribution: Some(serde_json::Value::Object(distribution).to_string()),
+                        ..measured(base, c)
+                    }
+                }
+                (None, Some(_), _) => VerdictRow {
+                    error: Some("the judge returned no logits for an exact verdict".into()),
+                    ..base
+                },
+                (_, None, stop) => {
+                    let v = verdict::parse(r.output, r.dataset.task, &c.text, stop == StopReason::MaxTokens);
+                    VerdictRow {
+                        raw_output: Some(c.text.clone()),
+                        verdict: v.label().map(|l| unswap(l, p.swapped).to_text()),
+                        failure_kind: match v {
+                            Verdict::Failed(f) => Some(f.as_str().to_string()),
+                            Verdict::Parsed(_) => None,
+                        },
+                        cost_usd: r
+                            .experiment
+                            .judge
+                            .remote
+                            .as_ref()
+                            .and_then(|remote| remote.calls.prices.get(&trial.params.model))
+                            .map(|price| price.cost(c.prompt_tokens, c.completion_tokens)),
+                        logprobs: c.logprobs.clone(),
+                        ..measured(base, c)
+                    }
+                }
+            };
+            (t.trial, row)
+        })
+        .collect()
+}
+
+/// What the call measured: tokens, timing, attempts.
+fn measured(base: VerdictRow, c: &Completion) -> VerdictRow {
+    VerdictRow {
+        prompt_tokens: c.prompt_tokens,
+        completion_tokens: c.completion_tokens,
+        latency_ms: Some(c.latency_ms),
+        ttft_ms: c.ttft_ms,
+        cached_tokens: c.cached_tokens,
+        attempts: c.attempts,
+        ..base
+    }
+}
+
+/// The judge named positions; the row names the dataset's answers.
+fn unswap(label: Label, swapped: bool) -> Label {
+    match label {
+        Label::Choice(Choice::A) if swapped => Label::Choice(Choice::B),
+        Label::Choice(Choice::B) if swapped => Label::Choice(Choice::A),
+        other => other,
+    }
+}

@@ -1,0 +1,188 @@
+//! Exact verdicts: the verdict of a one-token answer read from the first output token's
+//! logits, for every (temperature, top_p) of a sweep from one forward pass.
+//!
+//! Every vocabulary token is parsed once as if it were the whole output, so variants such
+//! as `4` and ` 4` read as the same label and the rest as failures. Each trial's exact
+//! distribution comes from `core::sampling` (top_p, then temperature, as llama.cpp's
+//! chain), and the row's verdict is a seeded draw from it. The draw of a call uses the
+//! call's seed alone, so trials that differ only in temperature or top_p draw with the same
+//! uniform number: their differences are the sampling's, not the dice's.
+//!
+//! With `constraint = "grammar"`, the tokens whose text is not exactly a valid verdict are
+//! removed before top_p, as the grammar sampler does before the chain. (The grammar
+//! sampler would also admit a token that only begins a verdict, such as `t` of `tie`, and
+//! continue; a one-token verdict cannot, so those are excluded.)
+
+use std::collections::HashMap;
+
+use judgelab_core::judge::Vocabulary;
+use judgelab_core::sampling::{self, Ranked, VerdictDistribution};
+use judgelab_core::verdict::{self, OutputKind, Verdict};
+use judgelab_core::{Constraint, Task};
+
+/// How one group of trials reads verdicts from logits.
+pub(crate) struct Reader {
+    vocabulary: Vocabulary,
+    verdicts: Vec<Verdict>,
+    /// With a grammar: the tokens it admits.
+    allowed: Option<Vec<bool>>,
+}
+
+/// One exact verdict.
+pub(crate) struct Exact {
+    /// The drawn token's text.
+    pub text: String,
+    pub verdict: Verdict,
+    pub distribution: VerdictDistribution,
+}
+
+impl Reader {
+    /// Fails when a valid verdict is not one token of the model: then no first token can
+    /// stand for it.
+    pub fn new(
+        vocabulary: Vocabulary,
+        output: OutputKind,
+        task: Task,
+        allow_tie: bool,
+        constraint: Constraint,
+    ) -> Result<Reader, String> {
+        let index: HashMap<&str, usize> = vocabulary
+            .iter()
+            .enumerate()
+            .map(|(id, piece)| (piece.as_str(), id))
+            .collect();
+        let spellings = verdict::spellings(task, allow_tie);
+        if let Some((missing, _)) = spellings.iter().find(|(s, _)| !index.contains_key(s.as_str())) {
+            return Err(format!(
+                "exact verdicts need every verdict to be one token, and {missing:?} is not one \
+                 token of this model (set judge.exact = false to generate instead)"
+            ));
+        }
+        let allowed = (constraint == Constraint::Grammar).then(|| {
+            let mut allowed = vec![false; vocabulary.len()];
+            for (s, _) in &spellings {
+                allowed[index[s.as_str()]] = true;
+            }
+            allowed
+        });
+        let verdicts = verdict::token_verdicts(output, task, &vocabulary);
+        Ok(Reader {
+            vocabulary,
+            verdicts,
+            allowed,
+        })
+    }
+
+    /// Ranks a pass's logits once for all the trials that share it.
+    pub fn rank(&self, logits: &[f32]) -> Ranked {
+        match &self.allowed {
+            None => Ranked::new(logits),
+            Some(allowed) => {
+                let masked: Vec<f32> = logits
+                    .iter()
+                    .zip(allowed)
+                    .map(|(&l, &ok)| if ok { l } else { f32::NEG_INFINITY })
+                    .collect();
+                Ranked::new(&masked)
+            }
+        }
+    }
+
+    /// The verdict of one call of one trial.
+    pub fn read(&self, ranked: &Ranked, temperature: f64, top_p: f64, seed: u32) -> Exact {
+        let tokens = ranked.distribution(temperature, top_p);
+        let distribution = VerdictDistribution::new(&tokens, &self.verdicts);
+        match sampling::pick(&tokens, sampling::unit(u64::from(seed))) {
+            Some(token) => Exact {
+                text: self.vocabulary[token].clone(),
+                verdict: self.verdicts[token],
+                distribution,
+            },
+            // Every logit was -inf: nothing can be said.
+            None => Exact {
+                text: String::new(),
+                verdict: Verdict::Failed(verdict::FailureKind::Empty),
+                distribution: VerdictDistribution {
+                    labels: Vec::new(),
+                    failed: 1.0,
+                },
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use judgelab_core::{Choice, Label};
+
+    use super::*;
+
+    fn vocabulary() -> Vocabulary {
+        Arc::new(
+            ["A", " A", "B", "The", "", "tie", "t"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn variants_read_as_one_label_and_the_rest_fail() {
+        let r = Reader::new(
+            vocabulary(),
+            OutputKind::Label,
+            Task::Pairwise,
+            false,
+            Constraint::None,
+        )
+        .unwrap();
+        let ranked = r.rank(&[2.0, 1.0, 1.5, 1.75, 0.0, -9.0, -9.0]);
+        let greedy = r.read(&ranked, 0.0, 1.0, 1);
+        assert_eq!((greedy.text.as_str(), greedy.verdict), ("A", Verdict::Parsed(Label::Choice(Choice::A))));
+        let warm = r.read(&ranked, 1.0, 1.0, 1);
+        let z: f64 = [2.0f64, 1.0, 1.5, 1.75, 0.0, -9.0, -9.0].iter().map(|l| l.exp()).sum();
+        let pa = (2f64.exp() + 1f64.exp()) / z;
+        assert!((warm.distribution.p(&Label::Choice(Choice::A)) - pa).abs() < 1e-9);
+        // "The", "" and "t" fail; "tie" is a tie only where ties are allowed, and still
+        // parses as one here: the parser, not the spelling list, reads tokens.
+        let failed = (1.75f64.exp() + 1.0 + (-9f64).exp()) / z;
+        assert!((warm.distribution.failed - failed).abs() < 1e-9, "{}", warm.distribution.failed);
+    }
+
+    #[test]
+    fn a_grammar_keeps_exact_spellings_only() {
+        let r = Reader::new(
+            vocabulary(),
+            OutputKind::Label,
+            Task::Pairwise,
+            true,
+            Constraint::Grammar,
+        )
+        .unwrap();
+        let ranked = r.rank(&[0.0, 5.0, 1.0, 9.0, 9.0, 0.0, 9.0]);
+        let d = r.read(&ranked, 1.0, 1.0, 3).distribution;
+        assert_eq!(d.failed, 0.0);
+        let z = 1.0 + 1f64.exp() + 1.0;
+        assert!((d.p(&Label::Choice(Choice::B)) - 1f64.exp() / z).abs() < 1e-9);
+        assert!((d.p(&Label::Choice(Choice::Tie)) - 1.0 / z).abs() < 1e-9);
+    }
+
+    #[test]
+    fn labels_that_are_not_one_token_are_refused() {
+        let err = Reader::new(
+            vocabulary(),
+            OutputKind::Digit,
+            Task::Single {
+                scale_min: 1,
+                scale_max: 10,
+            },
+            false,
+            Constraint::None,
+        )
+        .err()
+        .unwrap();
+        assert!(err.contains("\"1\" is not one token"), "{err}");
+    }
+}

@@ -1,0 +1,85 @@
+//! The physical floor of prompt decoding on this machine: a plain llama.cpp loop over
+//! whole prompts, one sequence, no engine and no store. `judgelab bench` divides the least
+//! work a sweep needs by this speed.
+
+use std::num::NonZeroU32;
+use std::path::Path;
+use std::time::Instant;
+
+use judgelab_core::Message;
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaModel};
+
+use crate::worker::backend;
+
+/// Prompt tokens decoded and the seconds the decodes took (tokenising excluded).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Prefill {
+    pub tokens: usize,
+    pub seconds: f64,
+}
+
+impl Prefill {
+    pub fn tokens_per_second(&self) -> f64 {
+        self.tokens as f64 / self.seconds.max(1e-9)
+    }
+}
+
+/// Decodes each prompt whole, on a cleared cache, with the model at `path` on `threads`
+/// CPU threads (default: all cores).
+pub fn plain_prefill(
+    path: &Path,
+    prompts: &[Vec<Message>],
+    threads: Option<usize>,
+) -> Result<Prefill, String> {
+    let backend = backend()?;
+    let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
+        .map_err(|e| e.to_string())?;
+    let template = model.chat_template(None).map_err(|e| e.to_string())?;
+    let mut all = Vec::new();
+    for messages in prompts {
+        let chat = messages
+            .iter()
+            .map(|m| LlamaChatMessage::new(m.role.clone(), m.content.clone()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        let prompt = model
+            .apply_chat_template(&template, &chat, true)
+            .map_err(|e| e.to_string())?;
+        all.push(model.vocab().tokenize(prompt.as_bytes(), true, true));
+    }
+    let longest = all.iter().map(Vec::len).max().unwrap_or(1).max(1) as u32;
+    let threads = threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+        as i32;
+    let params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(longest + 16))
+        .with_n_batch(longest + 16)
+        .with_n_threads(threads)
+        .with_n_threads_batch(threads);
+    let mut ctx = model
+        .new_context(backend, params)
+        .map_err(|e| e.to_string())?;
+    let mut batch = LlamaBatch::new(longest as usize + 16, 1);
+    let mut seconds = 0.0;
+    for tokens in &all {
+        ctx.clear_kv_cache();
+        batch.clear();
+        for (pos, &token) in tokens.iter().enumerate() {
+            batch
+                .add(token, pos as i32, &[0], pos + 1 == tokens.len())
+                .map_err(|e| e.to_string())?;
+        }
+        let start = Instant::now();
+        ctx.decode(&mut batch).map_err(|e| e.to_string())?;
+        // Reading the logits waits for the decode to finish on every backend.
+        let _ = ctx.get_logits_ith(batch.n_tokens() - 1)[0];
+        seconds += start.elapsed().as_secs_f64();
+    }
+    Ok(Prefill {
+        tokens: all.iter().map(Vec::len).sum(),
+        seconds,
+    })
+}

@@ -1,0 +1,377 @@
+//! Decoding a batch of requests on one context: a shared prefix decoded once, several
+//! sequences decoded together, then each sequence's generation.
+//!
+//! **Shared prefix.** Sequence 0 of the KV cache holds a prefix of tokens that persists
+//! across batches. For a batch, the prefix is the longest common prefix of its requests'
+//! *whole* tokenised prompts (for one request: what it shares with the cached prefix), so
+//! the tokens decoded for a request are always exactly its whole prompt's tokens — prefix
+//! plus suffix equals the whole by construction, and a request that shares nothing is
+//! decoded in full. What the cached prefix has in common with the new one is kept; the
+//! rest is decoded once. Each request's sequence starts from a copy of sequence 0
+//! (`kv_unified`, `seq_cp`), which shares the cells rather than duplicating them.
+//!
+//! **Batching.** Up to `parallel` requests (and as many as the context's cells hold) are
+//! decoded in one `llama_decode` call, one sequence each, and then generate together, one
+//! token per active sequence per step. The summation order of a multi-sequence batch
+//! differs from a lone decode, which moves logits by a few hundredths; the benchmark
+//! counts what that does to verdicts.
+//!
+//! **What a batched call's numbers mean.** `latency_ms` runs from the start of its chunk
+//! (the requests decoded together) to its own last token, and `ttft_ms` to its first
+//! token: what a caller waiting for that one verdict would have waited, not a share of
+//! the work. `decoded_tokens` is the prompt tokens decoded for the call itself (its
+//! suffix); the prefix tokens a batch had to decode are counted on its first call, so the
+//! sum over calls is the work done.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Instant;
+
+use judgelab_core::judge::{Completion, StopReason};
+use judgelab_core::{JudgeRequest, JudgeResponse, Message};
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+
+use crate::worker::sampler;
+
+/// A prefix shorter than this is not worth a sequence of its own.
+const MIN_PREFIX: usize = 16;
+
+pub(crate) struct Session<'m> {
+    pub model: &'m LlamaModel,
+    pub ctx: LlamaContext<'m>,
+    pub template: LlamaChatTemplate,
+    pub batch: LlamaBatch<'static>,
+    /// The window of one request (prompt and output), in tokens.
+    pub n_window: u32,
+    /// Cells of the whole (unified) KV cache, shared by all sequences.
+    pub n_cells: u32,
+    /// Sequences decoded together.
+    pub parallel: usize,
+    /// Keep a prefix in sequence 0 and start every request from it.
+    pub share_prefix: bool,
+    /// The tokens sequence 0 holds.
+    pub prefix: Vec<LlamaToken>,
+}
+
+/// A request, tokenised, on its way through a chunk.
+struct Live {
+    request: JudgeRequest,
+    /// The prompt's tokens, then the generated ones.
+    tokens: Vec<LlamaToken>,
+    n_prompt: usize,
+    /// Tokens it may generate: its max_tokens, cut to what its window leaves.
+    budget: u32,
+    seq: i32,
+    sampler: Option<LlamaSampler>,
+    text: Vec<u8>,
+    generated: u32,
+    ttft_ms: Option<f64>,
+    /// When it stopped, from the start of its chunk.
+    latency_ms: f64,
+    logits: Option<Arc<Vec<f32>>>,
+    decoded: u32,
+    /// Where this sequence's next logits are in the last decoded batch.
+    logits_idx: i32,
+    stop: Option<StopReason>,
+}
+
+impl Session<'_> {
+    /// The messages wrapped in the chat template, tokenised.
+    pub fn tokens(&self, messages: &[Message]) -> Result<Vec<LlamaToken>, String> {
+        let chat = messages
+            .iter()
+            .map(|m| LlamaChatMessage::new(m.role.clone(), m.content.clone()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("invalid message: {e}"))?;
+        let prompt = self
+            .model
+            .apply_chat_template(&self.template, &chat, true)
+            .map_err(|e| format!("cannot apply the chat template: {e}"))?;
+        Ok(self.model.vocab().tokenize(prompt.as_bytes(), true, true))
+    }
+
+    /// Runs a batch, sending each response as soon as its request is done. Returns false
+    /// once the receiver is gone.
+    pub fn run(
+        &mut self,
+        requests: Vec<JudgeRequest>,
+        cancel: &AtomicBool,
+        reply: &mpsc::Sender<JudgeResponse>,
+    ) -> bool {
+        let start = Instant::now();
+        let mut live = Vec::new();
+        for request in requests {
+            let key = request.key;
+            match self.tokens(&request.messages) {
+                Err(message) => {
+                    if reply.send(JudgeResponse { key, result: Err(message) }).is_err() {
+                        return false;
+                    }
+                }
+                Ok(tokens) if tokens.is_empty() => {
+                    let result = Err("the prompt is empty".to_string());
+                    if reply.send(JudgeResponse { key, result }).is_err() {
+                        return false;
+                    }
+                }
+                Ok(tokens) if tokens.len() >= self.n_window as usize => {
+                    let result = Ok(too_long(tokens.len(), start));
+                    if reply.send(JudgeResponse { key, result }).is_err() {
+                        return false;
+                    }
+                }
+                Ok(tokens) => {
+                    let budget = request
+                        .sampling
+                        .max_tokens
+                        .min(self.n_window - tokens.len() as u32);
+                    live.push(Live {
+                        request,
+                        n_prompt: tokens.len(),
+                        tokens,
+                        budget,
+                        seq: 0,
+                        sampler: None,
+                        text: Vec::new(),
+                        generated: 0,
+                        ttft_ms: None,
+                        latency_ms: 0.0,
+                        logits: None,
+                        decoded: 0,
+                        logits_idx: -1,
+                        stop: None,
+                    });
+                }
+            }
+        }
+        if live.is_empty() || cancel.load(Ordering::SeqCst) {
+            return true;
+        }
+        let (shared, prefix_decoded) = match self.share(&live) {
+            Ok(p) => p,
+            Err(message) => return fail_all(live, &message, reply),
+        };
+        let mut prefix_cost = prefix_decoded;
+        // The first chunk's calls also waited for the shared prefix.
+        let mut chunk_start = start;
+        let mut rest = live.into_iter().peekable();
+        while rest.peek().is_some() {
+            if cancel.load(Ordering::SeqCst) {
+                return true;
+            }
+            // A chunk: as many requests as `parallel` allows and the cells hold.
+            let mut chunk = Vec::new();
+            let mut cells = shared;
+            while let Some(next) = rest.peek() {
+                let need = next.tokens.len() - shared + next.budget as usize;
+                if chunk.len() == self.parallel
+                    || (!chunk.is_empty() && cells + need > self.n_cells as usize)
+                {
+                    break;
+                }
+                cells += need;
+                chunk.push(rest.next().expect("peeked"));
+            }
+            chunk[0].decoded += std::mem::take(&mut prefix_cost) as u32;
+            let outcome = self.chunk(&mut chunk, shared, chunk_start);
+            for seq in 1..=self.parallel as i32 {
+                let _ = self.ctx.clear_kv_cache_seq(Some(seq as u32), None, None);
+            }
+            if let Err(message) = outcome {
+                // The cache may hold half a decode: start over from nothing.
+                self.ctx.clear_kv_cache();
+                self.prefix.clear();
+                let unfinished: Vec<Live> = chunk.into_iter().chain(rest).collect();
+                return fail_all(unfinished, &message, reply);
+            }
+            for l in chunk {
+                let completion = Completion {
+                    text: String::from_utf8_lossy(&l.text).into_owned(),
+                    prompt_tokens: l.n_prompt as u32,
+                    completion_tokens: l.generated,
+                    latency_ms: l.latency_ms,
+                    ttft_ms: l.ttft_ms,
+                    stop: l.stop.unwrap_or(StopReason::MaxTokens),
+                    cached_tokens: None,
+                    attempts: 1,
+                    logprobs: None,
+                    decoded_tokens: Some(l.decoded),
+                    logits: l.logits,
+                };
+                let key = l.request.key;
+                if reply.send(JudgeResponse { key, result: Ok(completion) }).is_err() {
+                    return false;
+                }
+            }
+            chunk_start = Instant::now();
+        }
+        true
+    }
+
+    /// Puts the batch's shared prefix into sequence 0 and returns its length and how many
+    /// of its tokens had to be decoded now.
+    fn share(&mut self, live: &[Live]) -> Result<(usize, usize), String> {
+        if !self.share_prefix {
+            self.ctx.clear_kv_cache();
+            self.prefix.clear();
+            return Ok((0, 0));
+        }
+        let first = &live[0].tokens;
+        let mut target = if live.len() >= 2 {
+            live[1..]
+                .iter()
+                .fold(first.len(), |n, l| n.min(common(first, &l.tokens)))
+        } else {
+            common(first, &self.prefix)
+        };
+        // Every request keeps at least its last token, whose logits it needs.
+        let shortest = live.iter().map(|l| l.tokens.len()).min().unwrap_or(0);
+        target = target.min(shortest.saturating_sub(1));
+        if target < MIN_PREFIX {
+            return Ok((0, 0));
+        }
+        let keep = common(&first[..target], &self.prefix);
+        if keep < self.prefix.len() {
+            self.ctx
+                .clear_kv_cache_seq(Some(0), Some(keep as u32), None)
+                .map_err(|e| format!("cannot trim the shared prefix: {e}"))?;
+            self.prefix.truncate(keep);
+        }
+        if keep < target {
+            self.batch.clear();
+            for (pos, &token) in first.iter().enumerate().take(target).skip(keep) {
+                self.batch
+                    .add(token, pos as i32, &[0], false)
+                    .map_err(|e| format!("cannot fill the batch: {e}"))?;
+            }
+            if let Err(e) = self.ctx.decode(&mut self.batch) {
+                self.ctx.clear_kv_cache();
+                self.prefix.clear();
+                return Err(format!("decoding the shared prefix failed: {e}"));
+            }
+            self.prefix.extend_from_slice(&first[keep..target]);
+        }
+        Ok((target, target - keep))
+    }
+
+    /// Decodes a chunk's suffixes together, then generates for every sequence until each
+    /// stops.
+    fn chunk(&mut self, chunk: &mut [Live], shared: usize, start: Instant) -> Result<(), String> {
+        self.batch.clear();
+        for (i, l) in chunk.iter_mut().enumerate() {
+            l.seq = i as i32 + 1;
+            if shared > 0 {
+                self.ctx
+                    .copy_kv_cache_seq(0, l.seq, None, Some(shared as u32))
+                    .map_err(|e| format!("cannot copy the shared prefix: {e}"))?;
+            }
+            let n = l.tokens.len();
+            for pos in shared..n {
+                self.batch
+                    .add(l.tokens[pos], pos as i32, &[l.seq], pos + 1 == n)
+                    .map_err(|e| format!("cannot fill the batch: {e}"))?;
+            }
+            l.logits_idx = self.batch.n_tokens() - 1;
+            l.decoded += (n - shared) as u32;
+            if l.budget > 0 {
+                l.sampler = Some(sampler(
+                    self.model,
+                    &l.request.sampling,
+                    l.request.grammar.as_deref(),
+                )?);
+            }
+        }
+        self.ctx
+            .decode(&mut self.batch)
+            .map_err(|e| format!("prefill failed: {e}"))?;
+        let vocab = self.model.vocab();
+        loop {
+            // Sample every active sequence from the last decode.
+            for l in chunk.iter_mut().filter(|l| l.stop.is_none()) {
+                if l.generated == 0 && l.ttft_ms.is_none() {
+                    if l.request.logits {
+                        l.logits = Some(Arc::new(self.ctx.get_logits_ith(l.logits_idx).to_vec()));
+                    }
+                    if l.budget == 0 {
+                        l.ttft_ms = Some(elapsed_ms(start));
+                        l.stop = Some(StopReason::MaxTokens);
+                        continue;
+                    }
+                }
+                let sampler = l.sampler.as_mut().expect("set before decoding");
+                let token = sampler.sample(&self.ctx, l.logits_idx);
+                l.ttft_ms.get_or_insert_with(|| elapsed_ms(start));
+                if vocab.is_eog(token) {
+                    l.stop = Some(StopReason::EndOfTurn);
+                    continue;
+                }
+                l.generated += 1;
+                l.text.extend(vocab.token_to_piece(token, false, None));
+                if l.generated == l.budget {
+                    l.stop = Some(StopReason::MaxTokens);
+                    continue;
+                }
+                l.tokens.push(token);
+            }
+            for l in chunk.iter_mut().filter(|l| l.stop.is_some() && l.latency_ms == 0.0) {
+                l.latency_ms = elapsed_ms(start);
+            }
+            self.batch.clear();
+            for l in chunk.iter_mut().filter(|l| l.stop.is_none()) {
+                let pos = l.tokens.len() - 1;
+                self.batch
+                    .add(l.tokens[pos], pos as i32, &[l.seq], true)
+                    .map_err(|e| format!("cannot fill the batch: {e}"))?;
+                l.logits_idx = self.batch.n_tokens() - 1;
+            }
+            if self.batch.n_tokens() == 0 {
+                return Ok(());
+            }
+            self.ctx
+                .decode(&mut self.batch)
+                .map_err(|e| format!("decode failed: {e}"))?;
+        }
+    }
+}
+
+/// The length of the longest common prefix.
+fn common(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+fn elapsed_ms(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1e3
+}
+
+fn too_long(n_prompt: usize, start: Instant) -> Completion {
+    Completion {
+        text: String::new(),
+        prompt_tokens: n_prompt as u32,
+        completion_tokens: 0,
+        latency_ms: elapsed_ms(start),
+        ttft_ms: None,
+        stop: StopReason::PromptTooLong,
+        cached_tokens: None,
+        attempts: 1,
+        logprobs: None,
+        decoded_tokens: Some(0),
+        logits: None,
+    }
+}
+
+fn fail_all(live: Vec<Live>, message: &str, reply: &mpsc::Sender<JudgeResponse>) -> bool {
+    for l in live {
+        let response = JudgeResponse {
+            key: l.request.key,
+            result: Err(message.to_string()),
+        };
+        if reply.send(response).is_err() {
+            return false;
+        }
+    }
+    true
+}
