@@ -3,6 +3,7 @@
 //! Exit codes: 0 success, 1 failure, 2 invalid input (a bad dataset line, experiment key or
 //! template), 130 interrupted (everything judged so far is saved).
 
+mod bench;
 mod table;
 
 use std::path::{Path, PathBuf};
@@ -109,6 +110,21 @@ enum Command {
     },
     /// List imported datasets and experiments
     List,
+    /// Time one sweep judged naively and by the planner, against this machine's floor
+    Bench {
+        /// Items of LLMBar Natural to judge
+        #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u16).range(1..=98))]
+        items: u16,
+        /// Print the JSON summary only
+        #[arg(long)]
+        json: bool,
+        /// CPU threads for the model (default: all cores)
+        #[arg(long)]
+        threads: Option<u16>,
+        /// The LLMBar Natural file [default: datasets/llmbar_natural.jsonl of this checkout]
+        #[arg(long, value_name = "FILE")]
+        dataset: Option<PathBuf>,
+    },
 }
 
 /// How confidence intervals are drawn.
@@ -259,6 +275,23 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         }
         Command::Key { action } => key(action).await?,
         Command::List => list(&store).await?,
+        Command::Bench {
+            items,
+            json,
+            threads,
+            dataset,
+        } => {
+            let options = judgelab_engine::bench::BenchOptions {
+                dataset: dataset.unwrap_or_else(|| {
+                    Path::new(env!("CARGO_MANIFEST_DIR"))
+                        .join("../../datasets/llmbar_natural.jsonl")
+                }),
+                items: usize::from(items),
+                model: None,
+                threads: threads.map(usize::from),
+            };
+            bench::bench(&options, json).await?
+        }
     };
     store.close().await;
     Ok(code)
@@ -331,7 +364,7 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
             n_trials_total = n_trials;
             let verb = if resumed { "resuming" } else { "running" };
             eprintln!(
-                "{verb} {experiment:?}: {n_trials} trials × {n_judged_items} items: {total} calls, {done} already stored"
+                "{verb} {experiment:?}: {n_trials} trials × {n_judged_items} items: {total} verdicts, {done} already stored"
             );
             if !pool.is_empty() {
                 eprintln!(
@@ -385,11 +418,19 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
     if summary.judged_now == 0 && summary.n_errors == 0 {
         eprintln!("{:?} is complete: nothing to judge", summary.experiment);
     } else if summary.n_errors == 0 {
-        eprintln!("judged {} calls", summary.judged_now);
+        eprintln!("judged {} verdicts", summary.judged_now);
     } else {
         eprintln!(
-            "judged {} calls; {} failed and will be retried by the next run (their errors are recorded)",
+            "judged {} verdicts; {} failed and will be retried by the next run (their errors are recorded)",
             summary.judged_now, summary.n_errors
+        );
+    }
+    if summary.model_calls > 0 {
+        eprintln!(
+            "{} model calls ({:.1} verdicts a call), {} prompt tokens decoded",
+            summary.model_calls,
+            summary.judged_now as f64 / summary.model_calls as f64,
+            summary.prompt_tokens_decoded
         );
     }
     if summary.cache_hits > 0 {

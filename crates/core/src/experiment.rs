@@ -618,7 +618,8 @@ impl Experiment {
         .collect::<Result<Vec<_>, _>>()?;
         let constraint = non_empty_unique(
             "sweep.constraint",
-            s.constraint.map_or(vec!["none".into()], OneOrMany::into_vec),
+            s.constraint
+                .map_or(vec!["none".into()], OneOrMany::into_vec),
             &invalid,
         )?
         .iter()

@@ -42,7 +42,10 @@ impl Group<'_> {
 
 /// Groups trials that share their prompts when verdicts are exact; otherwise each trial
 /// with anything missing is a group of its own. Trial order is kept.
-pub(crate) fn groups<'a>(missing: Vec<(&'a TrialRow, Vec<Call<'a>>)>, exact: bool) -> Vec<Group<'a>> {
+pub(crate) fn groups<'a>(
+    missing: Vec<(&'a TrialRow, Vec<Call<'a>>)>,
+    exact: bool,
+) -> Vec<Group<'a>> {
     let mut out: Vec<Group<'a>> = Vec::new();
     for (trial, todo) in missing {
         if todo.is_empty() {
@@ -94,7 +97,7 @@ pub(crate) struct Target {
 
 /// The seed of a verdict. A swapped call mixes one more part into it; calls in dataset
 /// order keep the seeds they had before answer orders existed.
-fn seed(r: &Resolved, item: &Item, repeat: u32, swapped: bool) -> u32 {
+pub(crate) fn seed(r: &Resolved, item: &Item, repeat: u32, swapped: bool) -> u32 {
     let mut parts = vec![
         r.experiment.sweep.seed,
         judgelab_core::hash::stable_u64(&item.id),
@@ -260,7 +263,8 @@ pub(crate) fn rows(
                     ..measured(base, c)
                 },
                 (Some(ranked), Some(reader), _) => {
-                    let e = reader.read(ranked, trial.params.temperature, trial.params.top_p, t.seed);
+                    let e =
+                        reader.read(ranked, trial.params.temperature, trial.params.top_p, t.seed);
                     let mut distribution = serde_json::Map::new();
                     for (label, prob) in &e.distribution.labels {
                         distribution.insert(unswap(*label, p.swapped).to_text(), (*prob).into());
@@ -282,7 +286,12 @@ pub(crate) fn rows(
                     ..base
                 },
                 (_, None, stop) => {
-                    let v = verdict::parse(r.output, r.dataset.task, &c.text, stop == StopReason::MaxTokens);
+                    let v = verdict::parse(
+                        r.output,
+                        r.dataset.task,
+                        &c.text,
+                        stop == StopReason::MaxTokens,
+                    );
                     VerdictRow {
                         raw_output: Some(c.text.clone()),
                         verdict: v.label().map(|l| unswap(l, p.swapped).to_text()),

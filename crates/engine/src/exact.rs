@@ -52,7 +52,10 @@ impl Reader {
             .map(|(id, piece)| (piece.as_str(), id))
             .collect();
         let spellings = verdict::spellings(task, allow_tie);
-        if let Some((missing, _)) = spellings.iter().find(|(s, _)| !index.contains_key(s.as_str())) {
+        if let Some((missing, _)) = spellings
+            .iter()
+            .find(|(s, _)| !index.contains_key(s.as_str()))
+        {
             return Err(format!(
                 "exact verdicts need every verdict to be one token, and {missing:?} is not one \
                  token of this model (set judge.exact = false to generate instead)"
@@ -140,15 +143,25 @@ mod tests {
         .unwrap();
         let ranked = r.rank(&[2.0, 1.0, 1.5, 1.75, 0.0, -9.0, -9.0]);
         let greedy = r.read(&ranked, 0.0, 1.0, 1);
-        assert_eq!((greedy.text.as_str(), greedy.verdict), ("A", Verdict::Parsed(Label::Choice(Choice::A))));
+        assert_eq!(
+            (greedy.text.as_str(), greedy.verdict),
+            ("A", Verdict::Parsed(Label::Choice(Choice::A)))
+        );
         let warm = r.read(&ranked, 1.0, 1.0, 1);
-        let z: f64 = [2.0f64, 1.0, 1.5, 1.75, 0.0, -9.0, -9.0].iter().map(|l| l.exp()).sum();
+        let z: f64 = [2.0f64, 1.0, 1.5, 1.75, 0.0, -9.0, -9.0]
+            .iter()
+            .map(|l| l.exp())
+            .sum();
         let pa = (2f64.exp() + 1f64.exp()) / z;
         assert!((warm.distribution.p(&Label::Choice(Choice::A)) - pa).abs() < 1e-9);
         // "The", "" and "t" fail; "tie" is a tie only where ties are allowed, and still
         // parses as one here: the parser, not the spelling list, reads tokens.
         let failed = (1.75f64.exp() + 1.0 + (-9f64).exp()) / z;
-        assert!((warm.distribution.failed - failed).abs() < 1e-9, "{}", warm.distribution.failed);
+        assert!(
+            (warm.distribution.failed - failed).abs() < 1e-9,
+            "{}",
+            warm.distribution.failed
+        );
     }
 
     #[test]

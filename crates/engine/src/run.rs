@@ -427,4 +427,3 @@ async fn create(
         .await?;
     Ok(row)
 }
-

@@ -19,6 +19,8 @@ use crate::worker::backend;
 pub struct Prefill {
     pub tokens: usize,
     pub seconds: f64,
+    /// The tokens every prompt starts with (their longest common prefix).
+    pub shared_prefix: usize,
 }
 
 impl Prefill {
@@ -78,8 +80,15 @@ pub fn plain_prefill(
         let _ = ctx.get_logits_ith(batch.n_tokens() - 1)[0];
         seconds += start.elapsed().as_secs_f64();
     }
+    let shared_prefix = all
+        .iter()
+        .skip(1)
+        .fold(all.first().map_or(0, Vec::len), |n, t| {
+            n.min(all[0].iter().zip(t).take_while(|(a, b)| a == b).count())
+        });
     Ok(Prefill {
         tokens: all.iter().map(Vec::len).sum(),
         seconds,
+        shared_prefix,
     })
 }

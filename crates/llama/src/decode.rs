@@ -108,7 +108,13 @@ impl Session<'_> {
             let key = request.key;
             match self.tokens(&request.messages) {
                 Err(message) => {
-                    if reply.send(JudgeResponse { key, result: Err(message) }).is_err() {
+                    if reply
+                        .send(JudgeResponse {
+                            key,
+                            result: Err(message),
+                        })
+                        .is_err()
+                    {
                         return false;
                     }
                 }
@@ -203,7 +209,13 @@ impl Session<'_> {
                     logits: l.logits,
                 };
                 let key = l.request.key;
-                if reply.send(JudgeResponse { key, result: Ok(completion) }).is_err() {
+                if reply
+                    .send(JudgeResponse {
+                        key,
+                        result: Ok(completion),
+                    })
+                    .is_err()
+                {
                     return false;
                 }
             }
@@ -317,7 +329,10 @@ impl Session<'_> {
                 }
                 l.tokens.push(token);
             }
-            for l in chunk.iter_mut().filter(|l| l.stop.is_some() && l.latency_ms == 0.0) {
+            for l in chunk
+                .iter_mut()
+                .filter(|l| l.stop.is_some() && l.latency_ms == 0.0)
+            {
                 l.latency_ms = elapsed_ms(start);
             }
             self.batch.clear();

@@ -1,6 +1,7 @@
 //! Engine tests with a scripted judge: fault injection, resume and cancellation on a real
 //! SQLite file. (The real model runs in the llama and CLI tests.)
 
+mod exact;
 mod remote;
 
 use std::collections::HashMap;

@@ -184,21 +184,41 @@ fn missing_and_corrupt_model_files_are_named() {
     assert!(err.to_string().contains(&truncated.display().to_string()));
 }
 
-/// `judgelab_core::sampling` against llama.cpp itself: 2,000 draws per setting from one
-/// forward pass, each token's frequency within 4 standard errors of its exact probability.
-#[test]
-fn exact_distributions_match_the_real_sampler() {
-    use judgelab_core::sampling::Ranked;
-
-    let messages = [
+fn pairwise(question: &str, a: &str, b: &str) -> Vec<Message> {
+    vec![
         Message {
             role: "system".into(),
             content: "You compare two answers. Reply with A or B only.".into(),
         },
         Message {
             role: "user".into(),
-            content: "Question: What is the capital of France?\nAnswer A: Paris.\nAnswer B: Lyon.\nWhich answer is better?".into(),
+            content: format!(
+                "Question: {question}\nAnswer A: {a}\nAnswer B: {b}\nWhich answer is better?"
+            ),
         },
+    ]
+}
+
+/// `judgelab_core::sampling` against llama.cpp itself, on three prompts: 2,000 draws per
+/// setting from one forward pass. Each token's frequency, and each verdict's (tokens read
+/// through the verdict parser, as the engine reads them), lies within 4 standard errors of
+/// its exact probability. With the verdict grammar in front of the chain, the real grammar
+/// sampler draws only verdicts, as often as the exact distribution over the tokens that
+/// spell one says.
+#[test]
+fn exact_distributions_match_the_real_sampler() {
+    use judgelab_core::sampling::{Ranked, VerdictDistribution};
+    use judgelab_core::verdict::{self, OutputKind};
+    use judgelab_core::Task;
+
+    let prompts = [
+        pairwise("What is the capital of France?", "Paris.", "Lyon."),
+        pairwise(
+            "Write a haiku about rain.",
+            "Rain taps the window, soft.",
+            "I like rain.",
+        ),
+        pairwise("What is 2 + 2?", "5", "4"),
     ];
     let settings: Vec<Sampling> = [(0.7, 0.9), (1.0, 1.0), (1.5, 0.8)]
         .iter()
@@ -210,30 +230,235 @@ fn exact_distributions_match_the_real_sampler() {
         })
         .collect();
     let n = 2000;
-    let draws = judgelab_llama::draws::draw(&model_path(), &messages, &settings, None, n).unwrap();
-    let ranked = Ranked::new(&draws.logits);
-    for (s, counts) in settings.iter().zip(&draws.counts) {
-        let exact = ranked.distribution(s.temperature, s.top_p);
-        let support: std::collections::HashMap<usize, f64> = exact.iter().copied().collect();
-        // top_p cuts the same tokens (up to a float rounding at the very edge of the cut).
-        let outside: usize = counts
-            .iter()
-            .filter(|(t, _)| !support.contains_key(&(**t as usize)))
-            .map(|(_, c)| c)
-            .sum();
-        assert!(outside * 100 <= n, "{outside} draws outside top_p at {s:?}");
-        for &(token, p) in exact.iter().filter(|(_, p)| *p >= 0.01) {
-            let f = counts.get(&(token as i32)).copied().unwrap_or(0) as f64 / n as f64;
-            let sigma = (p * (1.0 - p) / n as f64).sqrt();
-            assert!(
-                (f - p).abs() <= 4.0 * sigma + 0.002,
-                "token {token} at {s:?}: drawn {f:.4}, exact {p:.4}"
+    let vocabulary = judge().vocabulary().unwrap();
+    let token_verdicts = verdict::token_verdicts(OutputKind::Label, Task::Pairwise, &vocabulary);
+    let within = |f: f64, p: f64, what: &str| {
+        let sigma = (p * (1.0 - p) / n as f64).sqrt();
+        assert!(
+            (f - p).abs() <= 4.0 * sigma + 0.002,
+            "{what}: drawn {f:.4}, exact {p:.4}"
+        );
+    };
+    let mut compared = 0;
+    for messages in &prompts {
+        let draws =
+            judgelab_llama::draws::draw(&model_path(), messages, &settings, None, n).unwrap();
+        let ranked = Ranked::new(&draws.logits);
+        for (s, counts) in settings.iter().zip(&draws.counts) {
+            let exact = ranked.distribution(s.temperature, s.top_p);
+            let support: std::collections::HashMap<usize, f64> = exact.iter().copied().collect();
+            // top_p cuts the same tokens (up to a float rounding at the very edge of the cut).
+            let outside: usize = counts
+                .iter()
+                .filter(|(t, _)| !support.contains_key(&(**t as usize)))
+                .map(|(_, c)| c)
+                .sum();
+            assert!(outside * 100 <= n, "{outside} draws outside top_p at {s:?}");
+            for &(token, p) in exact.iter().filter(|(_, p)| *p >= 0.01) {
+                let f = counts.get(&(token as i32)).copied().unwrap_or(0) as f64 / n as f64;
+                within(f, p, &format!("token {token} at {s:?}"));
+                compared += 1;
+            }
+            let verdicts = VerdictDistribution::new(&exact, &token_verdicts);
+            let mut drawn: std::collections::HashMap<Option<String>, usize> = Default::default();
+            for (&token, &c) in counts {
+                let label = token_verdicts[token as usize].label().map(|l| l.to_text());
+                *drawn.entry(label).or_default() += c;
+            }
+            let share = |k: Option<String>| drawn.get(&k).copied().unwrap_or(0) as f64 / n as f64;
+            for (label, p) in &verdicts.labels {
+                within(
+                    share(Some(label.to_text())),
+                    *p,
+                    &format!("verdict {label:?} at {s:?}"),
+                );
+            }
+            within(
+                share(None),
+                verdicts.failed,
+                &format!("no verdict at {s:?}"),
             );
         }
-        let compared = exact.iter().filter(|(_, p)| *p >= 0.01).count();
-        assert!(
-            compared >= 2,
-            "a setting with one likely token tests little: {s:?}"
+    }
+    assert!(
+        compared >= 12,
+        "settings with one likely token test little: {compared}"
+    );
+
+    // The verdict grammar in front of the chain.
+    let grammar = verdict::grammar(OutputKind::Label, Task::Pairwise, false);
+    let spelled: Vec<usize> = ["A", "B"]
+        .iter()
+        .map(|s| vocabulary.iter().position(|p| p == s).unwrap())
+        .collect();
+    let warm = &settings[1..2];
+    let draws =
+        judgelab_llama::draws::draw(&model_path(), &prompts[1], warm, Some(&grammar), n).unwrap();
+    let masked: Vec<f32> = draws
+        .logits
+        .iter()
+        .enumerate()
+        .map(|(t, &l)| {
+            if spelled.contains(&t) {
+                l
+            } else {
+                f32::NEG_INFINITY
+            }
+        })
+        .collect();
+    let exact = Ranked::new(&masked).distribution(warm[0].temperature, warm[0].top_p);
+    let counts = &draws.counts[0];
+    assert_eq!(counts.values().sum::<usize>(), n);
+    assert!(
+        counts.keys().all(|t| spelled.contains(&(*t as usize))),
+        "{counts:?}"
+    );
+    for (token, p) in exact {
+        let f = counts.get(&(token as i32)).copied().unwrap_or(0) as f64 / n as f64;
+        within(f, p, &format!("token {token} under the grammar"));
+    }
+}
+
+/// A batch of prompts with a long common prefix: the prefix is decoded once and kept for
+/// the next batch, every call's tokens are its whole prompt, and the verdicts match whole
+/// decodes of each prompt alone (label logits within tenths; the greedy token the same
+/// wherever the whole decode's lead is clear).
+#[test]
+fn shared_prefixes_are_decoded_once_and_change_nothing_that_matters() {
+    let rubric = "You are a careful judge. ".repeat(40);
+    let ask = |question: &str| {
+        vec![
+            Message {
+                role: "system".into(),
+                content: rubric.clone(),
+            },
+            Message {
+                role: "user".into(),
+                content: format!(
+                    "Question: {question}\nAnswer A: yes\nAnswer B: no\nReply with A or B."
+                ),
+            },
+        ]
+    };
+    let questions = [
+        "Is water wet?",
+        "Is the sky green?",
+        "Do cats bark?",
+        "Is ice cold?",
+        "Is fire hot?",
+    ];
+    let request = |key: usize, q: &str| JudgeRequest {
+        key,
+        messages: ask(q),
+        sampling: Sampling {
+            temperature: 0.0,
+            top_p: 1.0,
+            max_tokens: 0,
+            seed: 0,
+        },
+        logits: true,
+        grammar: None,
+    };
+    let shared = LlamaJudge::load(LlamaOptions {
+        parallel: 2,
+        ..options(model_path())
+    })
+    .unwrap();
+    let alone = LlamaJudge::load(LlamaOptions {
+        parallel: 1,
+        share_prefix: false,
+        ..options(model_path())
+    })
+    .unwrap();
+    let call = |judge: &LlamaJudge, requests: Vec<JudgeRequest>| {
+        let mut out = Vec::new();
+        judge.judge_batch(requests, &Arc::new(AtomicBool::new(false)), &mut |r| {
+            out.push(r)
+        });
+        out.sort_by_key(|r| r.key);
+        out.into_iter()
+            .map(|r| r.result.unwrap())
+            .collect::<Vec<_>>()
+    };
+    let first = call(&shared, (0..3).map(|i| request(i, questions[i])).collect());
+    let second = call(&shared, (3..5).map(|i| request(i, questions[i])).collect());
+    let whole: Vec<_> = (0..5)
+        .map(|i| call(&alone, vec![request(i, questions[i])]).remove(0))
+        .collect();
+    let lengths: Vec<u32> = whole.iter().map(|c| c.prompt_tokens).collect();
+    let prefix = judge().count_tokens(&ask("")).unwrap() as u32 - 30; // the rubric and the chat template around it
+    assert!(prefix > 200, "{prefix}");
+    // The first batch pays for the prefix once; the second pays for none of it.
+    let paid = |cs: &[judgelab_core::judge::Completion]| {
+        cs.iter().map(|c| c.decoded_tokens.unwrap()).sum::<u32>()
+    };
+    assert!(
+        paid(&first) <= lengths[..3].iter().sum::<u32>() - 2 * prefix,
+        "{} vs {lengths:?}",
+        paid(&first)
+    );
+    assert!(
+        paid(&second) < lengths[3..].iter().sum::<u32>() - 2 * prefix + 20,
+        "{}",
+        paid(&second)
+    );
+    for (i, c) in first.iter().chain(&second).enumerate() {
+        assert_eq!(c.prompt_tokens, lengths[i]);
+        assert_eq!(c.completion_tokens, 0);
+        let (a, b) = (
+            c.logits.as_ref().unwrap(),
+            whole[i].logits.as_ref().unwrap(),
         );
+        let argmax = |l: &[f32]| (0..l.len()).max_by(|&x, &y| l[x].total_cmp(&l[y])).unwrap();
+        // Another summation order moves the label logits by tenths at most (measured here:
+        // up to 0.3 with 28-token suffixes, less with longer ones).
+        let vocabulary = shared.vocabulary().unwrap();
+        let moved = ["A", "B", " A", " B"]
+            .iter()
+            .map(|l| vocabulary.iter().position(|p| p == l).unwrap())
+            .map(|t| (a[t] - b[t]).abs())
+            .fold(0f32, f32::max);
+        assert!(moved < 0.5, "call {i}: label logits moved by {moved}");
+        let top = argmax(b);
+        let runner_up = b
+            .iter()
+            .enumerate()
+            .filter(|(t, _)| *t != top)
+            .map(|(_, l)| *l)
+            .fold(f32::MIN, f32::max);
+        if b[top] - runner_up > 0.5 {
+            assert_eq!(argmax(a), top, "call {i}");
+        }
+    }
+}
+
+/// Several sequences generate together, each with its own sampler; a grammar holds every
+/// output to a verdict.
+#[test]
+fn batched_generation_and_grammars() {
+    use judgelab_core::verdict::{self, OutputKind};
+    let grammar = verdict::grammar(OutputKind::Label, judgelab_core::Task::Pairwise, true);
+    let requests: Vec<JudgeRequest> = (0..4)
+        .map(|i| JudgeRequest {
+            grammar: (i % 2 == 1).then(|| grammar.clone()),
+            ..request(
+                i,
+                "Which is the capital of France? (A) Paris (B) Rome",
+                1.0,
+                6,
+                i as u32,
+            )
+        })
+        .collect();
+    let responses = run(requests);
+    assert_eq!(responses.len(), 4);
+    for r in responses {
+        let c = r.result.unwrap();
+        if r.key % 2 == 1 {
+            assert!(["A", "B", "tie"].contains(&c.text.as_str()), "{c:?}");
+            assert_eq!(c.stop, StopReason::EndOfTurn, "{c:?}");
+        } else {
+            assert!(c.completion_tokens >= 1, "{c:?}");
+        }
     }
 }

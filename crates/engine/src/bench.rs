@@ -1,0 +1,299 @@
+//! `judgelab bench`: one sweep judged two ways in one process, against the physical floor
+//! of this machine.
+//!
+//! The workload: LLMBar Natural (12 items by default), the pairwise template, two few-shot
+//! examples, temperature {0, 0.3, 0.7, 1.0} × top_p {0.8, 0.9, 1.0}, one-token verdicts.
+//!
+//! - **Naive**: a hand-written loop, as promptfoo or a script would do it: every (trial,
+//!   item) rendered and decoded from scratch by a judge that shares nothing (one sequence,
+//!   no kept prefix), one call at a time. Nothing is stored, which only flatters it.
+//! - **Planned**: `run_experiment` with exact verdicts, into a fresh SQLite file: one pass
+//!   per item for the whole grid, the few-shot prefix decoded once, sequences batched.
+//! - **Floor**: a plain llama.cpp loop (`judgelab_llama::bench`) decodes the same prompts
+//!   whole, one sequence, no engine and no store; its tokens per second divide the least
+//!   work the sweep needs (`min_prompt_tokens`: the prompts' shared prefix once plus each
+//!   item's suffix once) into `floor_wall_s`.
+//!
+//! Greedy verdicts (temperature 0) of the two ways are compared. Decoding a suffix on a
+//! copied prefix, or several sequences in one batch, changes the floating-point summation
+//! order, so a verdict may flip where its two best readings are close: a flip counts as
+//! a near tie when the naive pass's best logits of the two leading verdicts (each label,
+//! and "no verdict" for the best other token) are within [`NEAR_TIE`].
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Instant;
+
+use judgelab_core::verdict::{self, Verdict};
+use judgelab_core::{Item, Judge, JudgeRequest, Label, Sampling};
+use judgelab_llama::{LlamaJudge, LlamaOptions};
+use judgelab_store::Store;
+use serde::Serialize;
+
+use crate::calls::seed;
+use crate::prompt::PromptInput;
+use crate::resolve::resolve;
+use crate::run::{run_experiment, RunOptions};
+use crate::EngineError;
+
+/// Logit gap under which a flipped greedy verdict is a near tie.
+pub const NEAR_TIE: f32 = 0.25;
+
+/// What to bench.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    /// The LLMBar Natural file.
+    pub dataset: PathBuf,
+    pub items: usize,
+    /// The GGUF file; default: the default model.
+    pub model: Option<PathBuf>,
+    pub threads: Option<usize>,
+}
+
+/// What one way cost.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Way {
+    pub wall_s: f64,
+    pub prompt_tokens_decoded: u64,
+    pub model_calls: usize,
+}
+
+/// The comparison; its JSON is `judgelab bench --json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BenchReport {
+    pub naive: Way,
+    pub planned: Way,
+    /// Naive wall time over planned.
+    pub speedup: f64,
+    /// Greedy (trial, item) verdicts compared, and how many differ.
+    pub greedy_compared: usize,
+    pub greedy_flips: usize,
+    pub greedy_flips_not_near_tie: usize,
+    /// Greedy verdicts whose two leading readings are within [`NEAR_TIE`].
+    pub near_ties: usize,
+    /// The shared prefix once plus each item's suffix once.
+    pub min_prompt_tokens: u64,
+    /// `min_prompt_tokens` at the plain loop's speed.
+    pub floor_wall_s: f64,
+    pub floor_tokens_per_s: f64,
+    pub n_items: usize,
+    pub n_trials: usize,
+}
+
+/// Progress: which phase, and calls done of the naive way.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BenchEvent {
+    Phase(&'static str),
+    Naive { done: usize, total: usize },
+}
+
+fn experiment_toml(o: &BenchOptions) -> String {
+    let model = o
+        .model
+        .as_ref()
+        .map_or("default".to_string(), |p| p.display().to_string());
+    format!(
+        r#"name = "bench"
+dataset = {dataset:?}
+
+[judge]
+model = {model:?}
+template = "pairwise"
+exact = true
+
+[sweep]
+temperature = [0.0, 0.3, 0.7, 1.0]
+top_p = [0.8, 0.9, 1.0]
+max_tokens = 1
+few_shot = 2
+seed = 42
+
+[limits]
+items = {items}
+"#,
+        dataset = o.dataset.display().to_string(),
+        items = o.items,
+    )
+}
+
+/// Runs the benchmark in `dir` (a fresh database and experiment file go there).
+pub async fn bench(
+    options: &BenchOptions,
+    dir: &Path,
+    on_event: &mut (dyn FnMut(BenchEvent) + Send),
+) -> Result<BenchReport, EngineError> {
+    let store = Store::open(&dir.join("bench.sqlite")).await?;
+    let file = dir.join("bench.toml");
+    std::fs::write(&file, experiment_toml(options)).map_err(|source| EngineError::Io {
+        path: file.display().to_string(),
+        source,
+    })?;
+
+    on_event(BenchEvent::Phase("planned"));
+    let start = Instant::now();
+    let run_options = RunOptions {
+        threads: options.threads,
+        ..RunOptions::default()
+    };
+    let summary = run_experiment(&store, &file, run_options, &mut |_| {}).await?;
+    let planned = Way {
+        wall_s: start.elapsed().as_secs_f64(),
+        prompt_tokens_decoded: summary.prompt_tokens_decoded,
+        model_calls: summary.model_calls,
+    };
+
+    // The same trials, items and examples, judged the naive way.
+    let r = resolve(&store, &file).await?;
+    let row = store
+        .experiment_by_name("bench")
+        .await?
+        .ok_or_else(|| EngineError::UnknownExperiment("bench".into()))?;
+    let trials = store.trials(row.id).await?;
+    let index: HashMap<&str, &Item> = r.dataset.items.iter().map(|i| (i.id.as_str(), i)).collect();
+    let items: Vec<&Item> = row.judged.iter().map(|id| index[id.as_str()]).collect();
+    let template = &r.templates[0].1;
+    let render = |examples: &[&Item], item: &Item| {
+        PromptInput {
+            task: r.dataset.task,
+            output: r.output,
+            allow_tie: r.allow_tie(),
+            template,
+            examples,
+        }
+        .render(item, false)
+    };
+
+    on_event(BenchEvent::Phase("naive"));
+    let model_path = r.models[0].1.clone();
+    let start = Instant::now();
+    let judge = LlamaJudge::load(LlamaOptions {
+        threads: options.threads,
+        sha256: Some(r.models[0].2.clone()),
+        parallel: 1,
+        share_prefix: false,
+        ..LlamaOptions::new("default", &model_path)
+    })?;
+    let vocabulary = judge.vocabulary().expect("a llama judge has a vocabulary");
+    let token_verdicts = verdict::token_verdicts(r.output, r.dataset.task, &vocabulary);
+    let cancel = Arc::new(AtomicBool::new(false));
+    let total = trials.len() * items.len();
+    let mut naive = Way {
+        wall_s: 0.0,
+        prompt_tokens_decoded: 0,
+        model_calls: 0,
+    };
+    // (trial id, item id) → (verdict, near tie) of greedy calls.
+    let mut greedy: HashMap<(i64, &str), (Option<Label>, bool)> = HashMap::new();
+    for trial in &trials {
+        let examples: Vec<&Item> = trial.examples.iter().map(|id| index[id.as_str()]).collect();
+        let p = &trial.params;
+        for &item in &items {
+            let request = JudgeRequest {
+                key: 0,
+                messages: render(&examples, item)?,
+                sampling: Sampling {
+                    temperature: p.temperature,
+                    top_p: p.top_p,
+                    max_tokens: p.max_tokens,
+                    seed: seed(&r, item, 0, false),
+                },
+                logits: p.temperature == 0.0,
+                grammar: None,
+            };
+            let mut response = None;
+            judge.judge_batch(vec![request], &cancel, &mut |r| response = Some(r));
+            let completion = response
+                .ok_or_else(|| EngineError::Judge("no response".into()))?
+                .result
+                .map_err(EngineError::Judge)?;
+            naive.model_calls += 1;
+            naive.prompt_tokens_decoded += u64::from(completion.prompt_tokens);
+            if let Some(logits) = &completion.logits {
+                let v = verdict::parse(r.output, r.dataset.task, &completion.text, false);
+                greedy.insert(
+                    (trial.id, item.id.as_str()),
+                    (v.label(), near_tie(logits, &token_verdicts)),
+                );
+            }
+            on_event(BenchEvent::Naive {
+                done: naive.model_calls,
+                total,
+            });
+        }
+    }
+    naive.wall_s = start.elapsed().as_secs_f64();
+    drop(judge);
+
+    let mut greedy_compared = 0;
+    let mut greedy_flips = 0;
+    let mut greedy_flips_not_near_tie = 0;
+    let mut near_ties = 0;
+    for trial in trials.iter().filter(|t| t.params.temperature == 0.0) {
+        for v in store.verdicts(trial.id).await? {
+            let Some((naive_label, near)) = greedy.get(&(trial.id, v.item_id.as_str())) else {
+                continue;
+            };
+            greedy_compared += 1;
+            near_ties += usize::from(*near);
+            let planned_label = v.verdict.as_deref().and_then(Label::from_text);
+            if planned_label != *naive_label {
+                greedy_flips += 1;
+                greedy_flips_not_near_tie += usize::from(!near);
+            }
+        }
+    }
+
+    on_event(BenchEvent::Phase("floor"));
+    let examples: Vec<&Item> = trials[0]
+        .examples
+        .iter()
+        .map(|id| index[id.as_str()])
+        .collect();
+    let prompts = items
+        .iter()
+        .map(|item| render(&examples, item))
+        .collect::<Result<Vec<_>, _>>()?;
+    let floor = tokio::task::spawn_blocking({
+        let threads = options.threads;
+        move || judgelab_llama::bench::plain_prefill(&model_path, &prompts, threads)
+    })
+    .await
+    .map_err(|e| EngineError::Judge(format!("the floor loop panicked: {e}")))?
+    .map_err(EngineError::Judge)?;
+    let n = items.len() as u64;
+    let min_prompt_tokens =
+        floor.tokens as u64 - (n.saturating_sub(1)) * floor.shared_prefix as u64;
+    let floor_tokens_per_s = floor.tokens_per_second();
+    store.close().await;
+    Ok(BenchReport {
+        naive,
+        planned,
+        speedup: naive.wall_s / planned.wall_s.max(1e-9),
+        greedy_compared,
+        greedy_flips,
+        greedy_flips_not_near_tie,
+        near_ties,
+        min_prompt_tokens,
+        floor_wall_s: min_prompt_tokens as f64 / floor_tokens_per_s,
+        floor_tokens_per_s,
+        n_items: items.len(),
+        n_trials: trials.len(),
+    })
+}
+
+/// Whether the two leading readings of a pass — each label's best token, and the best
+/// token that is no verdict — are within [`NEAR_TIE`] of each other.
+fn near_tie(logits: &[f32], token_verdicts: &[Verdict]) -> bool {
+    let mut best: Vec<(Option<Label>, f32)> = Vec::new();
+    for (token, &logit) in logits.iter().enumerate() {
+        let label = token_verdicts.get(token).and_then(Verdict::label);
+        match best.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, b)) => *b = b.max(logit),
+            None => best.push((label, logit)),
+        }
+    }
+    best.sort_by(|a, b| b.1.total_cmp(&a.1));
+    best.len() >= 2 && best[0].1 - best[1].1 < NEAR_TIE
+}

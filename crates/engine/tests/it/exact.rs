@@ -1,0 +1,318 @@
+//! Exact verdicts with a scripted judge that returns logits: one call per item serves a
+//! whole temperature × top_p grid and its repeats; a failed call fails every verdict it
+//! answers, and only it is made again; a grammar removes non-verdict tokens.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use judgelab_core::judge::{Completion, ModelIdentity, StopReason, Vocabulary};
+use judgelab_core::{Judge, JudgeRequest, JudgeResponse, Message};
+use judgelab_engine::{run_experiment, EngineError, JudgeLoader, ModelSpec, RunOptions};
+use judgelab_store::Store;
+
+/// Logits over the vocabulary `A`, `B`, `x`, end of turn, by item question.
+struct Logits {
+    identity: ModelIdentity,
+    vocabulary: Option<Vocabulary>,
+    logits: HashMap<String, Vec<f32>>,
+    /// Questions whose first call fails.
+    fail_once: Mutex<Vec<String>>,
+    requests: Mutex<Vec<JudgeRequest>>,
+    calls: AtomicUsize,
+}
+
+impl Judge for Logits {
+    fn identity(&self) -> &ModelIdentity {
+        &self.identity
+    }
+
+    fn vocabulary(&self) -> Option<Vocabulary> {
+        self.vocabulary.clone()
+    }
+
+    fn count_tokens(&self, _: &[Message]) -> Result<usize, String> {
+        Ok(10)
+    }
+
+    fn judge_batch(
+        &self,
+        requests: Vec<JudgeRequest>,
+        _cancel: &Arc<AtomicBool>,
+        on_response: &mut dyn FnMut(JudgeResponse),
+    ) {
+        for request in requests {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            let question = request.messages.last().unwrap().content.clone();
+            let failing = {
+                let mut fail = self.fail_once.lock().unwrap();
+                let at = fail.iter().position(|q| *q == question);
+                at.map(|i| fail.remove(i)).is_some()
+            };
+            let result = if failing {
+                Err("the scripted judge fails once".to_string())
+            } else {
+                Ok(Completion {
+                    text: String::new(),
+                    prompt_tokens: 10,
+                    completion_tokens: 0,
+                    latency_ms: 3.0,
+                    ttft_ms: Some(3.0),
+                    stop: StopReason::MaxTokens,
+                    cached_tokens: None,
+                    attempts: 1,
+                    logprobs: None,
+                    decoded_tokens: Some(4),
+                    logits: Some(Arc::new(self.logits[&question].clone())),
+                })
+            };
+            on_response(JudgeResponse {
+                key: request.key,
+                result,
+            });
+            self.requests.lock().unwrap().push(request);
+        }
+    }
+}
+
+struct Loader(Arc<Logits>);
+
+impl JudgeLoader for Loader {
+    fn load(&self, _: &ModelSpec) -> Result<Arc<dyn Judge>, EngineError> {
+        Ok(self.0.clone())
+    }
+}
+
+fn judge(vocabulary: Option<&[&str]>, fail_once: &[&str]) -> Arc<Logits> {
+    // q0..q3: A clearly, B clearly, A and B close, "x" (no verdict) first.
+    let logits = [
+        [3.0, 0.0, -1.0, -2.0],
+        [0.0, 3.0, -1.0, -2.0],
+        [1.0, 0.875, -1.0, -2.0],
+        [1.0, 0.5, 2.0, -2.0],
+    ];
+    Arc::new(Logits {
+        identity: ModelIdentity {
+            name: "logits".into(),
+            location: "memory".into(),
+            sha256: None,
+        },
+        vocabulary: vocabulary.map(|v| Arc::new(v.iter().map(|s| s.to_string()).collect())),
+        logits: logits
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (format!("q{i}"), l.to_vec()))
+            .collect(),
+        fail_once: Mutex::new(fail_once.iter().map(|s| s.to_string()).collect()),
+        requests: Mutex::new(Vec::new()),
+        calls: AtomicUsize::new(0),
+    })
+}
+
+const VOCABULARY: &[&str] = &["A", "B", "x", ""];
+
+fn fixture(sweep: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: Vec<String> = (0..4)
+        .map(|i| {
+            let label = if i % 2 == 0 { "A" } else { "B" };
+            format!(r#"{{"id":"i{i}","task":"pairwise","question":"q{i}","answer_a":"a","answer_b":"b","human_label":"{label}"}}"#)
+        })
+        .collect();
+    std::fs::write(dir.path().join("items.jsonl"), lines.join("\n")).unwrap();
+    std::fs::write(dir.path().join("q.jinja"), "{{ question }}").unwrap();
+    std::fs::write(dir.path().join("fake.gguf"), "GGUF and nothing else").unwrap();
+    let experiment = dir.path().join("e.toml");
+    std::fs::write(
+        &experiment,
+        format!("name = \"e\"\ndataset = \"items.jsonl\"\n[judge]\nmodel = \"fake.gguf\"\ntemplate = \"q.jinja\"\nexact = true\nbatch_size = 3\n[sweep]\n{sweep}\n"),
+    )
+    .unwrap();
+    (dir, experiment)
+}
+
+async fn run(
+    store: &Store,
+    experiment: &std::path::Path,
+    judge: &Arc<Logits>,
+) -> Result<judgelab_engine::RunSummary, EngineError> {
+    let options = RunOptions {
+        judges: Some(Arc::new(Loader(judge.clone()))),
+        ..RunOptions::default()
+    };
+    run_experiment(store, experiment, options, &mut |_| {}).await
+}
+
+fn softmax(logits: &[f64]) -> Vec<f64> {
+    let z: f64 = logits.iter().map(|l| l.exp()).sum();
+    logits.iter().map(|l| l.exp() / z).collect()
+}
+
+#[tokio::test]
+async fn one_call_per_item_serves_the_whole_grid_and_its_repeats() {
+    let (dir, experiment) = fixture(
+        "temperature = [0.0, 0.5, 1.0]\ntop_p = [0.5, 1.0]\nmax_tokens = [1, 8]\nrepeats = 2",
+    );
+    let store = Store::open(&dir.path().join("db.sqlite")).await.unwrap();
+    let judge = judge(Some(VOCABULARY), &[]);
+    let s = run(&store, &experiment, &judge).await.unwrap();
+    // 3 × 2 × 2 = 12 trials, 4 items, 2 repeats: 96 verdicts from 4 calls.
+    assert_eq!(
+        (s.n_trials, s.total, s.judged_now, s.n_errors),
+        (12, 96, 96, 0)
+    );
+    assert_eq!(s.model_calls, 4);
+    assert_eq!(s.prompt_tokens_decoded, 16);
+    for r in judge.requests.lock().unwrap().iter() {
+        assert!(r.logits && r.sampling.max_tokens == 0 && r.grammar.is_none());
+    }
+
+    let row = store.experiment_by_name("e").await.unwrap().unwrap();
+    let trials = store.trials(row.id).await.unwrap();
+    for trial in &trials {
+        let (t, p) = (trial.params.temperature, trial.params.top_p);
+        let rows = store.verdicts(trial.id).await.unwrap();
+        assert_eq!(rows.len(), 8);
+        for v in &rows {
+            assert!(v.exact && v.error.is_none(), "{v:?}");
+            let d: serde_json::Value =
+                serde_json::from_str(v.distribution.as_deref().unwrap()).unwrap();
+            let item: usize = v.item_id[1..].parse().unwrap();
+            let logits: Vec<f64> = judge.logits[&format!("q{item}")]
+                .iter()
+                .map(|&l| f64::from(l))
+                .collect();
+            let (pa, pb, failed) = if t == 0.0 {
+                // Greedy: the highest logit alone.
+                let best = (0..4)
+                    .max_by(|&a, &b| logits[a].total_cmp(&logits[b]))
+                    .unwrap();
+                (
+                    [1.0, 0.0, 0.0][best.min(2)],
+                    [0.0, 1.0, 0.0][best.min(2)],
+                    [0.0, 0.0, 1.0][best.min(2)],
+                )
+            } else if p == 1.0 {
+                let q = softmax(&logits.iter().map(|l| l / t).collect::<Vec<_>>());
+                (q[0], q[1], q[2] + q[3])
+            } else {
+                // top_p 0.5 at temperature 1 keeps the best token alone here, except for
+                // q2, where A (0.48) needs B (0.43) to reach it.
+                let q = softmax(&logits);
+                if item == 2 {
+                    let kept = softmax(&[logits[0] / t, logits[1] / t]);
+                    (kept[0], kept[1], 0.0)
+                } else {
+                    let best = (0..4).max_by(|&a, &b| q[a].total_cmp(&q[b])).unwrap();
+                    (
+                        [1.0, 0.0, 0.0][best.min(2)],
+                        [0.0, 1.0, 0.0][best.min(2)],
+                        [0.0, 0.0, 1.0][best.min(2)],
+                    )
+                }
+            };
+            let got = |k: &str| d.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0);
+            for (k, want) in [("A", pa), ("B", pb), ("failed", failed)] {
+                assert!(
+                    (got(k) - want).abs() < 1e-6,
+                    "{k} at T={t} top_p={p} on {}: {d} vs {want}",
+                    v.item_id
+                );
+            }
+            // The drawn verdict is one the distribution allows.
+            match v.verdict.as_deref() {
+                Some(label) => assert!(got(label) > 0.0, "{v:?}"),
+                None => assert!(got("failed") > 0.0 && v.failure_kind.is_some(), "{v:?}"),
+            }
+        }
+    }
+    // Resuming finds nothing to do and calls nothing.
+    let again = run(&store, &experiment, &judge).await.unwrap();
+    assert_eq!((again.judged_now, again.model_calls), (0, 0));
+    assert_eq!(judge.calls.load(Ordering::SeqCst), 4);
+}
+
+#[tokio::test]
+async fn a_failed_call_fails_every_verdict_it_answers_and_is_made_again() {
+    let (dir, experiment) = fixture("temperature = [0.0, 1.0]\ntop_p = [0.9, 1.0]\nrepeats = 2");
+    let store = Store::open(&dir.path().join("db.sqlite")).await.unwrap();
+    let judge = judge(Some(VOCABULARY), &["q1"]);
+    let first = run(&store, &experiment, &judge).await.unwrap();
+    // q1's one call answered 4 trials × 2 repeats.
+    assert_eq!(
+        (
+            first.total,
+            first.judged_now,
+            first.n_errors,
+            first.model_calls
+        ),
+        (32, 32, 8, 4)
+    );
+    let second = run(&store, &experiment, &judge).await.unwrap();
+    assert_eq!(
+        (second.judged_now, second.n_errors, second.model_calls),
+        (8, 0, 1)
+    );
+    assert_eq!(judge.calls.load(Ordering::SeqCst), 5);
+}
+
+#[tokio::test]
+async fn a_grammar_leaves_no_room_for_a_parse_failure() {
+    let (dir, experiment) =
+        fixture("temperature = [0.0, 1.0]\nconstraint = [\"none\", \"grammar\"]\nrepeats = 20");
+    let store = Store::open(&dir.path().join("db.sqlite")).await.unwrap();
+    let judge = judge(Some(VOCABULARY), &[]);
+    let s = run(&store, &experiment, &judge).await.unwrap();
+    // Two groups (one per constraint), each one call per item.
+    assert_eq!(s.model_calls, 8);
+    let row = store.experiment_by_name("e").await.unwrap().unwrap();
+    for trial in store.trials(row.id).await.unwrap() {
+        let rows = store.verdicts(trial.id).await.unwrap();
+        let failures = rows.iter().filter(|v| v.failure_kind.is_some()).count();
+        let greedy_q3 = rows.iter().find(|v| v.item_id == "i3").unwrap();
+        match trial.params.constraint {
+            judgelab_core::Constraint::Grammar => {
+                assert_eq!(failures, 0);
+                if trial.params.temperature == 0.0 {
+                    assert_eq!(greedy_q3.verdict.as_deref(), Some("A"));
+                }
+            }
+            judgelab_core::Constraint::None => {
+                // q3's best token is "x": greedy fails on every repeat, warm draws often.
+                if trial.params.temperature == 0.0 {
+                    assert_eq!(failures, 20);
+                    assert_eq!(greedy_q3.failure_kind.as_deref(), Some("no_label"));
+                } else {
+                    assert!(failures > 0);
+                }
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn exact_verdicts_need_logits_and_one_token_labels() {
+    let (dir, experiment) = fixture("temperature = [0.0, 1.0]");
+    let store = Store::open(&dir.path().join("db.sqlite")).await.unwrap();
+    let err = run(&store, &experiment, &judge(None, &[]))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("judge.exact: the judge of model \"fake.gguf\" cannot return logits"),
+        "{err}"
+    );
+    let err = run(
+        &store,
+        &experiment,
+        &judge(Some(&["A", "Bee", "x", ""]), &[]),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("\"B\" is not one token of this model"),
+        "{err}"
+    );
+    assert!(err.is_invalid_input());
+}
