@@ -262,6 +262,57 @@ reference["paired"].append(
     }
 )
 
+# Exact verdicts: each verdict is a distribution over labels and "failed". The expected
+# accuracy is the mean probability of the human's label; the expected kappa is Cohen's kappa
+# of the expected confusion matrix (every (human, outcome) pair weighted by its
+# probability, a failure a category of its own); entropy is in bits; for ratings, the G-Eval
+# score is the probability-weighted mean of the scale values (renormalised over them),
+# correlated with the human ratings.
+reference["expected"] = []
+
+
+def expected_case(human, dists, scale=None):
+    hs, js, ws = [], [], []
+    for h, d in zip(human, dists):
+        for outcome, p in d.items():
+            if p > 0:
+                hs.append(str(h) if scale is None else str(int(math.floor(h + 0.5))))
+                js.append(outcome)
+                ws.append(p)
+    case = {"human": human, "distributions": dists, "scale": scale}
+    case["accuracy"] = float(np.mean([
+        d.get(str(h) if scale is None else str(int(math.floor(h + 0.5))), 0.0) for h, d in zip(human, dists)
+    ]))
+    case["kappa"] = num(cohen_kappa_score(hs, js, sample_weight=ws))
+    case["entropy_bits"] = float(np.mean([stats.entropy([p for p in d.values() if p > 0], base=2) for d in dists]))
+    case["failed"] = float(np.mean([d.get("failed", 0.0) for d in dists]))
+    if scale is not None:
+        scores, kept = [], []
+        for h, d in zip(human, dists):
+            mass = sum(p for k, p in d.items() if k != "failed")
+            if mass > 0:
+                scores.append(sum(float(k) * p for k, p in d.items() if k != "failed") / mass)
+                kept.append(h)
+        case["geval_spearman"] = num(stats.spearmanr(kept, scores).statistic)
+        case["geval_pearson"] = num(stats.pearsonr(kept, scores).statistic)
+    reference["expected"].append(case)
+
+
+def random_distribution(labels, p_fail):
+    w = rng.dirichlet([0.7] * len(labels))
+    fail = p_fail * rng.random()
+    d = {l: float(x * (1 - fail)) for l, x in zip(labels, w)}
+    d["failed"] = float(fail)
+    return d
+
+
+human, _ = noisy_pairwise(40, 0.7, 0.0)
+expected_case(human, [random_distribution(["A", "B", "tie"], 0.3) for _ in human])
+human, _ = noisy_pairwise(25, 0.7, 0.0, with_ties=False)
+expected_case(human, [random_distribution(["A", "B"], 0.0) for _ in human])
+ratings = [float(rng.integers(1, 6)) for _ in range(30)]
+expected_case(ratings, [random_distribution(["1", "2", "3", "4", "5"], 0.2) for _ in ratings], scale=[1, 5])
+
 OUT.parent.mkdir(parents=True, exist_ok=True)
 OUT.write_text(json.dumps(reference, indent=1) + "\n")
 print(f"wrote {OUT}")

@@ -51,7 +51,10 @@ tasks:
                 sweep of the default judge on LLMBar Natural; prints the trials table
   app           install what is missing, build the UI and the desktop app, and open it
   test          install what the tests need, fetch the default model, run every test
-  bench         build in release and time how fast a 100,000-verdict run opens in the app
+  bench         judge one temperature × top_p sweep naively and with the planner, and
+                compare both with this machine's floor (`judgelab bench`; pass --items N,
+                --json); `bench results` times how fast a 100,000-verdict run opens in
+                the app (release build)
   fetch-model   put SmolLM2-135M-Instruct (Q4_1 GGUF) in the user cache directory
   deps          install missing system packages (Debian/Ubuntu)";
 
@@ -62,7 +65,10 @@ fn main() -> Result<()> {
     match task.as_str() {
         "demo" => demo(&root),
         "app" => app(&root),
-        "bench" => bench(&root),
+        "bench" => match std::env::args().nth(2).as_deref() {
+            Some("results") => bench_results(&root),
+            _ => bench(),
+        },
         "test" => test(),
         "fetch-model" => fetch_model().map(|path| println!("default model: {}", path.display())),
         "deps" => deps(),
@@ -150,9 +156,20 @@ fn app(root: &Path) -> Result<()> {
     run(cargo().args(["run", "--package", "judgelab-app"]))
 }
 
+/// `judgelab bench`: the sweep benchmark, in the profile the tests use (llama.cpp is built
+/// with opt-level 3 there); arguments after `bench` go to it.
+fn bench() -> Result<()> {
+    deps()?;
+    fetch_model()?;
+    let args: Vec<String> = std::env::args().skip(2).collect();
+    run(cargo()
+        .args(["run", "--quiet", "--package", "judgelab-cli", "--", "bench"])
+        .args(args))
+}
+
 /// The app's results benchmark, in the release profile the app ships in (the first run
 /// builds it: about a quarter of an hour on two cores).
-fn bench(root: &Path) -> Result<()> {
+fn bench_results(root: &Path) -> Result<()> {
     deps()?;
     fetch_model()?;
     ui(root, false)?;

@@ -2,7 +2,7 @@
 
 use judgelab_core::metrics::{Estimate, Quality};
 use judgelab_core::pareto::FrontStatus;
-use judgelab_core::Order;
+use judgelab_core::{Constraint, Order};
 use judgelab_engine::ExperimentSummary;
 
 fn num(x: Option<f64>, digits: usize) -> String {
@@ -28,15 +28,29 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
     let e = &s.experiment;
     let rating = e.task == "single";
     let orders = s.trials.iter().any(|t| t.params.order != Order::Ab);
+    let constrained = s
+        .trials
+        .iter()
+        .any(|t| t.params.constraint != Constraint::None);
+    let exact = s.trials.iter().any(|t| t.metrics.expected.is_some());
     let mut header = vec![
         "trial", "model", "template", "temp", "top_p", "max_tok", "shots",
     ];
     if orders {
         header.push("order");
     }
+    if constrained {
+        header.push("constraint");
+    }
     header.extend(["n", "accuracy", "kappa"]);
     if rating {
         header.push("spearman");
+    }
+    if exact {
+        header.extend(["E[acc]", "E[kappa]", "H_bits"]);
+        if rating {
+            header.push("geval_rho");
+        }
     }
     if orders {
         header.push("consistent");
@@ -83,6 +97,9 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
         if orders {
             row.push(p.order.as_str().to_string());
         }
+        if constrained {
+            row.push(p.constraint.as_str().to_string());
+        }
         row.extend([
             if m.n_errors > 0 {
                 format!("{}+{}err", m.n, m.n_errors)
@@ -94,6 +111,13 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
         ]);
         if rating {
             row.push(estimate(m.estimate(Quality::Spearman)));
+        }
+        if exact {
+            let e = m.expected.clone().unwrap_or_default();
+            row.extend([num(e.accuracy, 3), num(e.kappa, 3), num(e.entropy_bits, 2)]);
+            if rating {
+                row.push(num(e.geval_spearman, 3));
+            }
         }
         if orders {
             let consistency = m.position.as_ref().and_then(|p| p.consistency);
@@ -154,6 +178,11 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
             estimate(b.quality.get(Quality::Accuracy)),
             estimate(b.quality.get(Quality::Kappa)),
         ));
+    }
+    if exact {
+        out.push_str(
+            "E[…]: expected under each verdict's exact distribution (no sampling noise); H_bits: mean verdict entropy\n",
+        );
     }
     if s.bootstrap.resamples > 0 {
         out.push_str(&format!(

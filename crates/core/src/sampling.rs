@@ -161,7 +161,8 @@ impl VerdictDistribution {
             .chain(std::iter::once(self.failed))
             .filter(|p| *p > 0.0)
             .map(|p| -p * p.log2())
-            .sum()
+            // Folded from +0, so that a certain verdict has entropy 0, not -0.
+            .fold(0.0, |total, h| total + h)
     }
 }
 

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use judgelab_core::metrics::baseline::{self, Baseline};
 use judgelab_core::metrics::{self, BootstrapSpec, Observation, TrialMetrics};
+use judgelab_core::sampling::VerdictDistribution;
 use judgelab_core::verdict::{FailureKind, Verdict};
 use judgelab_core::{Dataset, Experiment, Item, Label, Task, TrialParams};
 use judgelab_store::{Store, VerdictRow};
@@ -187,5 +188,20 @@ fn observation(v: &VerdictRow, item: &Item, &unit: &usize) -> Option<Observation
         latency_ms: v.latency_ms.unwrap_or(f64::NAN),
         ttft_ms: v.ttft_ms,
         cost_usd: v.cost_usd,
+        distribution: v.distribution.as_deref().and_then(distribution),
     })
+}
+
+/// An exact row's distribution, `{label: p, …, "failed": p}` as the engine writes it.
+fn distribution(json: &str) -> Option<VerdictDistribution> {
+    let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json).ok()?;
+    let mut d = VerdictDistribution::default();
+    for (key, p) in map {
+        let p = p.as_f64()?;
+        match key.as_str() {
+            "failed" => d.failed = p,
+            label => d.labels.push((Label::from_text(label)?, p)),
+        }
+    }
+    Some(d)
 }

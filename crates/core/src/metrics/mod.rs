@@ -25,6 +25,7 @@ pub mod alpha;
 pub mod baseline;
 pub mod bootstrap;
 pub mod confusion;
+pub mod expected;
 pub mod latency;
 pub mod paired;
 pub mod position;
@@ -36,9 +37,11 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::dataset::{Label, Task};
+use crate::sampling::VerdictDistribution;
 use crate::verdict::Verdict;
 pub use bootstrap::BootstrapSpec;
 pub use confusion::Confusion;
+pub use expected::Expected;
 pub use position::PositionBias;
 pub use quality::{Quality, Scored};
 
@@ -60,6 +63,8 @@ pub struct Observation {
     pub ttft_ms: Option<f64>,
     /// What the call cost, where the judge has a price.
     pub cost_usd: Option<f64>,
+    /// Exact verdicts: the distribution the verdict was drawn from, in the dataset's frame.
+    pub distribution: Option<VerdictDistribution>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -128,6 +133,9 @@ pub struct TrialMetrics {
     pub confusion: Confusion,
     /// Pairwise only.
     pub position: Option<PositionBias>,
+    /// Exact trials (every verdict one call with its distribution): agreement expected
+    /// under the exact distributions ([`expected`]).
+    pub expected: Option<Expected>,
 }
 
 impl TrialMetrics {
@@ -278,6 +286,13 @@ pub fn compute(task: Task, observations: &[Observation], spec: &BootstrapSpec) -
             .collect();
         position::position_bias(per_group.iter().map(Vec::as_slice))
     });
+    let exact: Option<Vec<(Label, &VerdictDistribution)>> = judged
+        .iter()
+        .map(|g| match g.calls.as_slice() {
+            [o] => o.distribution.as_ref().map(|d| (o.human, d)),
+            _ => None,
+        })
+        .collect();
     TrialMetrics {
         n,
         n_errors: groups.len() - n,
@@ -294,6 +309,9 @@ pub fn compute(task: Task, observations: &[Observation], spec: &BootstrapSpec) -
         ttft_ms: Percentiles::of(&ttfts),
         confusion: Confusion::new(task, &scored),
         position,
+        expected: exact
+            .filter(|v| !v.is_empty())
+            .map(|v| expected::expected(task, &v)),
     }
 }
 
@@ -318,6 +336,7 @@ mod tests {
             latency_ms,
             ttft_ms: Some(latency_ms / 2.0),
             cost_usd: None,
+            distribution: None,
         }
     }
 

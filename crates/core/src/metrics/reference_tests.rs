@@ -48,6 +48,7 @@ fn observations(human: &Value, judge: &Value) -> Vec<Observation> {
             latency_ms: 1.0,
             ttft_ms: None,
             cost_usd: None,
+            distribution: None,
         })
         .collect()
 }
@@ -169,4 +170,58 @@ fn paired_comparison_matches_the_reference() {
     let ci = c.difference.ci;
     close("kappa diff ci", ci.map(|x| x.0), &case["kappa_diff_ci"][0]);
     close("kappa diff ci", ci.map(|x| x.1), &case["kappa_diff_ci"][1]);
+}
+
+/// Expected metrics of exact verdicts, through `compute` as the engine calls it: one call
+/// per verdict, each with its distribution (and a draw that must not matter).
+#[test]
+fn expected_metrics_match_the_reference() {
+    for case in reference()["expected"].as_array().unwrap() {
+        let task = if case["scale"].is_null() {
+            Task::Pairwise
+        } else {
+            SCALE
+        };
+        let observations: Vec<Observation> = case["human"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(case["distributions"].as_array().unwrap())
+            .enumerate()
+            .map(|(unit, (h, d))| {
+                let mut distribution = VerdictDistribution::default();
+                for (key, p) in d.as_object().unwrap() {
+                    let p = p.as_f64().unwrap();
+                    match key.as_str() {
+                        "failed" => distribution.failed = p,
+                        text => distribution
+                            .labels
+                            .push((Label::from_text(text).unwrap(), p)),
+                    }
+                }
+                Observation {
+                    unit,
+                    repeat: 0,
+                    swapped: false,
+                    human: label(h).unwrap(),
+                    verdict: Some(Verdict::Failed(FailureKind::NoLabel)),
+                    prompt_tokens: 1,
+                    completion_tokens: 1,
+                    latency_ms: 1.0,
+                    ttft_ms: None,
+                    cost_usd: None,
+                    distribution: Some(distribution),
+                }
+            })
+            .collect();
+        let e = compute(task, &observations, &no_ci()).expected.unwrap();
+        close("expected accuracy", e.accuracy, &case["accuracy"]);
+        close("expected kappa", e.kappa, &case["kappa"]);
+        close("entropy", e.entropy_bits, &case["entropy_bits"]);
+        close("failed", e.failed, &case["failed"]);
+        if task != Task::Pairwise {
+            close("G-Eval Spearman", e.geval_spearman, &case["geval_spearman"]);
+            close("G-Eval Pearson", e.geval_pearson, &case["geval_pearson"]);
+        }
+    }
 }

@@ -51,6 +51,7 @@ fn trial(id: i64, temperature: f64, tokens: u32, right: impl Fn(usize) -> bool) 
                 latency_ms: 100.0,
                 ttft_ms: Some(50.0),
                 cost_usd: None,
+                distribution: None,
             }
         })
         .collect();
