@@ -2,7 +2,10 @@
 //! been built: the app embeds `ui/dist`.
 
 fn main() {
-    let dist = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/dist/index.html");
+    // Read when the script runs, not when it is compiled: cargo may reuse a build script
+    // compiled in another checkout that shares the target directory.
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let dist = std::path::Path::new(&manifest_dir).join("../ui/dist/index.html");
     println!("cargo:rerun-if-changed=../ui/dist");
     if !dist.is_file() {
         panic!(

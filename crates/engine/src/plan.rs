@@ -21,8 +21,11 @@ pub struct Plan {
     pub dataset: String,
     pub n_trials: usize,
     pub n_items: usize,
+    /// Model calls: one per verdict, or with exact verdicts one per prompt however many
+    /// trials and repeats it serves.
     pub n_calls: usize,
-    /// Calls stored by an earlier run of the same content.
+    pub n_verdicts: usize,
+    /// Verdicts stored by an earlier run of the same content.
     pub n_done: usize,
     /// Prompt tokens of all calls, estimated from a sample of rendered prompts (tokenised
     /// by the first local model; about four characters a token for remote models).
@@ -75,8 +78,23 @@ pub async fn plan(
         _ => None,
     };
     let mut n_calls = 0;
+    let mut n_verdicts = 0;
     let mut prompt_tokens = 0.0;
+    // Exact verdicts: trials showing the same prompts share their calls.
+    let mut prompts_seen = std::collections::HashSet::new();
     for params in &trials {
+        n_verdicts += judged.len() * repeats * params.order.calls().len();
+        let prompts = (
+            &params.model,
+            &params.template,
+            params.few_shot,
+            params.few_shot_max_tokens,
+            params.order,
+            params.constraint,
+        );
+        if e.judge.exact && !prompts_seen.insert(prompts) {
+            continue;
+        }
         let (_, template) = r
             .templates
             .iter()
@@ -95,7 +113,7 @@ pub async fn plan(
             template,
             examples: &examples,
         };
-        let calls_per_item = repeats * params.order.calls().len();
+        let calls_per_item = if e.judge.exact { 1 } else { repeats } * params.order.calls().len();
         n_calls += judged.len() * calls_per_item;
         let sample: Vec<&Item> = judged.iter().copied().take(SAMPLE).collect();
         if sample.is_empty() {
@@ -125,13 +143,14 @@ pub async fn plan(
         Some((_, _, sha256)) if !sha256.is_empty() => store.ms_per_prompt_token(sha256).await?,
         _ => None,
     };
-    let missing = n_calls.saturating_sub(n_done) as f64 / n_calls.max(1) as f64;
+    let missing = n_verdicts.saturating_sub(n_done) as f64 / n_verdicts.max(1) as f64;
     Ok(Plan {
         experiment: e.name.clone(),
         dataset: r.dataset.name.clone(),
         n_trials: trials.len(),
         n_items: judged.len(),
         n_calls,
+        n_verdicts,
         n_done,
         prompt_tokens,
         est_seconds: speed.map(|ms| ms * prompt_tokens * missing / 1000.0),
