@@ -175,6 +175,10 @@ pub enum RunUpdate {
         interrupted: bool,
         judged_now: u32,
         n_errors: u32,
+        /// Calls made to the judge: with exact verdicts one per prompt, however many
+        /// trials it served.
+        model_calls: u32,
+        prompt_tokens_decoded: u32,
     },
     Failed {
         error: crate::error::AppError,

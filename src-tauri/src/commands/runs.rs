@@ -153,6 +153,8 @@ async fn run(
         interrupted: summary.interrupted,
         judged_now: summary.judged_now as u32,
         n_errors: summary.n_errors as u32,
+        model_calls: summary.model_calls as u32,
+        prompt_tokens_decoded: summary.prompt_tokens_decoded.min(u64::from(u32::MAX)) as u32,
     })
 }
 

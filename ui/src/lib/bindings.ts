@@ -249,7 +249,12 @@ export type Results = {
 /**  What a run reports while it goes, streamed over a channel. */
 export type RunUpdate = { event: "loading"; model: string } | { event: "started"; experiment: string; resumed: boolean; n_trials: number; total: number; done: number } | { event: "progress"; trial_idx: number; done: number; total: number; 
 /**  Calls of this run without a verdict (failed or unparsed). */
-n_failed: number; verdicts_per_second: number | null; eta_seconds: number | null } | { event: "finished"; interrupted: boolean; judged_now: number; n_errors: number } | { event: "failed"; error: AppError };
+n_failed: number; verdicts_per_second: number | null; eta_seconds: number | null } | { event: "finished"; interrupted: boolean; judged_now: number; n_errors: number; 
+/**
+ *  Calls made to the judge: with exact verdicts one per prompt, however many
+ *  trials it served.
+ */
+model_calls: number; prompt_tokens_decoded: number } | { event: "failed"; error: AppError };
 
 export type TemplateInfo = {
 	name: string,

@@ -86,6 +86,27 @@ model = "gpt-4o-mini"
     expect(built.toml).toContain("few_shot_max_tokens = [256, 1024]\n");
   });
 
+  it("writes exact verdicts and the constraint axis for local judges only", () => {
+    const built = buildExperiment(draft({ ...SWEEP, exact: true, constraint: "none, grammar" }), "pairwise");
+    expect(built.errors).toEqual([]);
+    expect(built.toml).toContain('template = "pairwise"\nexact = true\n');
+    expect(built.toml).toContain('order = ["ab"]\nconstraint = ["none", "grammar"]\n');
+    const remote = buildExperiment(
+      draft({
+        ...SWEEP,
+        exact: true,
+        constraint: "grammar",
+        backend: "openai",
+        remote: { name: "oai", base_url: "http://x/v1", model: "m", api_key_env: null },
+      }),
+      "pairwise",
+    );
+    expect(remote.toml).not.toContain("exact");
+    expect(remote.toml).not.toContain("constraint");
+    const json = buildExperiment(draft({ ...SWEEP, exact: true, output: "json" }), "pairwise");
+    expect(json.errors).toContain("output: exact verdicts need a one-token verdict (label or digit), not JSON");
+  });
+
   it("leaves the order axis out for ratings", () => {
     const built = buildExperiment(draft({ ...SWEEP, templates: ["single"], order: "nonsense" }), "single");
     expect(built.errors).toEqual([]);
@@ -104,6 +125,7 @@ model = "gpt-4o-mini"
     [{ max_tokens: "0" }, "max_tokens: 0 must be between 1 and 65536"],
     [{ few_shot: "1, 1" }, "few_shot: 1 is listed twice"],
     [{ order: "ab, sideways" }, 'order: "sideways" is not one of "ab", "ba", "both"'],
+    [{ constraint: "regex" }, 'constraint: "regex" is not one of "none", "grammar"'],
     [{ repeats: "0" }, "repeats: 0 must be between 1 and 10000"],
     [{ seed: "-1" }, "seed: -1 must be between 0 and 9007199254740991"],
     [{ items: "1.5" }, 'items: "1.5" is not a whole number'],

@@ -36,6 +36,10 @@ export interface ExperimentDraft {
   few_shot: string;
   few_shot_max_tokens: string;
   order: string;
+  /** Output constraints, local judges only: `none`, `grammar`. */
+  constraint: string;
+  /** Local judges: verdicts from the first token's exact distribution. */
+  exact: boolean;
   repeats: string;
   seed: string;
   items: string;
@@ -57,6 +61,8 @@ export function defaultDraft(): ExperimentDraft {
     few_shot: "0",
     few_shot_max_tokens: "",
     order: "ab",
+    constraint: "none",
+    exact: false,
     repeats: "1",
     seed: "42",
     items: "",
@@ -65,6 +71,7 @@ export function defaultDraft(): ExperimentDraft {
 }
 
 export const ORDERS = ["ab", "ba", "both"] as const;
+export const CONSTRAINTS = ["none", "grammar"] as const;
 
 /** A TOML basic string: quotes and backslashes escaped (Windows paths have backslashes). */
 export function tomlString(s: string): string {
@@ -147,6 +154,11 @@ export function buildExperiment(draft: ExperimentDraft, task: string | null): Bu
       : take(parseInts("few_shot_max_tokens", draft.few_shot_max_tokens, { min: 1, max: 1 << 20 }));
   const pairwise = task !== "single";
   const order = pairwise ? take(parseChoices("order", draft.order, ORDERS)) : [];
+  const local = draft.backend === "llama";
+  const constraint = local ? take(parseChoices("constraint", draft.constraint, CONSTRAINTS)) : [];
+  if (local && draft.exact && draft.output === "json") {
+    errors.push("output: exact verdicts need a one-token verdict (label or digit), not JSON");
+  }
   const repeats = take(parseOptionalInt("repeats", draft.repeats, { min: 1, max: 10000 }))[0] ?? null;
   const seed = take(parseOptionalInt("seed", draft.seed, { min: 0, max: Number.MAX_SAFE_INTEGER }))[0] ?? null;
   const items = take(parseOptionalInt("items", draft.items, { min: 1, max: Number.MAX_SAFE_INTEGER }))[0] ?? null;
@@ -173,6 +185,7 @@ export function buildExperiment(draft: ExperimentDraft, task: string | null): Bu
   lines.push(`template = ${oneOrMany(draft.templates)}`);
   if (draft.output) lines.push(`output = ${tomlString(draft.output)}`);
   if (contextSize !== null) lines.push(`context_size = ${contextSize}`);
+  if (local && draft.exact) lines.push("exact = true");
 
   lines.push("", "[sweep]");
   lines.push(`temperature = ${tomlArray(temperature, tomlFloat)}`);
@@ -181,6 +194,9 @@ export function buildExperiment(draft: ExperimentDraft, task: string | null): Bu
   lines.push(`few_shot = ${tomlArray(fewShot, String)}`);
   if (fewShotMax.length > 0) lines.push(`few_shot_max_tokens = ${tomlArray(fewShotMax, String)}`);
   if (pairwise) lines.push(`order = ${tomlArray(order, tomlString)}`);
+  if (local && !(constraint.length === 1 && constraint[0] === "none")) {
+    lines.push(`constraint = ${tomlArray(constraint, tomlString)}`);
+  }
   if (repeats !== null) lines.push(`repeats = ${repeats}`);
   if (seed !== null) lines.push(`seed = ${seed}`);
 

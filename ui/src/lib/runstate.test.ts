@@ -22,17 +22,17 @@ describe("run state", () => {
     );
     expect(running).toMatchObject({ phase: "running", nTrials: 4, trialIdx: 1, done: 30, total: 80, nFailed: 2 });
     expect(isActive(running)).toBe(true);
-    const finished = applyUpdate(running, { event: "finished", interrupted: false, judged_now: 80, n_errors: 0 });
+    const finished = applyUpdate(running, { event: "finished", interrupted: false, judged_now: 80, n_errors: 0, model_calls: 8, prompt_tokens_decoded: 5120 });
     expect(finished.phase).toBe("finished");
     expect(statusText(finished)).toBe("finished");
-    expect(statusDetail(finished)).toBe("80 calls judged in this run.");
-    expect(statusDetail({ ...finished, nErrors: 2 })).toBe("80 calls judged in this run; 2 failed and will be retried by the next run.");
+    expect(statusDetail(finished)).toBe("80 verdicts judged in this run with 8 model calls (5,120 prompt tokens decoded).");
+    expect(statusDetail({ ...finished, nErrors: 2, modelCalls: null })).toBe("80 verdicts judged in this run; 2 failed and will be retried by the next run.");
     expect(isActive(finished)).toBe(false);
   });
 
   it("tells a pause from a cancel by what was asked", () => {
     const running = applyUpdate(start, { event: "started", experiment: "exp", resumed: false, n_trials: 1, total: 10, done: 3 });
-    const stop = { event: "finished", interrupted: true, judged_now: 3, n_errors: 0 } as const;
+    const stop = { event: "finished", interrupted: true, judged_now: 3, n_errors: 0, model_calls: 3, prompt_tokens_decoded: 900 } as const;
     expect(applyUpdate({ ...running, stopping: "pause" }, stop).phase).toBe("paused");
     expect(applyUpdate({ ...running, stopping: null }, stop).phase).toBe("paused");
     const cancelled = applyUpdate({ ...running, stopping: "cancel" }, stop);

@@ -37,6 +37,8 @@ export interface RunState {
   /** Set when the run ends. */
   judgedNow: number | null;
   nErrors: number | null;
+  modelCalls: number | null;
+  promptTokensDecoded: number | null;
   error: AppError | null;
   /** What the user asked for while the calls in flight finish. */
   stopping: "pause" | "cancel" | null;
@@ -61,6 +63,8 @@ export function newRun(name: string, spec: string, generation: number): RunState
     resumed: false,
     judgedNow: null,
     nErrors: null,
+    modelCalls: null,
+    promptTokensDecoded: null,
     error: null,
     stopping: null,
     metrics: [],
@@ -79,6 +83,8 @@ export function restartRun(run: RunState, generation: number): RunState {
     etaSeconds: null,
     judgedNow: null,
     nErrors: null,
+    modelCalls: null,
+    promptTokensDecoded: null,
     error: null,
     stopping: null,
     generation,
@@ -128,6 +134,8 @@ export function applyUpdate(run: RunState, update: RunUpdate): RunState {
         phase,
         judgedNow: update.judged_now,
         nErrors: update.n_errors,
+        modelCalls: update.model_calls,
+        promptTokensDecoded: update.prompt_tokens_decoded,
         etaSeconds: null,
         stopping: null,
       };
@@ -178,7 +186,11 @@ export function statusDetail(run: RunState): string {
     case "paused":
       return "Paused. Every verdict so far is stored; Resume judges only what is missing.";
     case "finished": {
-      const judged = run.judgedNow === null ? "" : `${run.judgedNow} calls judged in this run`;
+      const calls =
+        run.modelCalls === null || run.modelCalls === 0
+          ? ""
+          : ` with ${run.modelCalls} model calls (${(run.promptTokensDecoded ?? 0).toLocaleString("en-US")} prompt tokens decoded)`;
+      const judged = run.judgedNow === null ? "" : `${run.judgedNow} verdicts judged in this run${calls}`;
       const failed = run.nErrors ? `${run.nErrors} failed and will be retried by the next run` : "";
       return [judged, failed].filter(Boolean).join("; ") + (judged || failed ? "." : "");
     }

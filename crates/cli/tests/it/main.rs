@@ -293,12 +293,20 @@ fn sweep_interrupt_resume_and_show() {
     assert!(out.status.success(), "{stderr}");
     assert!(
         stderr.contains(&format!(
-            "resuming \"grid\": 4 trials × 6 items: 24 calls, {partial} already stored"
+            "resuming \"grid\": 4 trials × 6 items: 24 verdicts, {partial} already stored"
         )),
         "{stderr}"
     );
     assert!(
-        stderr.contains(&format!("judged {} calls", 24 - partial)),
+        stderr.contains(&format!("judged {} verdicts", 24 - partial)),
+        "{stderr}"
+    );
+    // Every verdict of a generating run is a model call of its own.
+    assert!(
+        stderr.contains(&format!(
+            "{} model calls (1.0 verdicts a call)",
+            24 - partial
+        )),
         "{stderr}"
     );
     assert!(text(&out.stdout).contains("experiment \"grid\" on llmbar_natural"));
@@ -444,6 +452,78 @@ fn rating_datasets_are_judged_with_digits() {
     assert!(v["baselines"]["majority"].is_object());
     assert!(v["baselines"].get("longer_answer").is_none());
     assert_eq!(v["trials"][0]["examples"].as_array().unwrap().len(), 1);
+}
+
+/// With exact verdicts, a 12-point temperature × top_p grid costs the model calls of one
+/// point: one per item, as `run` says; `show` has the expected metrics; a grammar leaves no
+/// parse failure.
+#[test]
+fn an_exact_grid_costs_the_calls_of_one_point() {
+    let env = Env::new();
+    let calls = |stderr: &str| -> String {
+        stderr
+            .lines()
+            .find(|l| l.contains("model calls ("))
+            .unwrap_or_else(|| panic!("{stderr}"))
+            .to_string()
+    };
+    let grid = experiment(
+        &env,
+        "grid",
+        "exact = true",
+        "temperature = [0.0, 0.3, 0.7, 1.0]\ntop_p = [0.8, 0.9, 1.0]\nmax_tokens = 1\nfew_shot = 1\nrepeats = 2\n[limits]\nitems = 3",
+    );
+    let out = env.run(&["run", grid.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("judged 72 verdicts"), "{stderr}");
+    assert!(
+        calls(&stderr).starts_with("3 model calls (24.0 verdicts a call), "),
+        "{stderr}"
+    );
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("E[kappa]") && stdout.contains("H_bits"),
+        "{stdout}"
+    );
+
+    let point = experiment(
+        &env,
+        "point",
+        "exact = true",
+        "temperature = 0.7\nmax_tokens = 1\nfew_shot = 1\n[limits]\nitems = 3",
+    );
+    let out = env.run(&["run", point.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert!(
+        calls(&stderr).starts_with("3 model calls (1.0 verdicts a call), "),
+        "{stderr}"
+    );
+
+    let v = env.show("grid");
+    for t in v["trials"].as_array().unwrap() {
+        let e = &t["expected"];
+        assert!(
+            e["accuracy"].is_number() && e["entropy_bits"].is_number(),
+            "{t}"
+        );
+        if t["params"]["temperature"] == 0.0 {
+            assert_eq!(e["entropy_bits"], 0.0, "{t}");
+        }
+    }
+
+    let constrained = experiment(
+        &env,
+        "constrained",
+        "exact = true",
+        "temperature = [0.0, 1.0]\nmax_tokens = 1\nconstraint = \"grammar\"\nrepeats = 5\n[limits]\nitems = 3",
+    );
+    let out = env.run(&["run", constrained.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for t in env.show("constrained")["trials"].as_array().unwrap() {
+        assert_eq!(t["parse_failure_rate"], 0.0, "{t}");
+        assert_eq!(t["expected"]["failed"], 0.0, "{t}");
+    }
 }
 
 /// `report` on the real grid experiment writes every file; the HTML is self-contained and
