@@ -244,6 +244,11 @@ impl Session<'_> {
         let shortest = live.iter().map(|l| l.tokens.len()).min().unwrap_or(0);
         target = target.min(shortest.saturating_sub(1));
         if target < MIN_PREFIX {
+            // Nothing worth sharing: the cached prefix would only take cells the batch needs.
+            if !self.prefix.is_empty() {
+                let _ = self.ctx.clear_kv_cache_seq(Some(0), None, None);
+                self.prefix.clear();
+            }
             return Ok((0, 0));
         }
         let keep = common(&first[..target], &self.prefix);

@@ -432,6 +432,65 @@ fn shared_prefixes_are_decoded_once_and_change_nothing_that_matters() {
     }
 }
 
+/// A batch that shares nothing with the cached prefix drops it and decodes in full.
+#[test]
+fn a_batch_sharing_nothing_drops_the_cached_prefix() {
+    let judge = LlamaJudge::load(LlamaOptions {
+        parallel: 2,
+        context_size: 512,
+        ..options(model_path())
+    })
+    .unwrap();
+    let ask = |key: usize, system: String, question: &str| JudgeRequest {
+        key,
+        messages: vec![
+            Message {
+                role: "system".into(),
+                content: system,
+            },
+            Message {
+                role: "user".into(),
+                content: question.into(),
+            },
+        ],
+        sampling: Sampling {
+            temperature: 0.0,
+            top_p: 1.0,
+            max_tokens: 2,
+            seed: 0,
+        },
+        logits: false,
+        grammar: None,
+    };
+    let long = "Judge fairly. ".repeat(100);
+    for round in 0..2 {
+        let requests = if round == 0 {
+            vec![
+                ask(0, long.clone(), "Is A better?"),
+                ask(1, long.clone(), "Is B better?"),
+            ]
+        } else {
+            // Nothing in common beyond the chat template, and together too long for the
+            // cells left beside the old prefix (2 × ~410 + ~310 > 1,024).
+            vec![
+                ask(0, "x ".repeat(400), "Is A better?"),
+                ask(1, "y ".repeat(400), "Is B better?"),
+            ]
+        };
+        let mut out = Vec::new();
+        judge.judge_batch(requests, &Arc::new(AtomicBool::new(false)), &mut |r| {
+            out.push(r)
+        });
+        assert_eq!(out.len(), 2);
+        for r in out {
+            let c = r.result.unwrap_or_else(|e| panic!("round {round}: {e}"));
+            if round == 1 {
+                assert_eq!(c.decoded_tokens, Some(c.prompt_tokens), "decoded in full");
+            }
+        }
+    }
+}
+
 /// Several sequences generate together, each with its own sampler; a grammar holds every
 /// output to a verdict.
 #[test]
