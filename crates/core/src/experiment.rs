@@ -601,37 +601,21 @@ impl Experiment {
             .map(Some)
             .collect(),
         };
-        let order = non_empty_unique(
+        let order = named(
             "sweep.order",
             s.order.map_or(vec!["ab".into()], OneOrMany::into_vec),
+            Order::from_name,
+            "an answer order (expected \"ab\", \"ba\" or \"both\")",
             &invalid,
-        )?
-        .iter()
-        .map(|o| {
-            Order::from_name(o).ok_or_else(|| {
-                invalid(
-                    "sweep.order",
-                    format!("{o:?} is not an answer order (expected \"ab\", \"ba\" or \"both\")"),
-                )
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-        let constraint = non_empty_unique(
+        )?;
+        let constraint = named(
             "sweep.constraint",
             s.constraint
                 .map_or(vec!["none".into()], OneOrMany::into_vec),
+            Constraint::from_name,
+            "an output constraint (expected \"none\" or \"grammar\")",
             &invalid,
-        )?
-        .iter()
-        .map(|c| {
-            Constraint::from_name(c).ok_or_else(|| {
-                invalid(
-                    "sweep.constraint",
-                    format!("{c:?} is not an output constraint (expected \"none\" or \"grammar\")"),
-                )
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+        )?;
         if backend == Backend::OpenAi && constraint.contains(&Constraint::Grammar) {
             return Err(invalid(
                 "sweep.constraint",
@@ -769,6 +753,20 @@ fn non_empty_unique(
     Ok(values)
 }
 
+/// Distinct names, each read by `from_name`; `what` says what a name should be.
+fn named<T>(
+    key: &str,
+    values: Vec<String>,
+    from_name: fn(&str) -> Option<T>,
+    what: &str,
+    invalid: &Invalid<'_>,
+) -> Result<Vec<T>, ExperimentError> {
+    non_empty_unique(key, values, invalid)?
+        .iter()
+        .map(|v| from_name(v).ok_or_else(|| invalid(key, format!("{v:?} is not {what}"))))
+        .collect()
+}
+
 fn floats(
     key: &str,
     values: Vec<f64>,
@@ -875,6 +873,73 @@ items = 20
         assert_eq!(e.sweep.top_p, vec![1.0]);
         assert_eq!(e.judge.models, vec!["default".to_string()]);
         assert_eq!(e.trials().len(), 1);
+    }
+
+    #[test]
+    fn exact_verdicts_and_constraints_are_checked_and_keep_old_identities() {
+        let e = Experiment::from_toml(
+            "e.toml",
+            &GRID
+                .replace(
+                    "template = \"pairwise\"",
+                    "template = \"pairwise\"\nexact = true\nparallel = 2",
+                )
+                .replace(
+                    "repeats = 1",
+                    "constraint = [\"none\", \"grammar\"]\nrepeats = 1",
+                ),
+        )
+        .unwrap();
+        assert!(e.judge.exact);
+        assert_eq!(e.judge.parallel, 2);
+        assert_eq!(e.trials().len(), 16);
+        assert_eq!(e.trials()[1].constraint, Constraint::Grammar);
+        // Written only when they differ from the defaults, so that older files and trials
+        // keep their identity; parallel is speed only and never written.
+        let json = serde_json::to_string(&e).unwrap();
+        assert!(
+            json.contains("\"exact\":true")
+                && json.contains("\"constraint\":[\"none\",\"grammar\"]")
+        );
+        assert!(!json.contains("parallel"));
+        let plain = serde_json::to_string(&Experiment::from_toml("e.toml", GRID).unwrap()).unwrap();
+        assert!(
+            !plain.contains("exact") && !plain.contains("constraint"),
+            "{plain}"
+        );
+        check_err(
+            &GRID.replace("repeats = 1", "constraint = \"regex\"\nrepeats = 1"),
+            "sweep.constraint: \"regex\" is not an output constraint (expected \"none\" or \"grammar\")",
+        );
+        check_err(
+            &GRID.replace(
+                "template = \"pairwise\"",
+                "template = \"pairwise\"\nexact = true\noutput = \"json\"",
+            ),
+            "judge.exact: needs a one-token verdict",
+        );
+        check_err(
+            &GRID.replace(
+                "template = \"pairwise\"",
+                "template = \"pairwise\"\nparallel = 0",
+            ),
+            "judge.parallel: 0 must be between 1 and 64",
+        );
+        let remote = GRID.replace(
+            "backend = \"llama\"",
+            "backend = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"",
+        );
+        check_err(
+            &remote.replace(
+                "template = \"pairwise\"",
+                "template = \"pairwise\"\nexact = true",
+            ),
+            "judge.exact: is for backend = \"llama\" only",
+        );
+        check_err(
+            &remote.replace("repeats = 1", "constraint = \"grammar\"\nrepeats = 1"),
+            "sweep.constraint: \"grammar\" needs backend = \"llama\"",
+        );
     }
 
     #[test]

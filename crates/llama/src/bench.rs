@@ -10,9 +10,9 @@ use judgelab_core::Message;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
-use llama_cpp_2::model::{LlamaChatMessage, LlamaModel};
+use llama_cpp_2::model::LlamaModel;
 
-use crate::worker::backend;
+use crate::worker::{backend, chat_template, chat_tokens};
 
 /// Prompt tokens decoded and the seconds the decodes took (tokenising excluded).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -39,19 +39,11 @@ pub fn plain_prefill(
     let backend = backend()?;
     let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
         .map_err(|e| e.to_string())?;
-    let template = model.chat_template(None).map_err(|e| e.to_string())?;
-    let mut all = Vec::new();
-    for messages in prompts {
-        let chat = messages
-            .iter()
-            .map(|m| LlamaChatMessage::new(m.role.clone(), m.content.clone()))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| e.to_string())?;
-        let prompt = model
-            .apply_chat_template(&template, &chat, true)
-            .map_err(|e| e.to_string())?;
-        all.push(model.vocab().tokenize(prompt.as_bytes(), true, true));
-    }
+    let (template, _) = chat_template(&model);
+    let all = prompts
+        .iter()
+        .map(|messages| chat_tokens(&model, &template, messages))
+        .collect::<Result<Vec<_>, _>>()?;
     let longest = all.iter().map(Vec::len).max().unwrap_or(1).max(1) as u32;
     let threads = threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))

@@ -31,11 +31,11 @@ use judgelab_core::judge::{Completion, StopReason};
 use judgelab_core::{JudgeRequest, JudgeResponse, Message};
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
-use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::model::{LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 
-use crate::worker::sampler;
+use crate::worker::{chat_tokens, sampler};
 
 /// A prefix shorter than this is not worth a sequence of its own.
 const MIN_PREFIX: usize = 16;
@@ -82,16 +82,7 @@ struct Live {
 impl Session<'_> {
     /// The messages wrapped in the chat template, tokenised.
     pub fn tokens(&self, messages: &[Message]) -> Result<Vec<LlamaToken>, String> {
-        let chat = messages
-            .iter()
-            .map(|m| LlamaChatMessage::new(m.role.clone(), m.content.clone()))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("invalid message: {e}"))?;
-        let prompt = self
-            .model
-            .apply_chat_template(&self.template, &chat, true)
-            .map_err(|e| format!("cannot apply the chat template: {e}"))?;
-        Ok(self.model.vocab().tokenize(prompt.as_bytes(), true, true))
+        chat_tokens(self.model, &self.template, messages)
     }
 
     /// Runs a batch, sending each response as soon as its request is done. Returns false

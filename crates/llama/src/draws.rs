@@ -9,9 +9,9 @@ use judgelab_core::{Message, Sampling};
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
-use llama_cpp_2::model::{LlamaChatMessage, LlamaModel};
+use llama_cpp_2::model::LlamaModel;
 
-use crate::worker::{backend, sampler};
+use crate::worker::{backend, chat_template, chat_tokens, sampler};
 
 /// The next-token logits of a prompt, and how often each token was drawn per setting.
 pub struct Draws {
@@ -39,16 +39,8 @@ pub fn draw(
     let mut ctx = model
         .new_context(backend, params)
         .map_err(|e| e.to_string())?;
-    let template = model.chat_template(None).map_err(|e| e.to_string())?;
-    let chat = messages
-        .iter()
-        .map(|m| LlamaChatMessage::new(m.role.clone(), m.content.clone()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
-    let prompt = model
-        .apply_chat_template(&template, &chat, true)
-        .map_err(|e| e.to_string())?;
-    let tokens = model.vocab().tokenize(prompt.as_bytes(), true, true);
+    let (template, _) = chat_template(&model);
+    let tokens = chat_tokens(&model, &template, messages)?;
     let mut batch = LlamaBatch::new(2048, 1);
     for (pos, &token) in tokens.iter().enumerate() {
         batch

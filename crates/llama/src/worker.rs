@@ -6,12 +6,12 @@ use std::num::NonZeroU32;
 use std::sync::{mpsc, Arc, OnceLock};
 
 use judgelab_core::judge::Vocabulary;
-use judgelab_core::Sampling;
+use judgelab_core::{Message, Sampling};
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
-use llama_cpp_2::model::{LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 
@@ -44,6 +44,37 @@ pub(crate) fn sampler(
         ]);
     }
     Ok(LlamaSampler::chain_simple(chain))
+}
+
+/// The model's own chat template, or `chatml` when the file has none, and its name.
+pub(crate) fn chat_template(model: &LlamaModel) -> (LlamaChatTemplate, String) {
+    match model.chat_template(None) {
+        Ok(t) => {
+            let name = t.to_string().unwrap_or_else(|_| "model".into());
+            (t, name)
+        }
+        Err(_) => (
+            LlamaChatTemplate::new("chatml").expect("static template name"),
+            "chatml".to_string(),
+        ),
+    }
+}
+
+/// The messages wrapped in the chat template, tokenised.
+pub(crate) fn chat_tokens(
+    model: &LlamaModel,
+    template: &LlamaChatTemplate,
+    messages: &[Message],
+) -> Result<Vec<LlamaToken>, String> {
+    let chat = messages
+        .iter()
+        .map(|m| LlamaChatMessage::new(m.role.clone(), m.content.clone()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("invalid message: {e}"))?;
+    let prompt = model
+        .apply_chat_template(template, &chat, true)
+        .map_err(|e| format!("cannot apply the chat template: {e}"))?;
+    Ok(model.vocab().tokenize(prompt.as_bytes(), true, true))
 }
 
 /// llama.cpp's backend may be initialised once per process; every worker shares it.
@@ -109,16 +140,7 @@ pub(crate) fn run(
             return;
         }
     };
-    let (template, template_name) = match model.chat_template(None) {
-        Ok(t) => {
-            let name = t.to_string().unwrap_or_else(|_| "model".into());
-            (t, name)
-        }
-        Err(_) => (
-            LlamaChatTemplate::new("chatml").expect("static template name"),
-            "chatml".to_string(),
-        ),
-    };
+    let (template, template_name) = chat_template(&model);
     let info = ModelInfo {
         n_ctx: n_window,
         n_ctx_train,
