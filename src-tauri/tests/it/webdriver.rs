@@ -18,6 +18,29 @@ impl Drop for Guard {
     }
 }
 
+/// A process started in a process group of its own, and the whole group killed when
+/// dropped: `tauri-driver` starts `WebKitWebDriver`, which would otherwise outlive it and
+/// keep the test's stderr open.
+pub struct GroupGuard(Child);
+
+impl GroupGuard {
+    pub fn spawn(cmd: &mut Command) -> std::io::Result<GroupGuard> {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0).spawn().map(GroupGuard)
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        // The shell's own `kill` takes a negative pid for a group (no procps needed).
+        let _ = Command::new("sh")
+            .args(["-c", &format!("kill -KILL -{}", self.0.id())])
+            .status();
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -89,7 +112,7 @@ fn dirs_cache() -> PathBuf {
 pub struct Session {
     base: String,
     http: reqwest::blocking::Client,
-    _driver: Guard,
+    _driver: GroupGuard,
 }
 
 impl Session {
@@ -113,7 +136,7 @@ impl Session {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let driver = Guard(cmd.spawn().expect("tauri-driver starts"));
+        let driver = GroupGuard::spawn(&mut cmd).expect("tauri-driver starts");
         let http = reqwest::blocking::Client::builder()
             .timeout(Duration::from_secs(120))
             .build()
