@@ -15,7 +15,7 @@ use judgelab_core::verdict::{self, FailureKind, Verdict};
 use judgelab_core::{Choice, Constraint, Item, JudgeRequest, JudgeResponse, Label, Sampling};
 use judgelab_store::{TrialRow, VerdictRow};
 
-use crate::exact::Reader;
+use crate::exact::{Reader, TrialDistribution};
 use crate::prompt::PromptInput;
 use crate::resolve::Resolved;
 use crate::EngineError;
@@ -212,6 +212,7 @@ pub(crate) fn rows(
     response: &JudgeResponse,
     reader: Option<&Reader>,
 ) -> Vec<(usize, VerdictRow)> {
+    let mut per_trial: HashMap<usize, (TrialDistribution, String)> = HashMap::new();
     let ranked = match (&response.result, reader) {
         (Ok(c), Some(reader)) => c.logits.as_ref().map(|logits| reader.rank(logits)),
         _ => None,
@@ -263,21 +264,29 @@ pub(crate) fn rows(
                     ..measured(base, c)
                 },
                 (Some(ranked), Some(reader), _) => {
-                    let e =
-                        reader.read(ranked, trial.params.temperature, trial.params.top_p, t.seed);
-                    let mut distribution = serde_json::Map::new();
-                    for (label, prob) in &e.distribution.labels {
-                        distribution.insert(unswap(*label, p.swapped).to_text(), (*prob).into());
-                    }
-                    distribution.insert("failed".into(), e.distribution.failed.into());
+                    // Each trial's distribution once per pass; its repeats only draw.
+                    let (d, json) = per_trial.entry(t.trial).or_insert_with(|| {
+                        let d = reader.distribution(
+                            ranked,
+                            trial.params.temperature,
+                            trial.params.top_p,
+                        );
+                        let mut json = serde_json::Map::new();
+                        for (label, prob) in &d.verdicts.labels {
+                            json.insert(unswap(*label, p.swapped).to_text(), (*prob).into());
+                        }
+                        json.insert("failed".into(), d.verdicts.failed.into());
+                        (d, serde_json::Value::Object(json).to_string())
+                    });
+                    let (text, verdict) = reader.draw(d, t.seed);
                     VerdictRow {
-                        raw_output: Some(e.text),
-                        verdict: e.verdict.label().map(|l| unswap(l, p.swapped).to_text()),
-                        failure_kind: e.verdict.failure().map(|f| f.as_str().to_string()),
+                        raw_output: Some(text),
+                        verdict: verdict.label().map(|l| unswap(l, p.swapped).to_text()),
+                        failure_kind: verdict.failure().map(|f| f.as_str().to_string()),
                         // The verdict is one token, read rather than generated.
                         completion_tokens: 1,
                         exact: true,
-                        distribution: Some(serde_json::Value::Object(distribution).to_string()),
+                        distribution: Some(json.clone()),
                         ..measured(base, c)
                     }
                 }

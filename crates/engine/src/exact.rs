@@ -28,12 +28,11 @@ pub(crate) struct Reader {
     allowed: Option<Vec<bool>>,
 }
 
-/// One exact verdict.
-pub(crate) struct Exact {
-    /// The drawn token's text.
-    pub text: String,
-    pub verdict: Verdict,
-    pub distribution: VerdictDistribution,
+/// One trial's exact distribution for one pass: every token it may draw, and the
+/// verdicts they add up to. Computed once per trial, however many repeats draw from it.
+pub(crate) struct TrialDistribution {
+    tokens: Vec<(usize, f64)>,
+    pub verdicts: VerdictDistribution,
 }
 
 impl Reader {
@@ -91,25 +90,22 @@ impl Reader {
         }
     }
 
-    /// The verdict of one call of one trial.
-    pub fn read(&self, ranked: &Ranked, temperature: f64, top_p: f64, seed: u32) -> Exact {
+    /// A trial's distribution under its temperature and top_p.
+    pub fn distribution(&self, ranked: &Ranked, temperature: f64, top_p: f64) -> TrialDistribution {
         let tokens = ranked.distribution(temperature, top_p);
-        let distribution = VerdictDistribution::new(&tokens, &self.verdicts);
-        match sampling::pick(&tokens, sampling::unit(u64::from(seed))) {
-            Some(token) => Exact {
-                text: self.vocabulary[token].clone(),
-                verdict: self.verdicts[token],
-                distribution,
-            },
+        let mut verdicts = VerdictDistribution::new(&tokens, &self.verdicts);
+        if tokens.is_empty() {
             // Every logit was -inf: nothing can be said.
-            None => Exact {
-                text: String::new(),
-                verdict: Verdict::Failed(verdict::FailureKind::Empty),
-                distribution: VerdictDistribution {
-                    labels: Vec::new(),
-                    failed: 1.0,
-                },
-            },
+            verdicts.failed = 1.0;
+        }
+        TrialDistribution { tokens, verdicts }
+    }
+
+    /// The seeded draw of one verdict: the token's text and what it reads as.
+    pub fn draw(&self, d: &TrialDistribution, seed: u32) -> (String, Verdict) {
+        match sampling::pick(&d.tokens, sampling::unit(u64::from(seed))) {
+            Some(token) => (self.vocabulary[token].clone(), self.verdicts[token]),
+            None => (String::new(), Verdict::Failed(verdict::FailureKind::Empty)),
         }
     }
 }
@@ -142,25 +138,26 @@ mod tests {
         )
         .unwrap();
         let ranked = r.rank(&[2.0, 1.0, 1.5, 1.75, 0.0, -9.0, -9.0]);
-        let greedy = r.read(&ranked, 0.0, 1.0, 1);
+        let greedy = r.distribution(&ranked, 0.0, 1.0);
+        let (text, verdict) = r.draw(&greedy, 1);
         assert_eq!(
-            (greedy.text.as_str(), greedy.verdict),
+            (text.as_str(), verdict),
             ("A", Verdict::Parsed(Label::Choice(Choice::A)))
         );
-        let warm = r.read(&ranked, 1.0, 1.0, 1);
+        let warm = r.distribution(&ranked, 1.0, 1.0);
         let z: f64 = [2.0f64, 1.0, 1.5, 1.75, 0.0, -9.0, -9.0]
             .iter()
             .map(|l| l.exp())
             .sum();
         let pa = (2f64.exp() + 1f64.exp()) / z;
-        assert!((warm.distribution.p(&Label::Choice(Choice::A)) - pa).abs() < 1e-9);
+        assert!((warm.verdicts.p(&Label::Choice(Choice::A)) - pa).abs() < 1e-9);
         // "The", "" and "t" fail; "tie" is a tie only where ties are allowed, and still
         // parses as one here: the parser, not the spelling list, reads tokens.
         let failed = (1.75f64.exp() + 1.0 + (-9f64).exp()) / z;
         assert!(
-            (warm.distribution.failed - failed).abs() < 1e-9,
+            (warm.verdicts.failed - failed).abs() < 1e-9,
             "{}",
-            warm.distribution.failed
+            warm.verdicts.failed
         );
     }
 
@@ -175,7 +172,7 @@ mod tests {
         )
         .unwrap();
         let ranked = r.rank(&[0.0, 5.0, 1.0, 9.0, 9.0, 0.0, 9.0]);
-        let d = r.read(&ranked, 1.0, 1.0, 3).distribution;
+        let d = r.distribution(&ranked, 1.0, 1.0).verdicts;
         assert_eq!(d.failed, 0.0);
         let z = 1.0 + 1f64.exp() + 1.0;
         assert!((d.p(&Label::Choice(Choice::B)) - 1f64.exp() / z).abs() < 1e-9);
