@@ -13,6 +13,21 @@ pub struct AppInfo {
     pub default_model: Option<String>,
     /// The built-in datasets shipped with the app (file paths), for a first import.
     pub bundled_datasets: Vec<String>,
+    /// What local models compute on.
+    pub compute: ComputeInfo,
+}
+
+/// What local models compute on: this build's llama.cpp CPU kernels and the devices.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ComputeInfo {
+    /// One line: the kernels, the CPU, any GPU (or why local models cannot run here).
+    pub summary: String,
+    /// `x86-64-v3 (AVX2, FMA, F16C, BMI2)`.
+    pub cpu_kernels: String,
+    /// Why this CPU cannot run local models, when it cannot; remote judges still work.
+    pub unsupported: Option<String>,
+    /// The GPUs llama.cpp offloads to, as `CUDA NVIDIA H200 (140 GiB)`.
+    pub gpus: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]

@@ -19,6 +19,8 @@ pub enum ErrorCode {
     AlreadyRunning,
     /// The default model file is missing: `cargo xtask fetch-model`.
     ModelMissing,
+    /// This CPU lacks instructions the local judge's kernels need; remote judges work.
+    UnsupportedCpu,
     /// Anything else: the machine, the model, the database.
     Internal,
 }
@@ -82,6 +84,9 @@ impl From<EngineError> for AppError {
             EngineError::UnknownExperiment(_) => ErrorCode::NotFound,
             EngineError::Model(judgelab_llama::LlamaError::Missing { .. }) => {
                 ErrorCode::ModelMissing
+            }
+            EngineError::Model(judgelab_llama::LlamaError::UnsupportedCpu(_)) => {
+                ErrorCode::UnsupportedCpu
             }
             e if e.is_invalid_input() => ErrorCode::InvalidInput,
             _ => ErrorCode::Internal,

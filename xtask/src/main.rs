@@ -24,7 +24,8 @@ const LLAMA_SERVER_VENV: &str = "llama-server-venv-0316";
 /// Debian packages the build and the tests need: llama.cpp's toolchain (`make` because
 /// CMake's default generator is Makefiles; apt does not bring it with cmake when
 /// recommendations are off), Tauri's WebKitGTK stack, and what the app's end-to-end test
-/// drives it with (Xvfb, WebKitWebDriver).
+/// drives it with (Xvfb, WebKitWebDriver), and `qemu-x86_64`, whose emulated older CPU
+/// shows the tests how a machine without AVX2 is refused.
 const DEBIAN_PACKAGES: &[&str] = &[
     "cmake",
     "make",
@@ -40,6 +41,7 @@ const DEBIAN_PACKAGES: &[&str] = &[
     "xvfb",
     "xauth",
     "webkit2gtk-driver",
+    "qemu-user",
 ];
 /// The WebDriver intermediary for Tauri apps, installed into the user cache by `test`.
 const TAURI_DRIVER_VERSION: &str = "2.1.0";
@@ -52,9 +54,12 @@ tasks:
   app           install what is missing, build the UI and the desktop app, and open it
   test          install what the tests need, fetch the default model, run every test
   bench         judge one temperature × top_p sweep naively and with the planner, and
-                compare both with this machine's floor (`judgelab bench`; pass --items N,
-                --json); `bench results` times how fast a 100,000-verdict run opens in
-                the app (release build)
+                compare both with the floors of this build and of the hardware (llama.cpp
+                built for this machine, once, into the user cache); `judgelab bench`,
+                pass --items N, --json; `bench peer` times the zero-shot grid against a
+                one-call-per-cell tool on llama-cpp-python's OpenAI-compatible server;
+                `bench results` times how fast a 100,000-verdict run opens in the app
+                (release build)
   fetch-model   put SmolLM2-135M-Instruct (Q4_1 GGUF) in the user cache directory
   deps          install missing system packages (Debian/Ubuntu)";
 
@@ -67,7 +72,8 @@ fn main() -> Result<()> {
         "app" => app(&root),
         "bench" => match std::env::args().nth(2).as_deref() {
             Some("results") => bench_results(&root),
-            _ => bench(),
+            Some("peer") => bench_peer(),
+            _ => bench(&root),
         },
         "test" => test(),
         "fetch-model" => fetch_model().map(|path| println!("default model: {}", path.display())),
@@ -157,14 +163,161 @@ fn app(root: &Path) -> Result<()> {
 }
 
 /// `judgelab bench`: the sweep benchmark, in the profile the tests use (llama.cpp is built
-/// with opt-level 3 there); arguments after `bench` go to it.
-fn bench() -> Result<()> {
+/// with opt-level 3 there), with the hardware's floor; arguments after `bench` go to it.
+fn bench(root: &Path) -> Result<()> {
     deps()?;
     fetch_model()?;
+    let floor = floor_tool(root)?;
     let args: Vec<String> = std::env::args().skip(2).collect();
     run(cargo()
         .args(["run", "--quiet", "--package", "judgelab-cli", "--", "bench"])
+        .arg("--floor-tool")
+        .arg(floor)
         .args(args))
+}
+
+/// `judgelab bench --peer`: starts llama-cpp-python's OpenAI-compatible server of the
+/// default model on 127.0.0.1 with as many threads as Judgelab uses, then times the
+/// zero-shot grid both ways; arguments after `peer` go to `judgelab bench`.
+fn bench_peer() -> Result<()> {
+    deps()?;
+    let model = fetch_model()?;
+    let python = llama_server()?;
+    run(cargo().args(["build", "--quiet", "--package", "judgelab-cli"]))?;
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .to_string();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .context("no free port on 127.0.0.1")?
+        .port();
+    let log_path = std::env::temp_dir().join(format!("judgelab-peer-server-{port}.log"));
+    let log = std::fs::File::create(&log_path)
+        .with_context(|| format!("while creating {}", log_path.display()))?;
+    eprintln!(
+        "starting llama-cpp-python's server on 127.0.0.1:{port} ({threads} threads; log in {})",
+        log_path.display()
+    );
+    let mut server = Command::new(&python)
+        .args(["-m", "llama_cpp.server", "--model"])
+        .arg(&model)
+        .args([
+            "--model_alias",
+            "smollm2",
+            "--host",
+            "127.0.0.1",
+            "--n_ctx",
+            "2048",
+        ])
+        .args(["--n_threads", &threads, "--n_threads_batch", &threads])
+        .args(["--port", &port.to_string()])
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .spawn()
+        .context("while starting llama-cpp-python's server")?;
+    let result = (|| {
+        let start = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Some(status) = server.try_wait()? {
+                bail!(
+                    "the peer server exited ({status}); see {}",
+                    log_path.display()
+                );
+            }
+            if start.elapsed() > std::time::Duration::from_secs(120) {
+                bail!(
+                    "the peer server did not listen within 2 minutes; see {}",
+                    log_path.display()
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        let args: Vec<String> = std::env::args().skip(3).collect();
+        run(cargo()
+            .args([
+                "run",
+                "--quiet",
+                "--package",
+                "judgelab-cli",
+                "--",
+                "bench",
+                "--peer",
+            ])
+            .arg(format!("http://127.0.0.1:{port}/v1"))
+            .args(args))
+    })();
+    let _ = server.kill();
+    let _ = server.wait();
+    result
+}
+
+/// `judgelab-floor` (`crates/llama/floor`): llama.cpp from the source llama-cpp-sys-2
+/// vendors, built with CMake for this machine's own instruction set (`GGML_NATIVE`), into
+/// `<user cache>/judgelab/tools/floor-<llama-cpp-sys-2 version>-<this CPU>`, once: about
+/// four minutes on two cores. A machine with another CPU gets a build of its own.
+fn floor_tool(root: &Path) -> Result<PathBuf> {
+    let metadata = cargo()
+        .args(["metadata", "--format-version", "1", "--locked"])
+        .stderr(Stdio::inherit())
+        .output()
+        .context("while running cargo metadata")?;
+    if !metadata.status.success() {
+        bail!("cargo metadata failed with {}", metadata.status);
+    }
+    let metadata: serde_json::Value =
+        serde_json::from_slice(&metadata.stdout).context("cargo metadata's JSON")?;
+    let sys = metadata["packages"]
+        .as_array()
+        .and_then(|packages| packages.iter().find(|p| p["name"] == "llama-cpp-sys-2"))
+        .context("llama-cpp-sys-2 is not a dependency")?;
+    let version = sys["version"].as_str().unwrap_or("unknown");
+    let llama_src = Path::new(sys["manifest_path"].as_str().context("no manifest path")?)
+        .parent()
+        .context("the manifest has no folder")?
+        .join("llama.cpp");
+    let source = root.join("crates").join("llama").join("floor");
+    // The CPU's model and instruction sets: a native build runs only where it was built.
+    let mut key = Sha256::new();
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    for prefix in ["model name", "flags", "Features", "CPU part"] {
+        if let Some(line) = cpuinfo.lines().find(|l| l.starts_with(prefix)) {
+            key.update(line.as_bytes());
+        }
+    }
+    let key = hex::encode(key.finalize());
+    let build = model_path()?
+        .parent()
+        .and_then(Path::parent)
+        .context("the model cache has no parent")?
+        .join("tools")
+        .join(format!("floor-{version}-{}", &key[..12]));
+    let bin = build.join("judgelab-floor");
+    if !build.join("CMakeCache.txt").is_file() {
+        eprintln!(
+            "building llama.cpp {version} for this machine's CPU, for the hardware's floor (once, a few minutes)"
+        );
+        run(Command::new("cmake")
+            .arg("-S")
+            .arg(&source)
+            .arg("-B")
+            .arg(&build)
+            .arg(format!("-DLLAMA_SRC={}", llama_src.display()))
+            .args(["-DCMAKE_BUILD_TYPE=Release", "-Wno-dev"]))?;
+    }
+    // Incremental: only a changed floor.cpp is compiled again.
+    let jobs = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .to_string();
+    run(Command::new("cmake").arg("--build").arg(&build).args([
+        "--target",
+        "judgelab-floor",
+        "--parallel",
+        &jobs,
+    ]))?;
+    if !bin.is_file() {
+        bail!("the floor tool's build made no {}", bin.display());
+    }
+    Ok(bin)
 }
 
 /// The app's results benchmark, in the release profile the app ships in (the first run

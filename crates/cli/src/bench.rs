@@ -1,11 +1,13 @@
-//! `judgelab bench`: prints the engine benchmark as a table, then its JSON summary.
+//! `judgelab bench`: prints the engine benchmark (or, with `--peer`, the comparison with a
+//! one-call-per-cell peer) as a table, then its JSON summary.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use judgelab_engine::bench::{BenchEvent, BenchOptions, BenchReport, NEAR_TIE};
+use judgelab_engine::bench::peer::{PeerEvent, PeerOptions, PeerReport};
+use judgelab_engine::bench::{BenchEvent, BenchOptions, BenchReport, Way, NEAR_TIE};
 
 pub async fn bench(options: &BenchOptions, json: bool) -> Result<ExitCode> {
     let dir = tempfile::tempdir().context("while creating a scratch folder")?;
@@ -18,22 +20,12 @@ pub async fn bench(options: &BenchOptions, json: bool) -> Result<ExitCode> {
                 match phase {
                     "planned" => "planned: the engine, exact verdicts, shared prefix, batched",
                     "naive" => "naive: every (trial, item) decoded from scratch, one at a time",
-                    _ => "floor: a plain llama.cpp loop over the same prompts",
+                    "floor" => "floor: a plain llama.cpp loop over the same prompts, this build",
+                    _ => "hardware floor: the same loop, llama.cpp built for this machine",
                 }
             );
         }
-        BenchEvent::Naive { done, total } => {
-            if bar.is_hidden() {
-                bar.set_length(total as u64);
-                bar.set_style(
-                    ProgressStyle::with_template("{bar:30} {pos}/{len} calls  ETA {eta}")
-                        .expect("static template"),
-                );
-                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-                bar.enable_steady_tick(Duration::from_millis(500));
-            }
-            bar.set_position(done as u64);
-        }
+        BenchEvent::Naive { done, total } => advance(&bar, done, total),
     };
     let report = judgelab_engine::bench::bench(options, dir.path(), &mut on_event)
         .await
@@ -49,32 +41,119 @@ pub async fn bench(options: &BenchOptions, json: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Shows `done` of `total` calls on the bar, drawing it on the first call.
+fn advance(bar: &ProgressBar, done: usize, total: usize) {
+    if bar.is_hidden() {
+        bar.set_length(total as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{bar:30} {pos}/{len} calls  ETA {eta}")
+                .expect("static template"),
+        );
+        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        bar.enable_steady_tick(Duration::from_millis(500));
+    }
+    bar.set_position(done as u64);
+}
+
+pub async fn peer(options: &PeerOptions, json: bool) -> Result<ExitCode> {
+    let dir = tempfile::tempdir().context("while creating a scratch folder")?;
+    let bar = ProgressBar::hidden();
+    let mut on_event = |event: PeerEvent| match event {
+        PeerEvent::Phase(phase) => {
+            bar.finish_and_clear();
+            eprintln!(
+                "{}",
+                match phase {
+                    "judgelab" => "judgelab: the planned run, exact verdicts on the local model",
+                    _ => "peer: one request per (trial, item) to the server",
+                }
+            );
+        }
+        PeerEvent::Peer { done, total } => advance(&bar, done, total),
+    };
+    let report = judgelab_engine::bench::peer::peer(options, dir.path(), &mut on_event)
+        .await
+        .context("while benchmarking against the peer")?;
+    bar.finish_and_clear();
+    if !json {
+        print!("{}", peer_table(&report, &options.base_url));
+    }
+    println!(
+        "{}",
+        serde_json::to_string(&report).expect("the report serialises")
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn row(name: &str, w: Way) -> String {
+    format!(
+        "{name:<8} {:>8.1} {:>12} {:>14} {:>9.0}\n",
+        w.wall_s,
+        w.model_calls,
+        w.prompt_tokens_decoded,
+        w.prompt_tokens_decoded as f64 / w.wall_s.max(1e-9)
+    )
+}
+
+fn peer_table(r: &PeerReport, base_url: &str) -> String {
+    let mut out = format!(
+        "{} items × {} trials (temperature 4 × top_p 3), pairwise, zero-shot; peer {base_url}, {} requests in flight\n",
+        r.n_items, r.n_trials, r.peer_concurrency
+    );
+    out += "way        wall_s  model_calls  prompt_tokens  tokens/s\n";
+    out += &row("judgelab", r.judgelab);
+    out += &row("peer", r.peer);
+    out += &format!(
+        "judgelab wall time {:.2}× the peer's; greedy verdicts: {} of {} agree\n",
+        r.ratio, r.greedy_agree, r.greedy_compared
+    );
+    out
+}
+
 fn table(r: &BenchReport) -> String {
-    let rate = |tokens: u64, s: f64| tokens as f64 / s.max(1e-9);
     let mut out = format!(
         "{} items × {} trials (temperature 4 × top_p 3), pairwise, 2 few-shot examples\n",
         r.n_items, r.n_trials
     );
     out += "way        wall_s  model_calls  prompt_tokens  tokens/s\n";
-    for (name, w) in [("naive", r.naive), ("planned", r.planned)] {
-        out += &format!(
-            "{name:<8} {:>8.1} {:>12} {:>14} {:>9.0}\n",
-            w.wall_s,
-            w.model_calls,
-            w.prompt_tokens_decoded,
-            rate(w.prompt_tokens_decoded, w.wall_s)
-        );
+    out += &row("naive", r.naive);
+    out += &row("planned", r.planned);
+    let floor = |name: &str, wall_s: f64, tokens_per_s: f64, what: &str| {
+        format!(
+            "{name:<8} {wall_s:>8.1} {:>12} {:>14} {tokens_per_s:>9.0}   ({what})\n",
+            "-", r.min_prompt_tokens
+        )
+    };
+    out += &floor(
+        "build",
+        r.build_floor_wall_s,
+        r.build_floor_tokens_per_s,
+        &format!("floor of this build: {}", r.build_kernels),
+    );
+    match (r.hardware_floor_wall_s, r.hardware_floor_tokens_per_s) {
+        (Some(wall_s), Some(tokens_per_s)) => {
+            out += &floor(
+                "hardware",
+                wall_s,
+                tokens_per_s,
+                "floor of llama.cpp built for this machine",
+            );
+        }
+        _ => {
+            out += "hardware        -            -              -         -   (not measured: `cargo xtask bench` builds llama.cpp for this machine and passes --floor-tool)\n";
+        }
     }
     out += &format!(
-        "{:<8} {:>8.1} {:>12} {:>14} {:>9.0}   (plain llama.cpp loop: the least work at full speed)\n",
-        "floor", r.floor_wall_s, "-", r.min_prompt_tokens, r.floor_tokens_per_s
-    );
-    out += &format!(
-        "speed-up {:.1}×; planned wall time {:.2}× the floor; planned prompt tokens {:.3}× the least\n",
+        "speed-up {:.1}×; planned wall time {:.2}× the {} floor ({:.2}× this build's); planned prompt tokens {:.3}× the least\n",
         r.speedup,
         r.planned.wall_s / r.floor_wall_s.max(1e-9),
+        r.floor,
+        r.planned.wall_s / r.build_floor_wall_s.max(1e-9),
         r.planned.prompt_tokens_decoded as f64 / r.min_prompt_tokens.max(1) as f64
     );
+    if let Some(kernels) = &r.hardware_kernels {
+        out += &format!("hardware floor's llama.cpp: {kernels}\n");
+    }
     out += &format!(
         "greedy verdicts: {} compared, {} flipped ({} outside a near tie); {} near ties (two leading logits within {NEAR_TIE})\n",
         r.greedy_compared, r.greedy_flips, r.greedy_flips_not_near_tie, r.near_ties

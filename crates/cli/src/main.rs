@@ -110,11 +110,16 @@ enum Command {
     },
     /// List imported datasets and experiments
     List,
-    /// Time one sweep judged naively and by the planner, against this machine's floor
+    /// Say what local models compute on (this build's llama.cpp CPU kernels, the CPU, any
+    /// GPU), where the database and the default model are
+    Info,
+    /// Time one sweep judged naively and by the planner, against the floors of this build
+    /// and of the hardware; with --peer, time the zero-shot grid against a one-call-per-cell
+    /// tool's way on an OpenAI-compatible server
     Bench {
-        /// Items of LLMBar Natural to judge
-        #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u16).range(1..=98))]
-        items: u16,
+        /// Items of LLMBar Natural to judge [default: 12; 24 with --peer]
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..=98))]
+        items: Option<u16>,
         /// Print the JSON summary only
         #[arg(long)]
         json: bool,
@@ -124,6 +129,20 @@ enum Command {
         /// The LLMBar Natural file [default: datasets/llmbar_natural.jsonl of this checkout]
         #[arg(long, value_name = "FILE")]
         dataset: Option<PathBuf>,
+        /// `judgelab-floor`, llama.cpp built for this machine, for the hardware's floor
+        /// (`cargo xtask bench` builds it and passes it)
+        #[arg(long, value_name = "FILE")]
+        floor_tool: Option<PathBuf>,
+        /// An OpenAI-compatible server of the default model, up to /v1, to compare with
+        /// (`cargo xtask bench peer` starts one)
+        #[arg(long, value_name = "URL")]
+        peer: Option<String>,
+        /// The model name the peer server knows
+        #[arg(long, default_value = "smollm2", requires = "peer")]
+        peer_model: String,
+        /// Requests in flight to the peer (promptfoo's default)
+        #[arg(long, default_value_t = 4, requires = "peer", value_parser = clap::value_parser!(u16).range(1..=64))]
+        peer_concurrency: u16,
     },
 }
 
@@ -275,22 +294,44 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         }
         Command::Key { action } => key(action).await?,
         Command::List => list(&store).await?,
+        Command::Info => info(&store),
         Command::Bench {
             items,
             json,
             threads,
             dataset,
+            floor_tool,
+            peer,
+            peer_model,
+            peer_concurrency,
         } => {
-            let options = judgelab_engine::bench::BenchOptions {
-                dataset: dataset.unwrap_or_else(|| {
-                    Path::new(env!("CARGO_MANIFEST_DIR"))
-                        .join("../../datasets/llmbar_natural.jsonl")
-                }),
-                items: usize::from(items),
-                model: None,
-                threads: threads.map(usize::from),
-            };
-            bench::bench(&options, json).await?
+            let dataset = dataset.unwrap_or_else(|| {
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/llmbar_natural.jsonl")
+            });
+            let threads = threads.map(usize::from);
+            match peer {
+                Some(base_url) => {
+                    let options = judgelab_engine::bench::peer::PeerOptions {
+                        dataset,
+                        items: items.map_or(24, usize::from),
+                        base_url,
+                        model: peer_model,
+                        threads,
+                        concurrency: usize::from(peer_concurrency),
+                    };
+                    bench::peer(&options, json).await?
+                }
+                None => {
+                    let options = judgelab_engine::bench::BenchOptions {
+                        dataset,
+                        items: items.map_or(12, usize::from),
+                        model: None,
+                        threads,
+                        floor_tool,
+                    };
+                    bench::bench(&options, json).await?
+                }
+            }
         }
     };
     store.close().await;
@@ -349,8 +390,13 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
         RunEvent::Imported { dataset, n_items } => {
             eprintln!("imported dataset {dataset:?} ({n_items} items)");
         }
-        RunEvent::Loading { model, path } => {
-            bar.suspend(|| eprintln!("loading model {model} ({path})"));
+        RunEvent::Loading { model, path, local } => {
+            bar.suspend(|| {
+                eprintln!("loading model {model} ({path})");
+                if local {
+                    eprintln!("{}", judgelab_engine::local_compute().summary());
+                }
+            });
         }
         RunEvent::Started {
             experiment,
@@ -654,6 +700,26 @@ fn experiment_name(experiment: &str) -> Result<String> {
             experiment.to_string()
         },
     )
+}
+
+fn info(store: &Store) -> ExitCode {
+    let model = judgelab_engine::default_model_path();
+    println!("judgelab {}", env!("CARGO_PKG_VERSION"));
+    println!("database: {}", store.path().display());
+    println!(
+        "default model: {} ({})",
+        model.display(),
+        if model.is_file() {
+            "present"
+        } else {
+            "missing: run `cargo xtask fetch-model`"
+        }
+    );
+    println!(
+        "local models: {}",
+        judgelab_engine::local_compute().summary()
+    );
+    ExitCode::SUCCESS
 }
 
 async fn list(store: &Store) -> Result<ExitCode> {

@@ -17,6 +17,12 @@ use crate::resolve::Resolved;
 use crate::run::{RunEvent, RunOptions};
 use crate::EngineError;
 
+/// What local models compute on here: this build's CPU kernels, whether this CPU runs
+/// them, and the devices llama.cpp sees (a GPU in a `cuda` or `metal` build).
+pub fn local_compute() -> judgelab_llama::compute::Compute {
+    judgelab_llama::compute::compute()
+}
+
 /// A model of an experiment, resolved and checked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelSpec {
@@ -131,6 +137,7 @@ impl<'r> Judges<'r> {
         on_event(RunEvent::Loading {
             model: model.to_string(),
             path: location,
+            local: self.r.experiment.judge.remote.is_none(),
         });
         let spec = ModelSpec {
             name: model.to_string(),

@@ -25,7 +25,8 @@ use judgelab_core::template::TemplateError;
 use judgelab_llama::LlamaError;
 use judgelab_store::{DatasetInfo, Store, StoreError};
 
-pub use judges::{JudgeLoader, LocalModels, ModelSpec};
+pub use judgelab_llama::compute::{Compute, Device, UnsupportedCpu};
+pub use judges::{local_compute, JudgeLoader, LocalModels, ModelSpec};
 pub use plan::{plan, Plan};
 pub use prompt::{verdict_prompt, RenderedPrompt};
 pub use resolve::allow_tie;

@@ -43,8 +43,12 @@ pub struct RunOptions {
 pub enum RunEvent {
     /// The dataset file was imported on the fly.
     Imported { dataset: String, n_items: usize },
-    /// A model is being loaded.
-    Loading { model: String, path: String },
+    /// A model is being loaded: a local GGUF file (`local`) or a remote endpoint.
+    Loading {
+        model: String,
+        path: String,
+        local: bool,
+    },
     /// The work is known.
     Started {
         experiment: String,

@@ -10,6 +10,7 @@
 //! says how, and what latency means for a call decoded with others).
 
 pub mod bench;
+pub mod compute;
 mod decode;
 pub mod draws;
 mod worker;
@@ -85,6 +86,8 @@ pub enum LlamaError {
     Load { path: String, message: String },
     #[error("llama.cpp worker: {0}")]
     Worker(String),
+    #[error(transparent)]
+    UnsupportedCpu(#[from] compute::UnsupportedCpu),
 }
 
 /// Facts about the loaded model.
@@ -122,6 +125,7 @@ pub struct LlamaJudge {
 impl LlamaJudge {
     /// Checks the file, hashes it, then loads it on a new worker thread.
     pub fn load(options: LlamaOptions) -> Result<LlamaJudge, LlamaError> {
+        compute::check()?;
         let sha256 = match &options.sha256 {
             Some(known) if options.path.is_file() => known.clone(),
             _ => check_and_hash(&options.path)?,

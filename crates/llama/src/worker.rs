@@ -77,8 +77,10 @@ pub(crate) fn chat_tokens(
     Ok(model.vocab().tokenize(prompt.as_bytes(), true, true))
 }
 
-/// llama.cpp's backend may be initialised once per process; every worker shares it.
+/// llama.cpp's backend may be initialised once per process; every worker shares it. On a
+/// CPU without this build's instructions it is never initialised (`compute::check`).
 pub(crate) fn backend() -> Result<&'static LlamaBackend, String> {
+    crate::compute::check().map_err(|e| e.to_string())?;
     static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
     BACKEND
         .get_or_init(|| {

@@ -9,7 +9,7 @@ pub mod templates;
 
 use tauri::State;
 
-use crate::dto::AppInfo;
+use crate::dto::{AppInfo, ComputeInfo};
 use crate::state::AppState;
 
 #[tauri::command]
@@ -33,6 +33,22 @@ pub fn app_info(state: State<'_, AppState>) -> AppInfo {
         db_path: state.store.path().display().to_string(),
         default_model: model.is_file().then(|| model.display().to_string()),
         bundled_datasets: bundled,
+        compute: compute_info(),
+    }
+}
+
+fn compute_info() -> ComputeInfo {
+    let compute = judgelab_engine::local_compute();
+    ComputeInfo {
+        summary: compute.summary(),
+        cpu_kernels: compute.cpu_kernels.clone(),
+        unsupported: compute.unsupported.as_ref().map(ToString::to_string),
+        gpus: compute
+            .devices
+            .iter()
+            .filter(|d| d.gpu)
+            .map(|d| format!("{} {}", d.backend, d.description.trim()))
+            .collect(),
     }
 }
 

@@ -117,7 +117,7 @@ fn the_whole_workflow_in_the_real_app() {
     assert!(s.find(&testid("preview")).text().len() > 100);
     shot(&s, "02-templates");
 
-    // Judges: the default model is there.
+    // Judges: the default model is there, and what local models compute on.
     s.find(&testid("nav-judges")).click();
     s.wait_until(
         "the default judge is listed",
@@ -125,6 +125,12 @@ fn the_whole_workflow_in_the_real_app() {
         json!([]),
         15,
     );
+    let compute = s.wait(&testid("local-compute"), 15).text();
+    assert!(
+        compute.contains(&judgelab_engine::local_compute().summary()),
+        "{compute}"
+    );
+    assert_eq!(s.count(&testid("unsupported-cpu")), 0);
     shot(&s, "03-judges");
 
     // Builder: temperature × few-shot on 8 items = 4 trials, 32 calls.

@@ -45,6 +45,8 @@ export type AppInfo = {
 	default_model: string | null,
 	/**  The built-in datasets shipped with the app (file paths), for a first import. */
 	bundled_datasets: string[],
+	/**  What local models compute on. */
+	compute: ComputeInfo,
 };
 
 export type BaselineView = {
@@ -97,6 +99,18 @@ export type Comparison = {
 	difference: Cell,
 };
 
+/**  What local models compute on: this build's llama.cpp CPU kernels and the devices. */
+export type ComputeInfo = {
+	/**  One line: the kernels, the CPU, any GPU (or why local models cannot run here). */
+	summary: string,
+	/**  `x86-64-v3 (AVX2, FMA, F16C, BMI2)`. */
+	cpu_kernels: string,
+	/**  Why this CPU cannot run local models, when it cannot; remote judges still work. */
+	unsupported: string | null,
+	/**  The GPUs llama.cpp offloads to, as `CUDA NVIDIA H200 (140 GiB)`. */
+	gpus: string[],
+};
+
 export type ConfusionView = {
 	rows: string[],
 	columns: string[],
@@ -139,6 +153,8 @@ export type ErrorCode =
 "already_running" | 
 /**  The default model file is missing: `cargo xtask fetch-model`. */
 "model_missing" | 
+/**  This CPU lacks instructions the local judge's kernels need; remote judges work. */
+"unsupported_cpu" | 
 /**  Anything else: the machine, the model, the database. */
 "internal";
 

@@ -454,6 +454,86 @@ fn rating_datasets_are_judged_with_digits() {
     assert_eq!(v["trials"][0]["examples"].as_array().unwrap().len(), 1);
 }
 
+/// On a CPU without the instructions of this build's llama.cpp kernels (x86-64-v3), the
+/// binary still starts, says what local models compute on, and refuses a local run with
+/// an error naming what the CPU lacks, instead of dying of an illegal instruction; nothing
+/// is judged, and the same run goes through once the CPU has them. The CPU is seen two
+/// ways: told by `JUDGELAB_CPU_FEATURES`, and read through CPUID from an emulated
+/// Nehalem (`qemu-x86_64 -cpu Nehalem`, which `cargo xtask deps` installs).
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn an_older_cpu_is_told_what_it_lacks() {
+    let env = Env::new();
+    let info = env.run(&["info"]);
+    let said = text(&info.stdout);
+    assert!(info.status.success(), "{}", text(&info.stderr));
+    assert!(
+        said.contains("local models: CPU kernels x86-64-v3 (AVX2, FMA, F16C, BMI2) on "),
+        "{said}"
+    );
+
+    let exp = experiment(
+        &env,
+        "old-cpu",
+        "",
+        "temperature = 0.0\nmax_tokens = 1\n[limits]\nitems = 2",
+    );
+    let lacks =
+        "this CPU lacks AVX, AVX2, F16C, FMA, BMI2, which the local judge of this build needs";
+    let run = |cmd: &mut Command| {
+        let out = cmd.output().unwrap();
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+    let (code, _, stderr) = run(env
+        .cmd(&["run", exp.to_str().unwrap()])
+        .env("JUDGELAB_CPU_FEATURES", "SSE4.2"));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(lacks) && stderr.contains("Intel Core from Haswell"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let (_, stdout, _) = run(env.cmd(&["info"]).env("JUDGELAB_CPU_FEATURES", "SSE4.2"));
+    assert!(
+        stdout.contains(&format!("local models: local judge unavailable: {lacks}")),
+        "{stdout}"
+    );
+    // The experiment may be stored before its judge loads; no verdict is.
+    let shown = env.run(&["show", "old-cpu", "--json"]);
+    if shown.status.success() {
+        let v: Value = serde_json::from_slice(&shown.stdout).unwrap();
+        assert_eq!(v["experiment"]["n_stored"], 0);
+    }
+
+    let qemu = Command::new("qemu-x86_64").arg("-version").output();
+    assert!(
+        qemu.is_ok_and(|o| o.status.success()),
+        "qemu-x86_64 is missing: `cargo xtask deps` installs qemu-user"
+    );
+    let emulated = |args: &[&str]| {
+        let mut cmd = Command::new("qemu-x86_64");
+        cmd.args(["-cpu", "Nehalem"])
+            .arg(env!("CARGO_BIN_EXE_judgelab"))
+            .arg("--db")
+            .arg(env.db())
+            .args(args);
+        run(&mut cmd)
+    };
+    let (code, stdout, stderr) = emulated(&["info"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.contains(&format!("local models: local judge unavailable: {lacks}")),
+        "{stdout}"
+    );
+    let (code, _, stderr) = emulated(&["run", exp.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains(lacks), "{stderr}");
+
+    let out = env.run(&["run", exp.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(env.show("old-cpu")["experiment"]["n_stored"], 2);
+}
+
 /// With exact verdicts, a 12-point temperature × top_p grid costs the model calls of one
 /// point: one per item, as `run` says; `show` has the expected metrics; a grammar leaves no
 /// parse failure.

@@ -1,5 +1,6 @@
-//! `judgelab bench`: one sweep judged two ways in one process, against the physical floor
-//! of this machine.
+//! `judgelab bench`: one sweep judged two ways in one process, against the floor of
+//! Judgelab's own build and the floor of the hardware (`floor`); and, with a peer server,
+//! the zero-shot grid judged as a one-call-per-cell tool does it (`peer`).
 //!
 //! The workload: LLMBar Natural (12 items by default), the pairwise template, two few-shot
 //! examples, temperature {0, 0.3, 0.7, 1.0} × top_p {0.8, 0.9, 1.0}, one-token verdicts.
@@ -9,10 +10,15 @@
 //!   no kept prefix), one call at a time. Nothing is stored, which only flatters it.
 //! - **Planned**: `run_experiment` with exact verdicts, into a fresh SQLite file: one pass
 //!   per item for the whole grid, the few-shot prefix decoded once, sequences batched.
-//! - **Floor**: a plain llama.cpp loop (`judgelab_llama::bench`) decodes the same prompts
-//!   whole, one sequence, no engine and no store; its tokens per second divide the least
-//!   work the sweep needs (`min_prompt_tokens`: the prompts' shared prefix once plus each
-//!   item's suffix once) into `floor_wall_s`.
+//! - **Floors**: a plain llama.cpp loop, no engine and no store, does the least work the
+//!   sweep needs (`min_prompt_tokens`): the prompts' shared prefix decoded once, then each
+//!   item's suffix on top of it, one sequence. The *build's* floor runs the loop over
+//!   Judgelab's own llama.cpp (`judgelab_llama::bench`); the *hardware's* floor runs it
+//!   over llama.cpp built for this machine's instruction set (`floor`, when a
+//!   `floor_tool` is given). The ratio that counts is against the hardware's:
+//!   `floor_wall_s` is the hardware's where it was measured, else the build's (`floor`
+//!   says which). A suffix's tokens attend over the prefix before them, so they cost more
+//!   than the average token of a whole prompt: this is the floor of the work itself.
 //!
 //! Greedy verdicts (temperature 0) of the two ways are compared. Decoding a suffix on a
 //! copied prefix, or several sequences in one batch, changes the floating-point summation
@@ -38,6 +44,9 @@ use crate::resolve::resolve;
 use crate::run::{run_experiment, RunOptions};
 use crate::EngineError;
 
+mod floor;
+pub mod peer;
+
 /// Logit gap under which a flipped greedy verdict is a near tie.
 pub const NEAR_TIE: f32 = 0.25;
 
@@ -50,6 +59,8 @@ pub struct BenchOptions {
     /// The GGUF file; default: the default model.
     pub model: Option<PathBuf>,
     pub threads: Option<usize>,
+    /// `judgelab-floor`, llama.cpp built for this machine (`cargo xtask bench` builds it).
+    pub floor_tool: Option<PathBuf>,
 }
 
 /// What one way cost.
@@ -75,9 +86,22 @@ pub struct BenchReport {
     pub near_ties: usize,
     /// The shared prefix once plus each item's suffix once.
     pub min_prompt_tokens: u64,
-    /// `min_prompt_tokens` at the plain loop's speed.
+    /// The seconds the hardware's floor took for `min_prompt_tokens`, or the build's where
+    /// the hardware's was not measured.
     pub floor_wall_s: f64,
     pub floor_tokens_per_s: f64,
+    /// Which floor `floor_wall_s` is: `hardware` or `build`.
+    pub floor: &'static str,
+    /// The plain loop over Judgelab's own llama.cpp build.
+    pub build_floor_wall_s: f64,
+    pub build_floor_tokens_per_s: f64,
+    /// The CPU kernels of Judgelab's build (`x86-64-v3 (AVX2, FMA, F16C, BMI2)`).
+    pub build_kernels: String,
+    /// The plain loop over llama.cpp built for this machine, where measured.
+    pub hardware_floor_wall_s: Option<f64>,
+    pub hardware_floor_tokens_per_s: Option<f64>,
+    /// llama.cpp's list of the instruction sets the native build uses.
+    pub hardware_kernels: Option<String>,
     pub n_items: usize,
     pub n_trials: usize,
 }
@@ -145,25 +169,8 @@ pub async fn bench(
     };
 
     // The same trials, items and examples, judged the naive way.
-    let r = resolve(&store, &file).await?;
-    let row = store
-        .experiment_by_name("bench")
-        .await?
-        .ok_or_else(|| EngineError::UnknownExperiment("bench".into()))?;
-    let trials = store.trials(row.id).await?;
-    let index: HashMap<&str, &Item> = r.dataset.items.iter().map(|i| (i.id.as_str(), i)).collect();
-    let items: Vec<&Item> = row.judged.iter().map(|id| index[id.as_str()]).collect();
-    let template = &r.templates[0].1;
-    let render = |examples: &[&Item], item: &Item| {
-        PromptInput {
-            task: r.dataset.task,
-            output: r.output,
-            allow_tie: r.allow_tie(),
-            template,
-            examples,
-        }
-        .render(item, false)
-    };
+    let sweep = Stored::load(&store, &file).await?;
+    let (r, trials, items) = (&sweep.r, &sweep.trials, sweep.items());
 
     on_event(BenchEvent::Phase("naive"));
     let model_path = r.models[0].1.clone();
@@ -186,22 +193,11 @@ pub async fn bench(
     };
     // (trial id, item id) → (verdict, near tie) of greedy calls.
     let mut greedy: HashMap<(i64, &str), (Option<Label>, bool)> = HashMap::new();
-    for trial in &trials {
-        let examples: Vec<&Item> = trial.examples.iter().map(|id| index[id.as_str()]).collect();
+    for trial in trials {
         let p = &trial.params;
         for &item in &items {
-            let request = JudgeRequest {
-                key: 0,
-                messages: render(&examples, item)?,
-                sampling: Sampling {
-                    temperature: p.temperature,
-                    top_p: p.top_p,
-                    max_tokens: p.max_tokens,
-                    seed: seed(&r, item, 0, false),
-                },
-                logits: p.temperature == 0.0,
-                grammar: None,
-            };
+            let mut request = sweep.request(trial, item)?;
+            request.logits = p.temperature == 0.0;
             let mut response = None;
             judge.judge_batch(vec![request], &cancel, &mut |r| response = Some(r));
             let completion = response
@@ -246,26 +242,40 @@ pub async fn bench(
     }
 
     on_event(BenchEvent::Phase("floor"));
-    let examples: Vec<&Item> = trials[0]
-        .examples
-        .iter()
-        .map(|id| index[id.as_str()])
-        .collect();
     let prompts = items
         .iter()
-        .map(|item| render(&examples, item))
+        .map(|item| sweep.request(&trials[0], item).map(|r| r.messages))
         .collect::<Result<Vec<_>, _>>()?;
-    let floor = tokio::task::spawn_blocking({
+    let build_floor = tokio::task::spawn_blocking({
         let threads = options.threads;
+        let model_path = model_path.clone();
         move || judgelab_llama::bench::plain_prefill(&model_path, &prompts, threads)
     })
     .await
     .map_err(|e| EngineError::Judge(format!("the floor loop panicked: {e}")))?
     .map_err(EngineError::Judge)?;
-    let n = items.len() as u64;
-    let min_prompt_tokens =
-        floor.tokens as u64 - (n.saturating_sub(1)) * floor.shared_prefix as u64;
-    let floor_tokens_per_s = floor.tokens_per_second();
+    let min_prompt_tokens = build_floor.tokens as u64;
+    let hardware = match &options.floor_tool {
+        Some(tool) => {
+            on_event(BenchEvent::Phase("hardware floor"));
+            let measured = floor::measure(
+                tool,
+                &model_path,
+                &build_floor.token_ids,
+                options.threads,
+                dir,
+            )?;
+            if measured.tokens != build_floor.tokens {
+                return Err(EngineError::Judge(format!(
+                    "the floor tool decoded {} tokens where this build's loop decoded {}",
+                    measured.tokens, build_floor.tokens
+                )));
+            }
+            Some(measured)
+        }
+        None => None,
+    };
+    let floor_wall_s = hardware.as_ref().map_or(build_floor.seconds, |h| h.seconds);
     store.close().await;
     Ok(BenchReport {
         naive,
@@ -276,11 +286,94 @@ pub async fn bench(
         greedy_flips_not_near_tie,
         near_ties,
         min_prompt_tokens,
-        floor_wall_s: min_prompt_tokens as f64 / floor_tokens_per_s,
-        floor_tokens_per_s,
+        floor_wall_s,
+        floor_tokens_per_s: min_prompt_tokens as f64 / floor_wall_s.max(1e-9),
+        floor: if hardware.is_some() {
+            "hardware"
+        } else {
+            "build"
+        },
+        build_floor_wall_s: build_floor.seconds,
+        build_floor_tokens_per_s: build_floor.tokens_per_second(),
+        build_kernels: judgelab_llama::compute::kernels(),
+        hardware_floor_wall_s: hardware.as_ref().map(|h| h.seconds),
+        hardware_floor_tokens_per_s: hardware
+            .as_ref()
+            .map(|h| h.tokens as f64 / h.seconds.max(1e-9)),
+        hardware_kernels: hardware.map(|h| h.system_info),
         n_items: items.len(),
         n_trials: trials.len(),
     })
+}
+
+/// A bench experiment as stored: its resolution, its trials and the items it judged, and
+/// the request of each (trial, item) as the engine renders it.
+pub(crate) struct Stored {
+    pub r: crate::resolve::Resolved,
+    pub trials: Vec<judgelab_store::TrialRow>,
+    judged: Vec<String>,
+}
+
+impl Stored {
+    pub(crate) async fn load(store: &Store, file: &Path) -> Result<Stored, EngineError> {
+        let r = resolve(store, file).await?;
+        let name = r.experiment.name.clone();
+        let row = store
+            .experiment_by_name(&name)
+            .await?
+            .ok_or(EngineError::UnknownExperiment(name))?;
+        let trials = store.trials(row.id).await?;
+        Ok(Stored {
+            r,
+            trials,
+            judged: row.judged,
+        })
+    }
+
+    fn item(&self, id: &str) -> &Item {
+        self.r
+            .dataset
+            .items
+            .iter()
+            .find(|i| i.id == id)
+            .expect("a stored experiment judges items of its dataset")
+    }
+
+    /// The judged items, in the experiment's order.
+    pub(crate) fn items(&self) -> Vec<&Item> {
+        self.judged.iter().map(|id| self.item(id)).collect()
+    }
+
+    /// The call of `trial` on `item` (first answer order, first repeat) as the engine
+    /// renders it, with the trial's examples and sampling; no logits, no grammar.
+    pub(crate) fn request(
+        &self,
+        trial: &judgelab_store::TrialRow,
+        item: &Item,
+    ) -> Result<JudgeRequest, EngineError> {
+        let examples: Vec<&Item> = trial.examples.iter().map(|id| self.item(id)).collect();
+        let p = &trial.params;
+        let messages = PromptInput {
+            task: self.r.dataset.task,
+            output: self.r.output,
+            allow_tie: self.r.allow_tie(),
+            template: &self.r.templates[0].1,
+            examples: &examples,
+        }
+        .render(item, false)?;
+        Ok(JudgeRequest {
+            key: 0,
+            messages,
+            sampling: Sampling {
+                temperature: p.temperature,
+                top_p: p.top_p,
+                max_tokens: p.max_tokens,
+                seed: seed(&self.r, item, 0, false),
+            },
+            logits: false,
+            grammar: None,
+        })
+    }
 }
 
 /// Whether the two leading readings of a pass — each label's best token, and the best

@@ -1,0 +1,219 @@
+//! `judgelab bench --peer URL`: the zero-shot temperature × top_p grid judged in one run
+//! two ways, Judgelab's and a one-call-per-cell tool's.
+//!
+//! The workload: LLMBar Natural (24 items by default), the pairwise template, no few-shot
+//! example, temperature {0, 0.3, 0.7, 1.0} × top_p {0.8, 0.9, 1.0}, one-token verdicts.
+//!
+//! - **Judgelab**: `run_experiment` with exact verdicts on the local model, into a fresh
+//!   SQLite file, model loading included.
+//! - **Peer**: an OpenAI-compatible server of the same model file (llama.cpp's server, or
+//!   llama-cpp-python's), sent one chat completion per (trial, item) as promptfoo sends
+//!   them: `concurrency` requests in flight (promptfoo's default is 4), each with its
+//!   trial's temperature, top_p and max_tokens. Everything favours the peer: the server
+//!   has loaded its model before the clock starts and answers one untimed request first;
+//!   the twelve trials of an item are sent one after another, so the server's prompt
+//!   cache serves all but the first; nothing is stored.
+//!
+//! Greedy verdicts (temperature 0) are compared: both ways judge the same prompts, so they
+//! agree except where two builds of llama.cpp round differently on a near tie.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use judgelab_core::verdict;
+use judgelab_core::{Judge, Label};
+use judgelab_openai::{Endpoint, OpenAiJudge};
+use judgelab_store::Store;
+use serde::Serialize;
+
+use super::{Stored, Way};
+use crate::run::{run_experiment, RunOptions};
+use crate::EngineError;
+
+/// What to compare with.
+#[derive(Debug, Clone)]
+pub struct PeerOptions {
+    /// The LLMBar Natural file.
+    pub dataset: PathBuf,
+    pub items: usize,
+    /// The peer server, up to `/v1`.
+    pub base_url: String,
+    /// The model name the server knows (its alias of the default model).
+    pub model: String,
+    /// CPU threads of Judgelab's local model (default: all cores); give the server as many.
+    pub threads: Option<usize>,
+    /// Requests in flight to the peer.
+    pub concurrency: usize,
+}
+
+/// The comparison; its JSON is `judgelab bench --peer URL --json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PeerReport {
+    pub judgelab: Way,
+    /// `prompt_tokens_decoded` is what the server says each prompt was (its usage), which
+    /// counts the tokens its prompt cache served.
+    pub peer: Way,
+    /// Judgelab's wall time over the peer's.
+    pub ratio: f64,
+    pub peer_concurrency: usize,
+    /// Greedy (trial, item) verdicts compared between the two ways, and how many agree.
+    pub greedy_compared: usize,
+    pub greedy_agree: usize,
+    pub n_items: usize,
+    pub n_trials: usize,
+}
+
+/// Progress: which phase, and requests answered by the peer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PeerEvent {
+    Phase(&'static str),
+    Peer { done: usize, total: usize },
+}
+
+fn experiment_toml(o: &PeerOptions) -> String {
+    format!(
+        r#"name = "bench-peer"
+dataset = {dataset:?}
+
+[judge]
+model = "default"
+template = "pairwise"
+exact = true
+
+[sweep]
+temperature = [0.0, 0.3, 0.7, 1.0]
+top_p = [0.8, 0.9, 1.0]
+max_tokens = 1
+few_shot = 0
+seed = 42
+
+[limits]
+items = {items}
+"#,
+        dataset = o.dataset.display().to_string(),
+        items = o.items,
+    )
+}
+
+/// Runs the comparison in `dir` (a fresh database and experiment file go there).
+pub async fn peer(
+    options: &PeerOptions,
+    dir: &Path,
+    on_event: &mut (dyn FnMut(PeerEvent) + Send),
+) -> Result<PeerReport, EngineError> {
+    let store = Store::open(&dir.join("bench-peer.sqlite")).await?;
+    let file = dir.join("bench-peer.toml");
+    std::fs::write(&file, experiment_toml(options)).map_err(|source| EngineError::Io {
+        path: file.display().to_string(),
+        source,
+    })?;
+
+    on_event(PeerEvent::Phase("judgelab"));
+    let start = Instant::now();
+    let run_options = RunOptions {
+        threads: options.threads,
+        ..RunOptions::default()
+    };
+    let summary = run_experiment(&store, &file, run_options, &mut |_| {}).await?;
+    let judgelab = Way {
+        wall_s: start.elapsed().as_secs_f64(),
+        prompt_tokens_decoded: summary.prompt_tokens_decoded,
+        model_calls: summary.model_calls,
+    };
+
+    let sweep = Stored::load(&store, &file).await?;
+    let items = sweep.items();
+    // Item-major, so that the server's prompt cache serves an item's later trials.
+    let mut cells = Vec::new();
+    let mut requests = Vec::new();
+    for &item in &items {
+        for trial in &sweep.trials {
+            let mut request = sweep.request(trial, item)?;
+            request.key = requests.len();
+            requests.push(request);
+            cells.push((trial, item));
+        }
+    }
+    let mut endpoint = Endpoint::new("peer", &options.base_url, &options.model);
+    endpoint.stream = false;
+    endpoint.concurrency = options.concurrency.max(1);
+    endpoint.timeout = Duration::from_secs(120);
+    endpoint.max_attempts = 1;
+    let judge =
+        Arc::new(OpenAiJudge::new(endpoint).map_err(|e| EngineError::Judge(e.to_string()))?);
+
+    on_event(PeerEvent::Phase("peer"));
+    let warm_up = requests[0].clone();
+    let total = requests.len();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let worker = tokio::task::spawn_blocking({
+        let judge = Arc::clone(&judge);
+        move || {
+            let cancel = Arc::new(AtomicBool::new(false));
+            let mut first = Ok(());
+            judge.judge_batch(vec![warm_up], &cancel, &mut |r| {
+                first = r.result.map(|_| ());
+            });
+            first?;
+            let start = Instant::now();
+            judge.judge_batch(requests, &cancel, &mut |r| {
+                let _ = tx.send(r);
+            });
+            Ok::<f64, String>(start.elapsed().as_secs_f64())
+        }
+    });
+    let mut responses = Vec::with_capacity(total);
+    // The channel ends when the judge's thread has sent every response.
+    while let Some(response) = rx.recv().await {
+        responses.push(response);
+        on_event(PeerEvent::Peer {
+            done: responses.len(),
+            total,
+        });
+    }
+    let failed = |e: String| EngineError::Judge(format!("the peer at {}: {e}", options.base_url));
+    let wall_s = worker
+        .await
+        .map_err(|e| EngineError::Judge(format!("the peer loop panicked: {e}")))?
+        .map_err(failed)?;
+    let mut peer = Way {
+        wall_s,
+        prompt_tokens_decoded: 0,
+        model_calls: 0,
+    };
+    // (trial id, item id) → Judgelab's greedy verdict.
+    let mut ours = HashMap::new();
+    for trial in sweep.trials.iter().filter(|t| t.params.temperature == 0.0) {
+        for v in store.verdicts(trial.id).await? {
+            let label = v.verdict.as_deref().and_then(Label::from_text);
+            ours.insert((trial.id, v.item_id), label);
+        }
+    }
+    let r = &sweep.r;
+    let (mut greedy_compared, mut greedy_agree) = (0, 0);
+    for response in responses {
+        let completion = response.result.map_err(failed)?;
+        peer.model_calls += 1;
+        peer.prompt_tokens_decoded += u64::from(completion.prompt_tokens);
+        let (trial, item) = cells[response.key];
+        if let Some(our) = ours.get(&(trial.id, item.id.clone())) {
+            let theirs = verdict::parse(r.output, r.dataset.task, &completion.text, false);
+            greedy_compared += 1;
+            greedy_agree += usize::from(theirs.label() == *our);
+        }
+    }
+    store.close().await;
+    Ok(PeerReport {
+        judgelab,
+        peer,
+        ratio: judgelab.wall_s / peer.wall_s.max(1e-9),
+        peer_concurrency: options.concurrency.max(1),
+        greedy_compared,
+        greedy_agree,
+        n_items: items.len(),
+        n_trials: sweep.trials.len(),
+    })
+}
