@@ -1,14 +1,13 @@
-// judgelab-floor: the least work of a sweep at the best speed this machine has, with
-// llama.cpp built for its own instruction set. It does what
-// `judgelab_llama::bench::plain_prefill` does over Judgelab's portable build, so that the
-// two floors differ only in the build: the prompts' longest common prefix is decoded once
-// into one sequence, then each prompt's suffix is decoded on top of it (and removed
-// again), one sequence, no batching across prompts. The first prompt is decoded whole
-// once, untimed, first (a warm-up).
+// judgelab-floor: the best prefill this machine does, with llama.cpp built for its own
+// instruction set. It decodes each prompt whole, one sequence on a cleared cache (as
+// llama-bench measures prompt processing), as `judgelab_llama::bench::plain_prefill` does
+// over Judgelab's portable build, so that the two floors differ only in the build. The
+// first prompt is decoded once untimed first (a warm-up). `judgelab bench` divides the
+// least work of a sweep by this speed.
 //
 // usage: judgelab-floor MODEL.gguf TOKENS.txt THREADS
 //   TOKENS.txt: one prompt a line, its token ids separated by spaces.
-// prints one JSON line: {"tokens":N,"seconds":S,"shared_prefix":P,"system_info":"..."}
+// prints one JSON line: {"tokens":N,"seconds":S,"system_info":"..."}
 
 #include "llama.h"
 
@@ -69,15 +68,6 @@ int main(int argc, char ** argv) {
         fprintf(stderr, "error: %s holds no prompt\n", argv[2]);
         return 2;
     }
-    // Every suffix keeps at least one token: its last one gives the logits.
-    size_t prefix = prompts[0].size() - 1;
-    for (const auto & tokens : prompts) {
-        size_t same = 0;
-        while (same < prefix && same + 1 < tokens.size() && tokens[same] == prompts[0][same]) {
-            same++;
-        }
-        prefix = same;
-    }
     const int threads = std::atoi(argv[3]);
 
     llama_log_set(quiet, nullptr);
@@ -102,16 +92,17 @@ int main(int argc, char ** argv) {
     llama_memory_t memory = llama_get_memory(ctx);
     llama_batch batch = llama_batch_init(static_cast<int32_t>(longest + 16), 0, 1);
 
-    // Decodes tokens[from, to) at their positions in sequence 0; false if llama.cpp fails.
-    auto decode = [&](const std::vector<llama_token> & tokens, size_t from, size_t to) {
+    // Decodes a whole prompt on a cleared cache; false if llama.cpp fails.
+    auto decode = [&](const std::vector<llama_token> & tokens) {
+        llama_memory_clear(memory, true);
         batch.n_tokens = 0;
-        for (size_t pos = from; pos < to; pos++) {
+        for (size_t pos = 0; pos < tokens.size(); pos++) {
             const int32_t i = batch.n_tokens++;
             batch.token[i] = tokens[pos];
             batch.pos[i] = static_cast<llama_pos>(pos);
             batch.n_seq_id[i] = 1;
             batch.seq_id[i][0] = 0;
-            batch.logits[i] = pos + 1 == to;
+            batch.logits[i] = pos + 1 == tokens.size();
         }
         // Reading the logits waits for the decode to finish on every backend.
         return llama_decode(ctx, batch) == 0 &&
@@ -122,26 +113,21 @@ int main(int argc, char ** argv) {
         return 1;
     };
 
-    if (!decode(prompts[0], 0, prompts[0].size())) {
+    if (!decode(prompts[0])) {
         return failed();
     }
-    llama_memory_clear(memory, true);
-    const auto start = std::chrono::steady_clock::now();
-    size_t n_tokens = prefix;
-    if (prefix > 0 && !decode(prompts[0], 0, prefix)) {
-        return failed();
-    }
+    size_t n_tokens = 0;
+    double seconds = 0.0;
     for (const auto & tokens : prompts) {
-        if (!decode(tokens, prefix, tokens.size())) {
+        const auto start = std::chrono::steady_clock::now();
+        if (!decode(tokens)) {
             return failed();
         }
-        llama_memory_seq_rm(memory, 0, static_cast<llama_pos>(prefix), -1);
-        n_tokens += tokens.size() - prefix;
+        seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        n_tokens += tokens.size();
     }
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    printf("{\"tokens\":%zu,\"seconds\":%.6f,\"shared_prefix\":%zu,\"system_info\":\"%s\"}\n",
-           n_tokens, seconds, prefix, json_escaped(llama_print_system_info()).c_str());
+    printf("{\"tokens\":%zu,\"seconds\":%.6f,\"system_info\":\"%s\"}\n", n_tokens, seconds,
+           json_escaped(llama_print_system_info()).c_str());
 
     llama_batch_free(batch);
     llama_free(ctx);

@@ -1,10 +1,9 @@
-//! The floor of a sweep's prompt decoding in this build: a plain llama.cpp loop, no
-//! engine and no store, that does the least work the prompts need. Their longest common
-//! prefix is decoded once into one sequence; each prompt's suffix is then decoded on top
-//! of it and removed again, one sequence, nothing batched across prompts. `judgelab bench`
-//! compares the planned run with this, and with the same loop over llama.cpp built for
-//! this machine's own instruction set (`floor/floor.cpp`, the hardware's floor), which
-//! reads the token ids this loop decoded.
+//! The floor of prompt decoding in this build: a plain llama.cpp loop over whole prompts,
+//! one sequence on a cleared cache (as llama-bench measures prompt processing), no engine
+//! and no store. `judgelab bench` divides the least work a sweep needs by this speed, and
+//! by the speed of the same loop over llama.cpp built for this machine's own instruction
+//! set (`floor/floor.cpp`, the hardware's floor), which reads the token ids this loop
+//! decoded.
 
 use std::num::NonZeroU32;
 use std::path::Path;
@@ -15,18 +14,16 @@ use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
-use llama_cpp_2::token::LlamaToken;
 
 use crate::worker::{backend, chat_template, chat_tokens};
 
-/// Prompt tokens decoded (the shared prefix once, each suffix once) and the seconds the
-/// decodes took (tokenising and the warm-up excluded).
+/// Prompt tokens decoded and the seconds the decodes took (tokenising and the warm-up
+/// excluded).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prefill {
     pub tokens: usize,
     pub seconds: f64,
-    /// The tokens every prompt starts with (their longest common prefix, short of each
-    /// prompt's last token).
+    /// The tokens every prompt starts with (their longest common prefix).
     pub shared_prefix: usize,
     /// Each prompt's token ids, in the model's chat template.
     pub token_ids: Vec<Vec<i32>>,
@@ -38,9 +35,9 @@ impl Prefill {
     }
 }
 
-/// Decodes the prompts' shared prefix once and each suffix on top of it, with the model at
-/// `path` on `threads` CPU threads (default: all cores). The first prompt is decoded whole
-/// once untimed first, so that one-off costs (buffers, weight repacking) are not counted.
+/// Decodes each prompt whole, on a cleared cache, with the model at `path` on `threads`
+/// CPU threads (default: all cores). The first prompt is decoded once untimed first, so
+/// that one-off costs (buffers, threads, weight repacking) are not counted.
 pub fn plain_prefill(
     path: &Path,
     prompts: &[Vec<Message>],
@@ -55,11 +52,6 @@ pub fn plain_prefill(
         .map(|messages| chat_tokens(&model, &template, messages))
         .collect::<Result<Vec<_>, _>>()?;
     let first = all.first().ok_or("no prompt to decode")?;
-    // Every suffix keeps at least one token: its last one gives the logits.
-    let shared_prefix = all.iter().fold(first.len().saturating_sub(1), |n, t| {
-        n.min(first.iter().zip(t).take_while(|(a, b)| a == b).count())
-            .min(t.len().saturating_sub(1))
-    });
     let longest = all.iter().map(Vec::len).max().unwrap_or(1).max(1) as u32;
     let threads = threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
@@ -73,33 +65,28 @@ pub fn plain_prefill(
         .new_context(backend, params)
         .map_err(|e| e.to_string())?;
     let mut batch = LlamaBatch::new(longest as usize + 16, 1);
-    let mut decode =
-        |ctx: &mut llama_cpp_2::context::LlamaContext, tokens: &[LlamaToken], from: usize| {
-            batch.clear();
-            for (pos, &token) in tokens.iter().enumerate().skip(from) {
-                batch
-                    .add(token, pos as i32, &[0], pos + 1 == tokens.len())
-                    .map_err(|e| e.to_string())?;
-            }
-            ctx.decode(&mut batch).map_err(|e| e.to_string())?;
-            // Reading the logits waits for the decode to finish on every backend.
-            let _ = ctx.get_logits_ith(batch.n_tokens() - 1)[0];
-            Ok::<(), String>(())
-        };
-    decode(&mut ctx, first, 0)?;
-    ctx.clear_kv_cache();
-    let start = Instant::now();
-    if shared_prefix > 0 {
-        decode(&mut ctx, &first[..shared_prefix], 0)?;
+    let mut seconds = 0.0;
+    for (i, tokens) in std::iter::once(first).chain(&all).enumerate() {
+        ctx.clear_kv_cache();
+        batch.clear();
+        for (pos, &token) in tokens.iter().enumerate() {
+            batch
+                .add(token, pos as i32, &[0], pos + 1 == tokens.len())
+                .map_err(|e| e.to_string())?;
+        }
+        let start = Instant::now();
+        ctx.decode(&mut batch).map_err(|e| e.to_string())?;
+        // Reading the logits waits for the decode to finish on every backend.
+        let _ = ctx.get_logits_ith(batch.n_tokens() - 1)[0];
+        if i > 0 {
+            seconds += start.elapsed().as_secs_f64();
+        }
     }
-    for tokens in &all {
-        decode(&mut ctx, tokens, shared_prefix)?;
-        ctx.clear_kv_cache_seq(Some(0), Some(shared_prefix as u32), None)
-            .map_err(|e| e.to_string())?;
-    }
-    let seconds = start.elapsed().as_secs_f64();
+    let shared_prefix = all.iter().skip(1).fold(first.len(), |n, t| {
+        n.min(first.iter().zip(t).take_while(|(a, b)| a == b).count())
+    });
     Ok(Prefill {
-        tokens: shared_prefix + all.iter().map(|t| t.len() - shared_prefix).sum::<usize>(),
+        tokens: all.iter().map(Vec::len).sum(),
         seconds,
         shared_prefix,
         token_ids: all

@@ -1,7 +1,6 @@
 //! The hardware's floor: `judgelab-floor` (`crates/llama/floor`), llama.cpp from the same
 //! vendored source built for this machine's own instruction set, decodes the token ids
-//! that Judgelab's plain loop decoded, the same way (the shared prefix once, then each
-//! suffix on top of it). `cargo xtask bench` builds it once
+//! that Judgelab's plain loop decoded, the same way (each prompt whole). `cargo xtask bench` builds it once
 //! into the user cache and passes its path.
 
 use std::path::Path;
@@ -14,7 +13,6 @@ use crate::EngineError;
 /// What the native build measured.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub(crate) struct HardwareFloor {
-    /// The shared prefix once and every suffix.
     pub tokens: usize,
     pub seconds: f64,
     /// llama.cpp's own list of the instruction sets the build uses (`AVX2 = 1 | …`).

@@ -10,15 +10,16 @@
 //!   no kept prefix), one call at a time. Nothing is stored, which only flatters it.
 //! - **Planned**: `run_experiment` with exact verdicts, into a fresh SQLite file: one pass
 //!   per item for the whole grid, the few-shot prefix decoded once, sequences batched.
-//! - **Floors**: a plain llama.cpp loop, no engine and no store, does the least work the
-//!   sweep needs (`min_prompt_tokens`): the prompts' shared prefix decoded once, then each
-//!   item's suffix on top of it, one sequence. The *build's* floor runs the loop over
-//!   Judgelab's own llama.cpp (`judgelab_llama::bench`); the *hardware's* floor runs it
-//!   over llama.cpp built for this machine's instruction set (`floor`, when a
-//!   `floor_tool` is given). The ratio that counts is against the hardware's:
-//!   `floor_wall_s` is the hardware's where it was measured, else the build's (`floor`
-//!   says which). A suffix's tokens attend over the prefix before them, so they cost more
-//!   than the average token of a whole prompt: this is the floor of the work itself.
+//! - **Floors**: a plain llama.cpp loop decodes the same prompts whole, one sequence, no
+//!   engine and no store, as llama-bench measures prompt processing; its tokens per
+//!   second divide the least work the sweep needs (`min_prompt_tokens`: the prompts'
+//!   shared prefix once plus each item's suffix once) into a wall time. The *build's*
+//!   floor runs the loop over Judgelab's own llama.cpp (`judgelab_llama::bench`); the
+//!   *hardware's* floor runs it over llama.cpp built for this machine's instruction set
+//!   (`floor`, when a `floor_tool` is given). The ratio that counts is against the
+//!   hardware's: `floor_wall_s` is the hardware's where it was measured, else the build's
+//!   (`floor` says which). It is a strict floor: a suffix's tokens come after the prefix
+//!   and attend over it, so they cost more than a whole prompt's average token.
 //!
 //! Greedy verdicts (temperature 0) of the two ways are compared. Decoding a suffix on a
 //! copied prefix, or several sequences in one batch, changes the floating-point summation
@@ -86,7 +87,7 @@ pub struct BenchReport {
     pub near_ties: usize,
     /// The shared prefix once plus each item's suffix once.
     pub min_prompt_tokens: u64,
-    /// The seconds the hardware's floor took for `min_prompt_tokens`, or the build's where
+    /// `min_prompt_tokens` at the speed of the hardware's floor, or of the build's where
     /// the hardware's was not measured.
     pub floor_wall_s: f64,
     pub floor_tokens_per_s: f64,
@@ -254,7 +255,9 @@ pub async fn bench(
     .await
     .map_err(|e| EngineError::Judge(format!("the floor loop panicked: {e}")))?
     .map_err(EngineError::Judge)?;
-    let min_prompt_tokens = build_floor.tokens as u64;
+    let n = items.len() as u64;
+    let min_prompt_tokens =
+        build_floor.tokens as u64 - (n.saturating_sub(1)) * build_floor.shared_prefix as u64;
     let hardware = match &options.floor_tool {
         Some(tool) => {
             on_event(BenchEvent::Phase("hardware floor"));
@@ -275,7 +278,11 @@ pub async fn bench(
         }
         None => None,
     };
-    let floor_wall_s = hardware.as_ref().map_or(build_floor.seconds, |h| h.seconds);
+    // The least work at each floor's speed.
+    let at = |tokens: usize, seconds: f64| min_prompt_tokens as f64 * seconds / tokens as f64;
+    let build_floor_wall_s = at(build_floor.tokens, build_floor.seconds);
+    let hardware_floor_wall_s = hardware.as_ref().map(|h| at(h.tokens, h.seconds));
+    let floor_wall_s = hardware_floor_wall_s.unwrap_or(build_floor_wall_s);
     store.close().await;
     Ok(BenchReport {
         naive,
@@ -293,10 +300,10 @@ pub async fn bench(
         } else {
             "build"
         },
-        build_floor_wall_s: build_floor.seconds,
+        build_floor_wall_s,
         build_floor_tokens_per_s: build_floor.tokens_per_second(),
         build_kernels: judgelab_llama::compute::kernels(),
-        hardware_floor_wall_s: hardware.as_ref().map(|h| h.seconds),
+        hardware_floor_wall_s,
         hardware_floor_tokens_per_s: hardware
             .as_ref()
             .map(|h| h.tokens as f64 / h.seconds.max(1e-9)),
