@@ -114,13 +114,20 @@ pub enum BenchEvent {
     Naive { done: usize, total: usize },
 }
 
-fn experiment_toml(o: &BenchOptions) -> String {
-    let model = o
-        .model
-        .as_ref()
-        .map_or("default".to_string(), |p| p.display().to_string());
-    format!(
-        r#"name = "bench"
+/// The benchmarks' sweep of LLMBar Natural: the pairwise template, temperature
+/// {0, 0.3, 0.7, 1.0} × top_p {0.8, 0.9, 1.0}, one-token exact verdicts.
+struct Grid<'a> {
+    name: &'a str,
+    dataset: &'a Path,
+    model: String,
+    few_shot: usize,
+    items: usize,
+}
+
+impl Grid<'_> {
+    fn toml(&self) -> String {
+        format!(
+            r#"name = {name:?}
 dataset = {dataset:?}
 
 [judge]
@@ -132,15 +139,46 @@ exact = true
 temperature = [0.0, 0.3, 0.7, 1.0]
 top_p = [0.8, 0.9, 1.0]
 max_tokens = 1
-few_shot = 2
+few_shot = {few_shot}
 seed = 42
 
 [limits]
 items = {items}
 "#,
-        dataset = o.dataset.display().to_string(),
-        items = o.items,
-    )
+            name = self.name,
+            dataset = self.dataset.display().to_string(),
+            model = self.model,
+            few_shot = self.few_shot,
+            items = self.items,
+        )
+    }
+
+    /// Writes the experiment into `dir` with a fresh database beside it, and times
+    /// `run_experiment` on it: the planned way.
+    async fn planned(
+        &self,
+        dir: &Path,
+        threads: Option<usize>,
+    ) -> Result<(Store, PathBuf, Way), EngineError> {
+        let store = Store::open(&dir.join(format!("{}.sqlite", self.name))).await?;
+        let file = dir.join(format!("{}.toml", self.name));
+        std::fs::write(&file, self.toml()).map_err(|source| EngineError::Io {
+            path: file.display().to_string(),
+            source,
+        })?;
+        let start = Instant::now();
+        let run_options = RunOptions {
+            threads,
+            ..RunOptions::default()
+        };
+        let summary = run_experiment(&store, &file, run_options, &mut |_| {}).await?;
+        let way = Way {
+            wall_s: start.elapsed().as_secs_f64(),
+            prompt_tokens_decoded: summary.prompt_tokens_decoded,
+            model_calls: summary.model_calls,
+        };
+        Ok((store, file, way))
+    }
 }
 
 /// Runs the benchmark in `dir` (a fresh database and experiment file go there).
@@ -149,25 +187,18 @@ pub async fn bench(
     dir: &Path,
     on_event: &mut (dyn FnMut(BenchEvent) + Send),
 ) -> Result<BenchReport, EngineError> {
-    let store = Store::open(&dir.join("bench.sqlite")).await?;
-    let file = dir.join("bench.toml");
-    std::fs::write(&file, experiment_toml(options)).map_err(|source| EngineError::Io {
-        path: file.display().to_string(),
-        source,
-    })?;
-
     on_event(BenchEvent::Phase("planned"));
-    let start = Instant::now();
-    let run_options = RunOptions {
-        threads: options.threads,
-        ..RunOptions::default()
+    let grid = Grid {
+        name: "bench",
+        dataset: &options.dataset,
+        model: options
+            .model
+            .as_ref()
+            .map_or("default".to_string(), |p| p.display().to_string()),
+        few_shot: 2,
+        items: options.items,
     };
-    let summary = run_experiment(&store, &file, run_options, &mut |_| {}).await?;
-    let planned = Way {
-        wall_s: start.elapsed().as_secs_f64(),
-        prompt_tokens_decoded: summary.prompt_tokens_decoded,
-        model_calls: summary.model_calls,
-    };
+    let (store, file, planned) = grid.planned(dir, options.threads).await?;
 
     // The same trials, items and examples, judged the naive way.
     let sweep = Stored::load(&store, &file).await?;

@@ -26,11 +26,9 @@ use std::time::{Duration, Instant};
 use judgelab_core::verdict;
 use judgelab_core::{Judge, Label};
 use judgelab_openai::{Endpoint, OpenAiJudge};
-use judgelab_store::Store;
 use serde::Serialize;
 
-use super::{Stored, Way};
-use crate::run::{run_experiment, RunOptions};
+use super::{Grid, Stored, Way};
 use crate::EngineError;
 
 /// What to compare with.
@@ -73,56 +71,21 @@ pub enum PeerEvent {
     Peer { done: usize, total: usize },
 }
 
-fn experiment_toml(o: &PeerOptions) -> String {
-    format!(
-        r#"name = "bench-peer"
-dataset = {dataset:?}
-
-[judge]
-model = "default"
-template = "pairwise"
-exact = true
-
-[sweep]
-temperature = [0.0, 0.3, 0.7, 1.0]
-top_p = [0.8, 0.9, 1.0]
-max_tokens = 1
-few_shot = 0
-seed = 42
-
-[limits]
-items = {items}
-"#,
-        dataset = o.dataset.display().to_string(),
-        items = o.items,
-    )
-}
-
 /// Runs the comparison in `dir` (a fresh database and experiment file go there).
 pub async fn peer(
     options: &PeerOptions,
     dir: &Path,
     on_event: &mut (dyn FnMut(PeerEvent) + Send),
 ) -> Result<PeerReport, EngineError> {
-    let store = Store::open(&dir.join("bench-peer.sqlite")).await?;
-    let file = dir.join("bench-peer.toml");
-    std::fs::write(&file, experiment_toml(options)).map_err(|source| EngineError::Io {
-        path: file.display().to_string(),
-        source,
-    })?;
-
     on_event(PeerEvent::Phase("judgelab"));
-    let start = Instant::now();
-    let run_options = RunOptions {
-        threads: options.threads,
-        ..RunOptions::default()
+    let grid = Grid {
+        name: "bench-peer",
+        dataset: &options.dataset,
+        model: "default".into(),
+        few_shot: 0,
+        items: options.items,
     };
-    let summary = run_experiment(&store, &file, run_options, &mut |_| {}).await?;
-    let judgelab = Way {
-        wall_s: start.elapsed().as_secs_f64(),
-        prompt_tokens_decoded: summary.prompt_tokens_decoded,
-        model_calls: summary.model_calls,
-    };
+    let (store, file, judgelab) = grid.planned(dir, options.threads).await?;
 
     let sweep = Stored::load(&store, &file).await?;
     let items = sweep.items();
