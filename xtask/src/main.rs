@@ -57,7 +57,8 @@ tasks:
                 compare both with the floors of this build and of the hardware (llama.cpp
                 built for this machine, once, into the user cache); `judgelab bench`,
                 pass --items N, --json; `bench peer` times the zero-shot grid against a
-                one-call-per-cell tool on llama-cpp-python's OpenAI-compatible server;
+                one-call-per-cell tool on llama-cpp-python's OpenAI-compatible server
+                and the hardware's floor;
                 `bench results` times how fast a 100,000-verdict run opens in the app
                 (release build)
   fetch-model   put SmolLM2-135M-Instruct (Q4_1 GGUF) in the user cache directory
@@ -72,7 +73,7 @@ fn main() -> Result<()> {
         "app" => app(&root),
         "bench" => match std::env::args().nth(2).as_deref() {
             Some("results") => bench_results(&root),
-            Some("peer") => bench_peer(),
+            Some("peer") => bench_peer(&root),
             _ => bench(&root),
         },
         "test" => test(),
@@ -178,10 +179,12 @@ fn bench(root: &Path) -> Result<()> {
 
 /// `judgelab bench --peer`: starts llama-cpp-python's OpenAI-compatible server of the
 /// default model on 127.0.0.1 with as many threads as Judgelab uses, then times the
-/// zero-shot grid both ways; arguments after `peer` go to `judgelab bench`.
-fn bench_peer() -> Result<()> {
+/// zero-shot grid both ways and against the hardware's floor; arguments after `peer` go to
+/// `judgelab bench`.
+fn bench_peer(root: &Path) -> Result<()> {
     deps()?;
     let model = fetch_model()?;
+    let floor = floor_tool(root)?;
     let python = llama_server()?;
     run(cargo().args(["build", "--quiet", "--package", "judgelab-cli"]))?;
     let threads = std::thread::available_parallelism()
@@ -244,6 +247,8 @@ fn bench_peer() -> Result<()> {
                 "--peer",
             ])
             .arg(format!("http://127.0.0.1:{port}/v1"))
+            .arg("--floor-tool")
+            .arg(&floor)
             .args(args))
     })();
     let _ = server.kill();

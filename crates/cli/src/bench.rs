@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use judgelab_engine::bench::peer::{PeerEvent, PeerOptions, PeerReport};
-use judgelab_engine::bench::{BenchEvent, BenchOptions, BenchReport, Way, NEAR_TIE};
+use judgelab_engine::bench::{BenchEvent, BenchOptions, BenchReport, Floors, Way, NEAR_TIE};
 
 pub async fn bench(options: &BenchOptions, json: bool) -> Result<ExitCode> {
     let dir = tempfile::tempdir().context("while creating a scratch folder")?;
@@ -65,6 +65,9 @@ pub async fn peer(options: &PeerOptions, json: bool) -> Result<ExitCode> {
                 "{}",
                 match phase {
                     "judgelab" => "judgelab: the planned run, exact verdicts on the local model",
+                    "floor" => "floor: a plain llama.cpp loop over the same prompts, this build",
+                    "hardware floor" =>
+                        "hardware floor: the same loop, llama.cpp built for this machine",
                     _ => "peer: one request per (trial, item) to the server",
                 }
             );
@@ -103,34 +106,38 @@ fn peer_table(r: &PeerReport, base_url: &str) -> String {
     out += "way        wall_s  model_calls  prompt_tokens  tokens/s\n";
     out += &row("judgelab", r.judgelab);
     out += &row("peer", r.peer);
+    out += &floor_rows(&r.floors);
+    let f = &r.floors;
     out += &format!(
-        "judgelab wall time {:.2}× the peer's; greedy verdicts: {} of {} agree\n",
-        r.ratio, r.greedy_agree, r.greedy_compared
+        "judgelab wall time {:.2}× the peer's; judgelab {:.2}× and the peer {:.2}× the {} floor\n",
+        r.ratio,
+        r.judgelab.wall_s / f.floor_wall_s.max(1e-9),
+        r.peer.wall_s / f.floor_wall_s.max(1e-9),
+        f.floor
+    );
+    out += &hardware_kernels(f);
+    out += &format!(
+        "greedy verdicts: {} of {} agree\n",
+        r.greedy_agree, r.greedy_compared
     );
     out
 }
 
-fn table(r: &BenchReport) -> String {
-    let mut out = format!(
-        "{} items × {} trials (temperature 4 × top_p 3), pairwise, 2 few-shot examples\n",
-        r.n_items, r.n_trials
-    );
-    out += "way        wall_s  model_calls  prompt_tokens  tokens/s\n";
-    out += &row("naive", r.naive);
-    out += &row("planned", r.planned);
+/// The two floors' rows of a table: the least work at each floor's speed.
+fn floor_rows(f: &Floors) -> String {
     let floor = |name: &str, wall_s: f64, tokens_per_s: f64, what: &str| {
         format!(
             "{name:<8} {wall_s:>8.1} {:>12} {:>14} {tokens_per_s:>9.0}   ({what})\n",
-            "-", r.min_prompt_tokens
+            "-", f.min_prompt_tokens
         )
     };
-    out += &floor(
+    let mut out = floor(
         "build",
-        r.build_floor_wall_s,
-        r.build_floor_tokens_per_s,
-        &format!("floor of this build: {}", r.build_kernels),
+        f.build_floor_wall_s,
+        f.build_floor_tokens_per_s,
+        &format!("floor of this build: {}", f.build_kernels),
     );
-    match (r.hardware_floor_wall_s, r.hardware_floor_tokens_per_s) {
+    match (f.hardware_floor_wall_s, f.hardware_floor_tokens_per_s) {
         (Some(wall_s), Some(tokens_per_s)) => {
             out += &floor(
                 "hardware",
@@ -143,17 +150,35 @@ fn table(r: &BenchReport) -> String {
             out += "hardware        -            -              -         -   (not measured: `cargo xtask bench` builds llama.cpp for this machine and passes --floor-tool)\n";
         }
     }
+    out
+}
+
+fn hardware_kernels(f: &Floors) -> String {
+    f.hardware_kernels
+        .as_ref()
+        .map(|kernels| format!("hardware floor's llama.cpp: {kernels}\n"))
+        .unwrap_or_default()
+}
+
+fn table(r: &BenchReport) -> String {
+    let mut out = format!(
+        "{} items × {} trials (temperature 4 × top_p 3), pairwise, 2 few-shot examples\n",
+        r.n_items, r.n_trials
+    );
+    out += "way        wall_s  model_calls  prompt_tokens  tokens/s\n";
+    out += &row("naive", r.naive);
+    out += &row("planned", r.planned);
+    out += &floor_rows(&r.floors);
+    let f = &r.floors;
     out += &format!(
         "speed-up {:.1}×; planned wall time {:.2}× the {} floor ({:.2}× this build's); planned prompt tokens {:.3}× the least\n",
         r.speedup,
-        r.planned.wall_s / r.floor_wall_s.max(1e-9),
-        r.floor,
-        r.planned.wall_s / r.build_floor_wall_s.max(1e-9),
-        r.planned.prompt_tokens_decoded as f64 / r.min_prompt_tokens.max(1) as f64
+        r.planned.wall_s / f.floor_wall_s.max(1e-9),
+        f.floor,
+        r.planned.wall_s / f.build_floor_wall_s.max(1e-9),
+        r.planned.prompt_tokens_decoded as f64 / f.min_prompt_tokens.max(1) as f64
     );
-    if let Some(kernels) = &r.hardware_kernels {
-        out += &format!("hardware floor's llama.cpp: {kernels}\n");
-    }
+    out += &hardware_kernels(f);
     out += &format!(
         "greedy verdicts: {} compared, {} flipped ({} outside a near tie); {} near ties (two leading logits within {NEAR_TIE})\n",
         r.greedy_compared, r.greedy_flips, r.greedy_flips_not_near_tie, r.near_ties

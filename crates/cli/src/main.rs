@@ -130,7 +130,7 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         dataset: Option<PathBuf>,
         /// `judgelab-floor`, llama.cpp built for this machine, for the hardware's floor
-        /// (`cargo xtask bench` builds it and passes it)
+        /// (`cargo xtask bench` and `cargo xtask bench peer` build it and pass it)
         #[arg(long, value_name = "FILE")]
         floor_tool: Option<PathBuf>,
         /// An OpenAI-compatible server of the default model, up to /v1, to compare with
@@ -318,6 +318,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                         model: peer_model,
                         threads,
                         concurrency: usize::from(peer_concurrency),
+                        floor_tool,
                     };
                     bench::peer(&options, json).await?
                 }

@@ -10,16 +10,13 @@
 //!   no kept prefix), one call at a time. Nothing is stored, which only flatters it.
 //! - **Planned**: `run_experiment` with exact verdicts, into a fresh SQLite file: one pass
 //!   per item for the whole grid, the few-shot prefix decoded once, sequences batched.
-//! - **Floors**: a plain llama.cpp loop decodes the same prompts whole, one sequence, no
-//!   engine and no store, as llama-bench measures prompt processing; its tokens per
-//!   second divide the least work the sweep needs (`min_prompt_tokens`: the prompts'
-//!   shared prefix once plus each item's suffix once) into a wall time. The *build's*
-//!   floor runs the loop over Judgelab's own llama.cpp (`judgelab_llama::bench`); the
-//!   *hardware's* floor runs it over llama.cpp built for this machine's instruction set
-//!   (`floor`, when a `floor_tool` is given). The ratio that counts is against the
-//!   hardware's: `floor_wall_s` is the hardware's where it was measured, else the build's
-//!   (`floor` says which). It is a strict floor: a suffix's tokens come after the prefix
-//!   and attend over it, so they cost more than a whole prompt's average token.
+//! - **Floors** (`floor`): a plain llama.cpp loop decodes the same prompts whole, over
+//!   Judgelab's build and over llama.cpp built for this machine (when a `floor_tool` is
+//!   given), measured right after the planned run and before the naive one. The ratio
+//!   that counts is against the hardware's: `floor_wall_s` is the hardware's where it was
+//!   measured, else the build's (`floor` says which). It is a strict floor: a suffix's
+//!   tokens come after the prefix and attend over it, so they cost more than a whole
+//!   prompt's average token.
 //!
 //! Greedy verdicts (temperature 0) of the two ways are compared. Decoding a suffix on a
 //! copied prefix, or several sequences in one batch, changes the floating-point summation
@@ -47,6 +44,8 @@ use crate::EngineError;
 
 mod floor;
 pub mod peer;
+
+pub use floor::Floors;
 
 /// Logit gap under which a flipped greedy verdict is a near tie.
 pub const NEAR_TIE: f32 = 0.25;
@@ -85,24 +84,9 @@ pub struct BenchReport {
     pub greedy_flips_not_near_tie: usize,
     /// Greedy verdicts whose two leading readings are within [`NEAR_TIE`].
     pub near_ties: usize,
-    /// The shared prefix once plus each item's suffix once.
-    pub min_prompt_tokens: u64,
-    /// `min_prompt_tokens` at the speed of the hardware's floor, or of the build's where
-    /// the hardware's was not measured.
-    pub floor_wall_s: f64,
-    pub floor_tokens_per_s: f64,
-    /// Which floor `floor_wall_s` is: `hardware` or `build`.
-    pub floor: &'static str,
-    /// The plain loop over Judgelab's own llama.cpp build.
-    pub build_floor_wall_s: f64,
-    pub build_floor_tokens_per_s: f64,
-    /// The CPU kernels of Judgelab's build (`x86-64-v3 (AVX2, FMA, F16C, BMI2)`).
-    pub build_kernels: String,
-    /// The plain loop over llama.cpp built for this machine, where measured.
-    pub hardware_floor_wall_s: Option<f64>,
-    pub hardware_floor_tokens_per_s: Option<f64>,
-    /// llama.cpp's list of the instruction sets the native build uses.
-    pub hardware_kernels: Option<String>,
+    /// The floors of the planned run's prompts, measured right after it.
+    #[serde(flatten)]
+    pub floors: Floors,
     pub n_items: usize,
     pub n_trials: usize,
 }
@@ -200,12 +184,27 @@ pub async fn bench(
     };
     let (store, file, planned) = grid.planned(dir, options.threads).await?;
 
-    // The same trials, items and examples, judged the naive way.
     let sweep = Stored::load(&store, &file).await?;
     let (r, trials, items) = (&sweep.r, &sweep.trials, sweep.items());
-
-    on_event(BenchEvent::Phase("naive"));
     let model_path = r.models[0].1.clone();
+
+    // The floors next, while the host is as it was for the planned run.
+    let prompts = items
+        .iter()
+        .map(|item| sweep.request(&trials[0], item).map(|r| r.messages))
+        .collect::<Result<Vec<_>, _>>()?;
+    let floors = floor::measure(
+        &model_path,
+        prompts,
+        options.threads,
+        options.floor_tool.as_deref(),
+        dir,
+        &mut |phase| on_event(BenchEvent::Phase(phase)),
+    )
+    .await?;
+
+    // The same trials, items and examples, judged the naive way.
+    on_event(BenchEvent::Phase("naive"));
     let start = Instant::now();
     let judge = LlamaJudge::load(LlamaOptions {
         threads: options.threads,
@@ -273,47 +272,6 @@ pub async fn bench(
         }
     }
 
-    on_event(BenchEvent::Phase("floor"));
-    let prompts = items
-        .iter()
-        .map(|item| sweep.request(&trials[0], item).map(|r| r.messages))
-        .collect::<Result<Vec<_>, _>>()?;
-    let build_floor = tokio::task::spawn_blocking({
-        let threads = options.threads;
-        let model_path = model_path.clone();
-        move || judgelab_llama::bench::plain_prefill(&model_path, &prompts, threads)
-    })
-    .await
-    .map_err(|e| EngineError::Judge(format!("the floor loop panicked: {e}")))?
-    .map_err(EngineError::Judge)?;
-    let n = items.len() as u64;
-    let min_prompt_tokens =
-        build_floor.tokens as u64 - (n.saturating_sub(1)) * build_floor.shared_prefix as u64;
-    let hardware = match &options.floor_tool {
-        Some(tool) => {
-            on_event(BenchEvent::Phase("hardware floor"));
-            let measured = floor::measure(
-                tool,
-                &model_path,
-                &build_floor.token_ids,
-                options.threads,
-                dir,
-            )?;
-            if measured.tokens != build_floor.tokens {
-                return Err(EngineError::Judge(format!(
-                    "the floor tool decoded {} tokens where this build's loop decoded {}",
-                    measured.tokens, build_floor.tokens
-                )));
-            }
-            Some(measured)
-        }
-        None => None,
-    };
-    // The least work at each floor's speed.
-    let at = |tokens: usize, seconds: f64| min_prompt_tokens as f64 * seconds / tokens as f64;
-    let build_floor_wall_s = at(build_floor.tokens, build_floor.seconds);
-    let hardware_floor_wall_s = hardware.as_ref().map(|h| at(h.tokens, h.seconds));
-    let floor_wall_s = hardware_floor_wall_s.unwrap_or(build_floor_wall_s);
     store.close().await;
     Ok(BenchReport {
         naive,
@@ -323,22 +281,7 @@ pub async fn bench(
         greedy_flips,
         greedy_flips_not_near_tie,
         near_ties,
-        min_prompt_tokens,
-        floor_wall_s,
-        floor_tokens_per_s: min_prompt_tokens as f64 / floor_wall_s.max(1e-9),
-        floor: if hardware.is_some() {
-            "hardware"
-        } else {
-            "build"
-        },
-        build_floor_wall_s,
-        build_floor_tokens_per_s: build_floor.tokens_per_second(),
-        build_kernels: judgelab_llama::compute::kernels(),
-        hardware_floor_wall_s,
-        hardware_floor_tokens_per_s: hardware
-            .as_ref()
-            .map(|h| h.tokens as f64 / h.seconds.max(1e-9)),
-        hardware_kernels: hardware.map(|h| h.system_info),
+        floors,
         n_items: items.len(),
         n_trials: trials.len(),
     })

@@ -13,6 +13,13 @@
 //!   has loaded its model before the clock starts and answers one untimed request first;
 //!   the twelve trials of an item are sent one after another, so the server's prompt
 //!   cache serves all but the first; nothing is stored.
+//! - **Floors** (`floor`), measured between the two: the grid's least work (the prompts'
+//!   shared prefix once, each item's suffix once) at the speed of a plain llama.cpp loop,
+//!   over Judgelab's build and over llama.cpp built for this machine. Judgelab decodes
+//!   exactly that work; the server's prompt cache lets the peer decode about as little
+//!   (its first call of an item reuses the shared prefix of the item before), so the two
+//!   ways differ by how fast each decodes it and by what each call costs beyond it, and
+//!   their ratio to the floor says which.
 //!
 //! Greedy verdicts (temperature 0) are compared: both ways judge the same prompts, so they
 //! agree except where two builds of llama.cpp round differently on a near tie.
@@ -28,7 +35,7 @@ use judgelab_core::{Judge, Label};
 use judgelab_openai::{Endpoint, OpenAiJudge};
 use serde::Serialize;
 
-use super::{Grid, Stored, Way};
+use super::{floor, Floors, Grid, Stored, Way};
 use crate::EngineError;
 
 /// What to compare with.
@@ -45,6 +52,8 @@ pub struct PeerOptions {
     pub threads: Option<usize>,
     /// Requests in flight to the peer.
     pub concurrency: usize,
+    /// `judgelab-floor`, llama.cpp built for this machine, for the hardware's floor.
+    pub floor_tool: Option<PathBuf>,
 }
 
 /// The comparison; its JSON is `judgelab bench --peer URL --json`.
@@ -62,6 +71,10 @@ pub struct PeerReport {
     pub greedy_agree: usize,
     pub n_items: usize,
     pub n_trials: usize,
+    /// The floors of the grid's prompts, measured between the two ways: what the
+    /// hardware needs for the work both ways must do.
+    #[serde(flatten)]
+    pub floors: Floors,
 }
 
 /// Progress: which phase, and requests answered by the peer.
@@ -89,6 +102,19 @@ pub async fn peer(
 
     let sweep = Stored::load(&store, &file).await?;
     let items = sweep.items();
+    let prompts = items
+        .iter()
+        .map(|item| sweep.request(&sweep.trials[0], item).map(|r| r.messages))
+        .collect::<Result<Vec<_>, _>>()?;
+    let floors = floor::measure(
+        &sweep.r.models[0].1,
+        prompts,
+        options.threads,
+        options.floor_tool.as_deref(),
+        dir,
+        &mut |phase| on_event(PeerEvent::Phase(phase)),
+    )
+    .await?;
     // Item-major, so that the server's prompt cache serves an item's later trials.
     let mut cells = Vec::new();
     let mut requests = Vec::new();
@@ -178,5 +204,6 @@ pub async fn peer(
         greedy_agree,
         n_items: items.len(),
         n_trials: sweep.trials.len(),
+        floors,
     })
 }
