@@ -10,8 +10,8 @@
 //! rest is decoded once. Each request's sequence starts from a copy of sequence 0
 //! (`kv_unified`, `seq_cp`), which shares the cells rather than duplicating them.
 //!
-//! **Batching.** Up to `parallel` requests (and as many as the context's cells hold) are
-//! decoded in one `llama_decode` call, one sequence each, and then generate together, one
+//! **Batching.** Up to `parallel` requests (and as many as the cache's largest size holds)
+//! are decoded in one `llama_decode` call, one sequence each, and then generate together, one
 //! token per active sequence per step. A chunk takes no more suffixes than fill one
 //! physical batch ([`CHUNK_SUFFIX_TOKENS`]): past that the matrix products gain nothing,
 //! while in a unified cache each of the chunk's tokens attends over every sequence's
@@ -19,6 +19,12 @@
 //! once took about 7% longer than two). The summation order of a multi-sequence batch
 //! differs from a lone decode, which moves logits by a few hundredths; the benchmark
 //! counts what that does to verdicts.
+//!
+//! **The cache's size.** A context starts with a few thousand cells and is made anew,
+//! twice as large or as large as needed, when a batch's chunks need more (`fit`): making
+//! a context allocates and clears every cell, which for the model's whole window (two,
+//! with parallel sequences) took longer than decoding a short prompt, and judge prompts
+//! are mostly far shorter than the window.
 //!
 //! **What a batched call's numbers mean.** `latency_ms` runs from the start of its chunk
 //! (the requests decoded together) to its own last token, and `ttft_ms` to its first
@@ -34,6 +40,7 @@ use std::time::Instant;
 use judgelab_core::judge::{Completion, StopReason};
 use judgelab_core::{JudgeRequest, JudgeResponse, Message};
 use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::{LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
@@ -43,13 +50,15 @@ use llama_cpp_2::token::LlamaToken;
 /// physical batch (`n_ubatch`).
 const CHUNK_SUFFIX_TOKENS: usize = 512;
 
-use crate::worker::{chat_tokens, sampler};
+use crate::worker::{chat_tokens, context_params, sampler};
 
 /// A prefix shorter than this is not worth a sequence of its own.
 const MIN_PREFIX: usize = 16;
 
 pub(crate) struct Session<'m> {
     pub model: &'m LlamaModel,
+    pub backend: &'static LlamaBackend,
+    pub threads: i32,
     pub ctx: LlamaContext<'m>,
     pub template: LlamaChatTemplate,
     pub batch: LlamaBatch<'static>,
@@ -57,6 +66,8 @@ pub(crate) struct Session<'m> {
     pub n_window: u32,
     /// Cells of the whole (unified) KV cache, shared by all sequences.
     pub n_cells: u32,
+    /// The most cells the cache may grow to (`fit`); chunks are cut to fit in it.
+    pub max_cells: u32,
     /// Sequences decoded together.
     pub parallel: usize,
     /// Keep a prefix in sequence 0 and start every request from it.
@@ -163,30 +174,13 @@ impl Session<'_> {
         let mut prefix_cost = prefix_decoded;
         // The first chunk's calls also waited for the shared prefix.
         let mut chunk_start = start;
-        let mut rest = live.into_iter().peekable();
-        while rest.peek().is_some() {
+        let sizes = self.chunk_sizes(&live, shared);
+        let mut rest = live.into_iter();
+        for size in sizes {
             if cancel.load(Ordering::SeqCst) {
                 return true;
             }
-            // A chunk: as many requests as `parallel` allows, the cells hold and one
-            // physical batch of suffixes fills.
-            let mut chunk = Vec::new();
-            let mut cells = shared;
-            let mut suffixes = 0;
-            while let Some(next) = rest.peek() {
-                let suffix = next.tokens.len() - shared;
-                let need = suffix + next.budget as usize;
-                if chunk.len() == self.parallel
-                    || (!chunk.is_empty()
-                        && (cells + need > self.n_cells as usize
-                            || suffixes + suffix > CHUNK_SUFFIX_TOKENS))
-                {
-                    break;
-                }
-                cells += need;
-                suffixes += suffix;
-                chunk.push(rest.next().expect("peeked"));
-            }
+            let mut chunk: Vec<Live> = rest.by_ref().take(size).collect();
             chunk[0].decoded += std::mem::take(&mut prefix_cost) as u32;
             let outcome = self.chunk(&mut chunk, shared, chunk_start);
             for seq in 1..=self.parallel as i32 {
@@ -235,6 +229,7 @@ impl Session<'_> {
         if !self.share_prefix {
             self.ctx.clear_kv_cache();
             self.prefix.clear();
+            self.fit(live, 0)?;
             return Ok((0, 0));
         }
         let first = &live[0].tokens;
@@ -254,8 +249,10 @@ impl Session<'_> {
                 let _ = self.ctx.clear_kv_cache_seq(Some(0), None, None);
                 self.prefix.clear();
             }
+            self.fit(live, 0)?;
             return Ok((0, 0));
         }
+        self.fit(live, target)?;
         let keep = common(&first[..target], &self.prefix);
         if keep < self.prefix.len() {
             self.ctx
@@ -278,6 +275,65 @@ impl Session<'_> {
             self.prefix.extend_from_slice(&first[keep..target]);
         }
         Ok((target, target - keep))
+    }
+
+    /// How many requests each chunk of `live` takes, in order, after a shared prefix of
+    /// `shared` tokens: as many as `parallel` allows, the cache's largest size holds and
+    /// one physical batch of suffixes fills (a chunk takes at least one request).
+    fn chunk_sizes(&self, live: &[Live], shared: usize) -> Vec<usize> {
+        let mut sizes = Vec::new();
+        let (mut n, mut cells, mut suffixes) = (0, shared, 0);
+        for l in live {
+            let suffix = l.tokens.len() - shared;
+            let need = suffix + l.budget as usize;
+            if n == self.parallel
+                || (n > 0
+                    && (cells + need > self.max_cells as usize
+                        || suffixes + suffix > CHUNK_SUFFIX_TOKENS))
+            {
+                sizes.push(n);
+                (n, cells, suffixes) = (0, shared, 0);
+            }
+            n += 1;
+            cells += need;
+            suffixes += suffix;
+        }
+        if n > 0 {
+            sizes.push(n);
+        }
+        sizes
+    }
+
+    /// Grows the cache, when its chunks after a prefix of `shared` tokens need more cells
+    /// than it has, to at least twice its size (and at most `max_cells`), so that a run
+    /// grows it a few times at most. A new context holds nothing: the cached prefix goes.
+    fn fit(&mut self, live: &[Live], shared: usize) -> Result<(), String> {
+        let mut need = shared;
+        let mut from = 0;
+        for size in self.chunk_sizes(live, shared) {
+            let chunk = &live[from..from + size];
+            let cells: usize = chunk
+                .iter()
+                .map(|l| l.tokens.len() - shared + l.budget as usize)
+                .sum();
+            need = need.max(shared + cells);
+            from += size;
+        }
+        if need <= self.n_cells as usize {
+            return Ok(());
+        }
+        let n_cells = (need as u32)
+            .max(2 * self.n_cells)
+            .next_multiple_of(256)
+            .min(self.max_cells);
+        let params = context_params(n_cells, self.parallel, self.threads);
+        self.ctx = self
+            .model
+            .new_context(self.backend, params)
+            .map_err(|e| format!("cannot grow the context to {n_cells} tokens: {e}"))?;
+        self.n_cells = n_cells;
+        self.prefix.clear();
+        Ok(())
     }
 
     /// Decodes a chunk's suffixes together, then generates for every sequence until each

@@ -118,22 +118,19 @@ pub(crate) fn run(
     };
     let n_ctx_train = model.n_ctx_train();
     let n_window = options.context_size.min(n_ctx_train.max(256));
-    // Sequences decoded together share one unified cache; beyond one window it holds a
-    // second for the other sequences of a chunk (a chunk is cut to what fits).
+    // Sequences decoded together share one unified cache; beyond one window it may hold a
+    // second for the other sequences of a chunk (a chunk is cut to what fits). The cache
+    // starts small and grows to what a batch needs (`Session::fit`): every cell is
+    // allocated and cleared when a context is made, and judge prompts are mostly far
+    // shorter than the model's window.
     let parallel = options.parallel.max(1);
-    let n_cells = if parallel > 1 { 2 * n_window } else { n_window };
+    let max_cells = if parallel > 1 { 2 * n_window } else { n_window };
+    let n_cells = max_cells.min(INITIAL_CELLS);
     let threads = options
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
         as i32;
-    let ctx_params = LlamaContextParams::default()
-        .with_n_ctx(NonZeroU32::new(n_cells))
-        .with_n_batch(n_cells)
-        .with_n_seq_max(parallel as u32 + 1)
-        .with_kv_unified(true)
-        .with_n_threads(threads)
-        .with_n_threads_batch(threads);
-    let ctx = match model.new_context(backend, ctx_params) {
+    let ctx = match model.new_context(backend, context_params(n_cells, parallel, threads)) {
         Ok(c) => c,
         Err(e) => {
             let _ = ready.send(Err(format!(
@@ -155,11 +152,14 @@ pub(crate) fn run(
     }
     let mut session = Session {
         model: &model,
+        backend,
+        threads,
         ctx,
         template,
-        batch: LlamaBatch::new(n_cells as usize, 1),
+        batch: LlamaBatch::new(max_cells as usize, 1),
         n_window,
         n_cells,
+        max_cells,
         parallel,
         share_prefix: options.share_prefix,
         prefix: Vec::new(),
@@ -178,6 +178,22 @@ pub(crate) fn run(
             }
         }
     }
+}
+
+/// The cells a context starts with: enough for the benchmarks' and most judges' batches
+/// (a few prompts of some hundred tokens), a few megabytes of cache for small models.
+const INITIAL_CELLS: u32 = 2048;
+
+/// A context of `n_cells` cells (also the most tokens one decode takes) for `parallel`
+/// sequences and the shared prefix's.
+pub(crate) fn context_params(n_cells: u32, parallel: usize, threads: i32) -> LlamaContextParams {
+    LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(n_cells))
+        .with_n_batch(n_cells)
+        .with_n_seq_max(parallel as u32 + 1)
+        .with_kv_unified(true)
+        .with_n_threads(threads)
+        .with_n_threads_batch(threads)
 }
 
 /// Every token's text; end-of-generation tokens read as "" (the output they end is

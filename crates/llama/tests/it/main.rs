@@ -491,6 +491,37 @@ fn a_batch_sharing_nothing_drops_the_cached_prefix() {
     }
 }
 
+/// The cache starts small and grows to what a batch needs, up to the window; a grown
+/// context judges as a small one does.
+#[test]
+fn the_cache_grows_to_a_long_prompt() {
+    let judge = LlamaJudge::load(LlamaOptions {
+        parallel: 2,
+        context_size: 4096,
+        ..options(model_path())
+    })
+    .unwrap();
+    let judged = |requests: Vec<JudgeRequest>| {
+        let mut out = Vec::new();
+        judge.judge_batch(requests, &Arc::new(AtomicBool::new(false)), &mut |r| {
+            out.push(r.result.unwrap())
+        });
+        out
+    };
+    // More tokens than the 2,048 cells the cache starts with.
+    let c = judged(vec![request(0, &"word ".repeat(2100), 0.0, 2, 0)]).remove(0);
+    assert!(c.prompt_tokens > 2100, "{c:?}");
+    assert_ne!(c.stop, StopReason::PromptTooLong, "{c:?}");
+    assert_eq!(c.decoded_tokens, Some(c.prompt_tokens), "{c:?}");
+    let short = "Which is the capital of France? (A) Paris (B) Rome";
+    let grown = judged(vec![request(0, short, 0.0, 4, 0)]).remove(0);
+    let small = run(vec![request(0, short, 0.0, 4, 0)])
+        .remove(0)
+        .result
+        .unwrap();
+    assert_eq!(grown.text, small.text);
+}
+
 /// Several sequences generate together, each with its own sampler; a grammar holds every
 /// output to a verdict.
 #[test]
