@@ -103,10 +103,7 @@ fn peer_table(r: &PeerReport, base_url: &str) -> String {
         "{} items × {} trials (temperature 4 × top_p 3), pairwise, zero-shot; peer {base_url}, {} requests in flight\n",
         r.n_items, r.n_trials, r.peer_concurrency
     );
-    out += "way        wall_s  model_calls  prompt_tokens  tokens/s\n";
-    out += &row("judgelab", r.judgelab);
-    out += &row("peer", r.peer);
-    out += &floor_rows(&r.floors);
+    out += &rows(&[("judgelab", r.judgelab), ("peer", r.peer)], &r.floors);
     let f = &r.floors;
     out += &format!(
         "judgelab wall time {:.2}× the peer's; judgelab {:.2}× and the peer {:.2}× the {} floor\n",
@@ -123,15 +120,20 @@ fn peer_table(r: &PeerReport, base_url: &str) -> String {
     out
 }
 
-/// The two floors' rows of a table: the least work at each floor's speed.
-fn floor_rows(f: &Floors) -> String {
+/// A table's header, its ways' rows, then the two floors' rows: the least work at each
+/// floor's speed.
+fn rows(ways: &[(&str, Way)], f: &Floors) -> String {
+    let mut out = "way        wall_s  model_calls  prompt_tokens  tokens/s\n".to_string();
+    for &(name, way) in ways {
+        out += &row(name, way);
+    }
     let floor = |name: &str, wall_s: f64, tokens_per_s: f64, what: &str| {
         format!(
             "{name:<8} {wall_s:>8.1} {:>12} {:>14} {tokens_per_s:>9.0}   ({what})\n",
             "-", f.min_prompt_tokens
         )
     };
-    let mut out = floor(
+    out += &floor(
         "build",
         f.build_floor_wall_s,
         f.build_floor_tokens_per_s,
@@ -165,10 +167,7 @@ fn table(r: &BenchReport) -> String {
         "{} items × {} trials (temperature 4 × top_p 3), pairwise, 2 few-shot examples\n",
         r.n_items, r.n_trials
     );
-    out += "way        wall_s  model_calls  prompt_tokens  tokens/s\n";
-    out += &row("naive", r.naive);
-    out += &row("planned", r.planned);
-    out += &floor_rows(&r.floors);
+    out += &rows(&[("naive", r.naive), ("planned", r.planned)], &r.floors);
     let f = &r.floors;
     out += &format!(
         "speed-up {:.1}×; planned wall time {:.2}× the {} floor ({:.2}× this build's); planned prompt tokens {:.3}× the least\n",

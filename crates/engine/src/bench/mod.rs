@@ -189,19 +189,14 @@ pub async fn bench(
     let model_path = r.models[0].1.clone();
 
     // The floors next, while the host is as it was for the planned run.
-    let prompts = items
-        .iter()
-        .map(|item| sweep.request(&trials[0], item).map(|r| r.messages))
-        .collect::<Result<Vec<_>, _>>()?;
-    let floors = floor::measure(
-        &model_path,
-        prompts,
-        options.threads,
-        options.floor_tool.as_deref(),
-        dir,
-        &mut |phase| on_event(BenchEvent::Phase(phase)),
-    )
-    .await?;
+    let floors = sweep
+        .floors(
+            options.threads,
+            options.floor_tool.as_deref(),
+            dir,
+            &mut |phase| on_event(BenchEvent::Phase(phase)),
+        )
+        .await?;
 
     // The same trials, items and examples, judged the naive way.
     on_event(BenchEvent::Phase("naive"));
@@ -318,6 +313,23 @@ impl Stored {
             .iter()
             .find(|i| i.id == id)
             .expect("a stored experiment judges items of its dataset")
+    }
+
+    /// The floors of the judged items' prompts (the first trial's, in the first answer
+    /// order), with the experiment's model.
+    pub(crate) async fn floors(
+        &self,
+        threads: Option<usize>,
+        tool: Option<&Path>,
+        dir: &Path,
+        on_phase: &mut (dyn FnMut(&'static str) + Send),
+    ) -> Result<Floors, EngineError> {
+        let prompts = self
+            .items()
+            .into_iter()
+            .map(|item| self.request(&self.trials[0], item).map(|r| r.messages))
+            .collect::<Result<Vec<_>, _>>()?;
+        floor::measure(&self.r.models[0].1, prompts, threads, tool, dir, on_phase).await
     }
 
     /// The judged items, in the experiment's order.

@@ -35,7 +35,7 @@ use judgelab_core::{Judge, Label};
 use judgelab_openai::{Endpoint, OpenAiJudge};
 use serde::Serialize;
 
-use super::{floor, Floors, Grid, Stored, Way};
+use super::{Floors, Grid, Stored, Way};
 use crate::EngineError;
 
 /// What to compare with.
@@ -102,19 +102,14 @@ pub async fn peer(
 
     let sweep = Stored::load(&store, &file).await?;
     let items = sweep.items();
-    let prompts = items
-        .iter()
-        .map(|item| sweep.request(&sweep.trials[0], item).map(|r| r.messages))
-        .collect::<Result<Vec<_>, _>>()?;
-    let floors = floor::measure(
-        &sweep.r.models[0].1,
-        prompts,
-        options.threads,
-        options.floor_tool.as_deref(),
-        dir,
-        &mut |phase| on_event(PeerEvent::Phase(phase)),
-    )
-    .await?;
+    let floors = sweep
+        .floors(
+            options.threads,
+            options.floor_tool.as_deref(),
+            dir,
+            &mut |phase| on_event(PeerEvent::Phase(phase)),
+        )
+        .await?;
     // Item-major, so that the server's prompt cache serves an item's later trials.
     let mut cells = Vec::new();
     let mut requests = Vec::new();
