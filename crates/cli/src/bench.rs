@@ -15,15 +15,7 @@ pub async fn bench(options: &BenchOptions, json: bool) -> Result<ExitCode> {
     let mut on_event = |event: BenchEvent| match event {
         BenchEvent::Phase(phase) => {
             bar.finish_and_clear();
-            eprintln!(
-                "{}",
-                match phase {
-                    "planned" => "planned: the engine, exact verdicts, shared prefix, batched",
-                    "naive" => "naive: every (trial, item) decoded from scratch, one at a time",
-                    "floor" => "floor: a plain llama.cpp loop over the same prompts, this build",
-                    _ => "hardware floor: the same loop, llama.cpp built for this machine",
-                }
-            );
+            eprintln!("{}", phase_line(phase));
         }
         BenchEvent::Naive { done, total } => advance(&bar, done, total),
     };
@@ -39,6 +31,19 @@ pub async fn bench(options: &BenchOptions, json: bool) -> Result<ExitCode> {
         serde_json::to_string(&report).expect("the report serialises")
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a benchmark phase does, for the line that announces it.
+fn phase_line(phase: &str) -> &'static str {
+    match phase {
+        "planned" => "planned: the engine, exact verdicts, shared prefix, batched",
+        "naive" => "naive: every (trial, item) decoded from scratch, one at a time",
+        "judgelab" => "judgelab: the planned run, exact verdicts on the local model",
+        "peer" => "peer: one request per (trial, item) to the server",
+        "floor" => "floor: a plain llama.cpp loop over the same prompts, this build",
+        "hardware floor" => "hardware floor: the same loop, llama.cpp built for this machine",
+        _ => "next phase",
+    }
 }
 
 /// Shows `done` of `total` calls on the bar, drawing it on the first call.
@@ -61,16 +66,7 @@ pub async fn peer(options: &PeerOptions, json: bool) -> Result<ExitCode> {
     let mut on_event = |event: PeerEvent| match event {
         PeerEvent::Phase(phase) => {
             bar.finish_and_clear();
-            eprintln!(
-                "{}",
-                match phase {
-                    "judgelab" => "judgelab: the planned run, exact verdicts on the local model",
-                    "floor" => "floor: a plain llama.cpp loop over the same prompts, this build",
-                    "hardware floor" =>
-                        "hardware floor: the same loop, llama.cpp built for this machine",
-                    _ => "peer: one request per (trial, item) to the server",
-                }
-            );
+            eprintln!("{}", phase_line(phase));
         }
         PeerEvent::Peer { done, total } => advance(&bar, done, total),
     };

@@ -62,47 +62,24 @@ pub fn features() -> Vec<Feature> {
         Some(list) => list.iter().any(|f| f.eq_ignore_ascii_case(name)),
         None => detected,
     };
-    let f = |name, built, detected| Feature {
-        name,
-        built,
-        present: present(name, detected),
-    };
+    // `option_env!` and `is_x86_feature_detected!` take literals, hence a macro.
+    macro_rules! feature {
+        ($name:literal, $variable:literal, $detect:tt) => {
+            Feature {
+                name: $name,
+                built: on(option_env!($variable)),
+                present: present($name, std::arch::is_x86_feature_detected!($detect)),
+            }
+        };
+    }
     vec![
-        f(
-            "SSE4.2",
-            on(option_env!("GGML_SSE42")),
-            std::arch::is_x86_feature_detected!("sse4.2"),
-        ),
-        f(
-            "AVX",
-            on(option_env!("GGML_AVX")),
-            std::arch::is_x86_feature_detected!("avx"),
-        ),
-        f(
-            "AVX2",
-            on(option_env!("GGML_AVX2")),
-            std::arch::is_x86_feature_detected!("avx2"),
-        ),
-        f(
-            "F16C",
-            on(option_env!("GGML_F16C")),
-            std::arch::is_x86_feature_detected!("f16c"),
-        ),
-        f(
-            "FMA",
-            on(option_env!("GGML_FMA")),
-            std::arch::is_x86_feature_detected!("fma"),
-        ),
-        f(
-            "BMI2",
-            on(option_env!("GGML_BMI2")),
-            std::arch::is_x86_feature_detected!("bmi2"),
-        ),
-        f(
-            "AVX512",
-            on(option_env!("GGML_AVX512")),
-            std::arch::is_x86_feature_detected!("avx512f"),
-        ),
+        feature!("SSE4.2", "GGML_SSE42", "sse4.2"),
+        feature!("AVX", "GGML_AVX", "avx"),
+        feature!("AVX2", "GGML_AVX2", "avx2"),
+        feature!("F16C", "GGML_F16C", "f16c"),
+        feature!("FMA", "GGML_FMA", "fma"),
+        feature!("BMI2", "GGML_BMI2", "bmi2"),
+        feature!("AVX512", "GGML_AVX512", "avx512f"),
     ]
 }
 

@@ -224,7 +224,8 @@ impl Session<'_> {
     }
 
     /// Puts the batch's shared prefix into sequence 0 and returns its length and how many
-    /// of its tokens had to be decoded now.
+    /// of its tokens had to be decoded now; first grows the cache to what the batch's chunks
+    /// after that prefix need (`fit`), since growing drops the cached prefix.
     fn share(&mut self, live: &[Live]) -> Result<(usize, usize), String> {
         if !self.share_prefix {
             self.ctx.clear_kv_cache();
