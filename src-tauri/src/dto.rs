@@ -324,11 +324,22 @@ pub struct VerdictListing {
     pub human: String,
     /// The parsed verdict; none on a parse failure or failed call.
     pub verdict: Option<String>,
+    pub outcome: OutcomeKind,
+    /// What went wrong, for display: the parse failure's kind, or "call failed".
     pub failure: Option<String>,
     pub correct: bool,
     pub latency_ms: Option<f64>,
     pub prompt_tokens: u32,
     pub completion_tokens: u32,
+}
+
+/// What a call came to, as the verdict list filters it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeKind {
+    Verdict,
+    ParseFailure,
+    CallFailed,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use judgelab_core::results::ExperimentSummary;
 use judgelab_core::Dataset;
-use judgelab_engine::ExperimentSummary;
 use judgelab_store::Store;
 
 use crate::error::{AppError, AppResult};

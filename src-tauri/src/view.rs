@@ -3,7 +3,7 @@
 //! each trial was drawn. The commands and the results benchmark share it.
 
 use judgelab_core::metrics::{Estimate, Quality};
-use judgelab_engine::ExperimentSummary;
+use judgelab_core::results::ExperimentSummary;
 use judgelab_report::analysis::{baseline_title, Analysis};
 use judgelab_report::params::Param as ReportParam;
 use judgelab_report::{Chart, ParetoChart};

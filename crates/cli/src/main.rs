@@ -17,7 +17,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use judgelab_core::dataset::ImportOptions;
 use judgelab_core::metrics::{BootstrapSpec, Quality};
 use judgelab_core::pareto::{FrontStatus, Objective};
-use judgelab_engine::{EngineError, ExperimentSummary, RunEvent, RunOptions};
+use judgelab_core::results::{ExperimentSummary, TrialSummary};
+use judgelab_engine::{EngineError, RunEvent, RunOptions};
 use judgelab_store::Store;
 
 #[derive(Parser)]
@@ -613,7 +614,7 @@ async fn compare(
         println!("{}", serde_json::to_string_pretty(&c)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let value = |t: &judgelab_engine::TrialSummary| {
+    let value = |t: &TrialSummary| {
         t.metrics
             .value(metric)
             .map_or("undefined".into(), |v| format!("{v:.3}"))

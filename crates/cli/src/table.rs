@@ -2,8 +2,8 @@
 
 use judgelab_core::metrics::{Estimate, Quality};
 use judgelab_core::pareto::FrontStatus;
+use judgelab_core::results::ExperimentSummary;
 use judgelab_core::{Constraint, Order};
-use judgelab_engine::ExperimentSummary;
 
 fn num(x: Option<f64>, digits: usize) -> String {
     x.map_or("—".into(), |v| format!("{v:.digits$}"))

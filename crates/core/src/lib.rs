@@ -10,6 +10,7 @@ pub mod hash;
 pub mod judge;
 pub mod metrics;
 pub mod pareto;
+pub mod results;
 pub mod rng;
 pub mod sampling;
 pub mod split;

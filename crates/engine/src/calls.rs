@@ -10,10 +10,12 @@
 use std::collections::HashMap;
 
 use judgelab_core::judge::{Completion, StopReason};
+use judgelab_core::results::{Outcome, VerdictRecord};
 use judgelab_core::rng::mix;
+use judgelab_core::sampling::VerdictDistribution;
 use judgelab_core::verdict::{self, FailureKind, Verdict};
 use judgelab_core::{Choice, Constraint, Item, JudgeRequest, JudgeResponse, Label, Sampling};
-use judgelab_store::{TrialRow, VerdictRow};
+use judgelab_store::TrialRow;
 
 use crate::exact::{Reader, TrialDistribution};
 use crate::prompt::PromptInput;
@@ -204,15 +206,15 @@ pub(crate) fn prepare(
     Ok((pending, requests))
 }
 
-/// The rows a response answers, each with the index of its trial in the group.
+/// The records a response answers, each with the index of its trial in the group.
 pub(crate) fn rows(
     r: &Resolved,
     group: &Group<'_>,
     p: &Pending,
     response: &JudgeResponse,
     reader: Option<&Reader>,
-) -> Vec<(usize, VerdictRow)> {
-    let mut per_trial: HashMap<usize, (TrialDistribution, String)> = HashMap::new();
+) -> Vec<(usize, VerdictRecord)> {
+    let mut per_trial: HashMap<usize, (TrialDistribution, VerdictDistribution)> = HashMap::new();
     let ranked = match (&response.result, reader) {
         (Ok(c), Some(reader)) => c.logits.as_ref().map(|logits| reader.rank(logits)),
         _ => None,
@@ -221,79 +223,63 @@ pub(crate) fn rows(
         .iter()
         .map(|t| {
             let trial = group.trials[t.trial].0;
-            let base = VerdictRow {
-                trial_id: trial.id,
-                item_id: p.item_id.clone(),
-                repeat: t.repeat,
-                swapped: p.swapped,
-                seed: t.seed,
-                prompt_hash: p.prompt_hash.clone(),
-                raw_output: None,
-                verdict: None,
-                failure_kind: None,
-                prompt_tokens: 0,
-                completion_tokens: 0,
-                latency_ms: None,
-                ttft_ms: None,
-                error: None,
-                cost_usd: None,
-                cached_tokens: None,
-                attempts: 1,
-                logprobs: None,
-                cache_hit: false,
-                exact: false,
-                distribution: None,
+            let record = |outcome: Outcome| {
+                VerdictRecord::new(
+                    trial.id,
+                    &p.item_id,
+                    t.repeat,
+                    p.swapped,
+                    t.seed,
+                    &p.prompt_hash,
+                    outcome,
+                )
             };
             let c = match &response.result {
                 Ok(c) => c,
-                Err(message) => {
-                    return (
-                        t.trial,
-                        VerdictRow {
-                            error: Some(message.clone()),
-                            ..base
-                        },
-                    )
-                }
+                Err(message) => return (t.trial, record(Outcome::CallFailed(message.clone()))),
             };
+            let judged = |v: Verdict| Outcome::Judged(unswap(v, p.swapped));
             let row = match (&ranked, reader, c.stop) {
-                (_, _, StopReason::PromptTooLong) => VerdictRow {
-                    failure_kind: Some(FailureKind::PromptTooLong.as_str().to_string()),
+                (_, _, StopReason::PromptTooLong) => VerdictRecord {
                     raw_output: Some(String::new()),
                     exact: group.exact,
-                    ..measured(base, c)
+                    ..measured(
+                        record(judged(Verdict::Failed(FailureKind::PromptTooLong))),
+                        c,
+                    )
                 },
                 (Some(ranked), Some(reader), _) => {
                     // Each trial's distribution once per pass; its repeats only draw.
-                    let (d, json) = per_trial.entry(t.trial).or_insert_with(|| {
+                    let (d, in_frame) = per_trial.entry(t.trial).or_insert_with(|| {
                         let d = reader.distribution(
                             ranked,
                             trial.params.temperature,
                             trial.params.top_p,
                         );
-                        let mut json = serde_json::Map::new();
-                        for (label, prob) in &d.verdicts.labels {
-                            json.insert(unswap(*label, p.swapped).to_text(), (*prob).into());
-                        }
-                        json.insert("failed".into(), d.verdicts.failed.into());
-                        (d, serde_json::Value::Object(json).to_string())
+                        let in_frame = VerdictDistribution {
+                            labels: d
+                                .verdicts
+                                .labels
+                                .iter()
+                                .map(|&(label, prob)| (unswap_label(label, p.swapped), prob))
+                                .collect(),
+                            failed: d.verdicts.failed,
+                        };
+                        (d, in_frame)
                     });
                     let (text, verdict) = reader.draw(d, t.seed);
-                    VerdictRow {
+                    VerdictRecord {
                         raw_output: Some(text),
-                        verdict: verdict.label().map(|l| unswap(l, p.swapped).to_text()),
-                        failure_kind: verdict.failure().map(|f| f.as_str().to_string()),
                         // The verdict is one token, read rather than generated.
                         completion_tokens: 1,
                         exact: true,
-                        distribution: Some(json.clone()),
-                        ..measured(base, c)
+                        distribution: Some(in_frame.clone()),
+                        ..measured(record(judged(verdict)), c)
                     }
                 }
-                (None, Some(_), _) => VerdictRow {
-                    error: Some("the judge returned no logits for an exact verdict".into()),
-                    ..base
-                },
+                (None, Some(_), _) => record(Outcome::CallFailed(
+                    "the judge returned no logits for an exact verdict".into(),
+                )),
                 (_, None, stop) => {
                     let v = verdict::parse(
                         r.output,
@@ -301,13 +287,8 @@ pub(crate) fn rows(
                         &c.text,
                         stop == StopReason::MaxTokens,
                     );
-                    VerdictRow {
+                    VerdictRecord {
                         raw_output: Some(c.text.clone()),
-                        verdict: v.label().map(|l| unswap(l, p.swapped).to_text()),
-                        failure_kind: match v {
-                            Verdict::Failed(f) => Some(f.as_str().to_string()),
-                            Verdict::Parsed(_) => None,
-                        },
                         cost_usd: r
                             .experiment
                             .judge
@@ -316,7 +297,7 @@ pub(crate) fn rows(
                             .and_then(|remote| remote.calls.prices.get(&trial.params.model))
                             .map(|price| price.cost(c.prompt_tokens, c.completion_tokens)),
                         logprobs: c.logprobs.clone(),
-                        ..measured(base, c)
+                        ..measured(record(judged(v)), c)
                     }
                 }
             };
@@ -326,8 +307,8 @@ pub(crate) fn rows(
 }
 
 /// What the call measured: tokens, timing, attempts.
-fn measured(base: VerdictRow, c: &Completion) -> VerdictRow {
-    VerdictRow {
+fn measured(base: VerdictRecord, c: &Completion) -> VerdictRecord {
+    VerdictRecord {
         prompt_tokens: c.prompt_tokens,
         completion_tokens: c.completion_tokens,
         latency_ms: Some(c.latency_ms),
@@ -338,8 +319,15 @@ fn measured(base: VerdictRow, c: &Completion) -> VerdictRow {
     }
 }
 
-/// The judge named positions; the row names the dataset's answers.
-fn unswap(label: Label, swapped: bool) -> Label {
+/// The judge named positions; the record names the dataset's answers.
+fn unswap(verdict: Verdict, swapped: bool) -> Verdict {
+    match verdict {
+        Verdict::Parsed(label) => Verdict::Parsed(unswap_label(label, swapped)),
+        failed => failed,
+    }
+}
+
+fn unswap_label(label: Label, swapped: bool) -> Label {
     match label {
         Label::Choice(Choice::A) if swapped => Label::Choice(Choice::B),
         Label::Choice(Choice::B) if swapped => Label::Choice(Choice::A),

@@ -31,7 +31,7 @@ pub use plan::{plan, Plan};
 pub use prompt::{verdict_prompt, RenderedPrompt};
 pub use resolve::allow_tie;
 pub use run::{run_experiment, RunEvent, RunOptions, RunSummary};
-pub use summary::{summarize, ExperimentInfo, ExperimentSummary, TrialSummary};
+pub use summary::summarize;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {

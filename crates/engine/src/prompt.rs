@@ -3,12 +3,12 @@
 //! before calling the judge; [`verdict_prompt`] renders a stored verdict's prompt again and
 //! checks it against the hash recorded with the verdict.
 
+use judgelab_core::results::{ExperimentSummary, TrialSummary, VerdictRecord};
 use judgelab_core::template::RenderContext;
-use judgelab_core::{Experiment, Item, Message, OutputKind, Task, Template};
-use judgelab_store::{Store, VerdictRow};
+use judgelab_core::{Item, Message, OutputKind, Task, Template};
+use judgelab_store::Store;
 
 use crate::resolve::allow_tie;
-use crate::summary::{ExperimentSummary, TrialSummary};
 use crate::EngineError;
 
 /// What every prompt of a trial shares.
@@ -53,7 +53,7 @@ pub async fn verdict_prompt(
     store: &Store,
     summary: &ExperimentSummary,
     trial: &TrialSummary,
-    verdict: &VerdictRow,
+    verdict: &VerdictRecord,
 ) -> Result<RenderedPrompt, EngineError> {
     let dataset = &summary.dataset;
     let find = |id: &str| {
@@ -80,10 +80,11 @@ pub async fn verdict_prompt(
                 path: summary.experiment.name.clone(),
                 message: format!("template {} is not stored", trial.template_hash),
             })?;
-    let experiment = Experiment::from_toml(&summary.experiment.name, &summary.experiment.spec)?;
     let input = PromptInput {
         task: dataset.task,
-        output: experiment
+        output: summary
+            .experiment
+            .parsed
             .judge
             .output
             .unwrap_or(OutputKind::default_for(dataset.task)),

@@ -283,8 +283,8 @@ pub async fn run_experiment(
             for (trial_idx, mut row) in rows(&r, &group, p, &response, reader.as_ref()) {
                 row.cache_hit = hit;
                 cache_hits += usize::from(hit);
-                let failed = row.error.is_some() || row.failure_kind.is_some();
-                n_errors += usize::from(row.error.is_some());
+                let failed = row.outcome.label().is_none();
+                n_errors += usize::from(row.outcome.is_call_failure());
                 let written = match store.record_verdict(&row).await {
                     Ok(written) => written,
                     Err(e) => {
@@ -294,7 +294,7 @@ pub async fn run_experiment(
                 };
                 // Not written: another process stored this verdict first; it counts once.
                 judged_now += usize::from(written);
-                if row.error.is_none() {
+                if !row.outcome.is_call_failure() {
                     done += 1;
                 }
                 on_event(RunEvent::Verdict {

@@ -7,8 +7,8 @@ use judgelab_core::metrics::baseline::Baseline;
 use judgelab_core::metrics::paired::{self, PairedComparison};
 use judgelab_core::metrics::{Estimate, Quality, TrialMetrics};
 use judgelab_core::pareto::{self, Cost, FrontStatus, Objective};
+use judgelab_core::results::{ExperimentSummary, TrialSummary};
 use judgelab_core::{Order, Task};
-use judgelab_engine::{ExperimentSummary, TrialSummary};
 
 use crate::params::Param;
 

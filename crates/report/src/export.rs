@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use judgelab_core::metrics::Quality;
-use judgelab_engine::ExperimentSummary;
+use judgelab_core::results::ExperimentSummary;
 
 use crate::analysis::Analysis;
 use crate::charts::{self, Chart};

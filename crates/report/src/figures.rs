@@ -168,7 +168,7 @@ impl Analysis<'_> {
                     let values = t
                         .verdicts
                         .iter()
-                        .filter(|v| v.error.is_none())
+                        .filter(|v| !v.outcome.is_call_failure())
                         .filter_map(|v| v.latency_ms)
                         .collect();
                     (self.labels[i].clone(), values)

@@ -134,9 +134,11 @@ pub fn verdicts_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
                 humans
                     .get(v.item_id.as_str())
                     .map_or(String::new(), Label::to_text),
-                v.verdict.clone().unwrap_or_default(),
-                v.failure_kind.clone().unwrap_or_default(),
-                v.error.clone().unwrap_or_default(),
+                v.outcome.label().map_or(String::new(), |l| l.to_text()),
+                v.outcome
+                    .failure()
+                    .map_or(String::new(), |f| f.as_str().to_string()),
+                v.outcome.error().unwrap_or_default().to_string(),
                 v.prompt_tokens.to_string(),
                 v.completion_tokens.to_string(),
                 opt(v.latency_ms),

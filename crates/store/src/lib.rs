@@ -17,7 +17,9 @@ use judgelab_core::{Dataset, Template};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Row, SqlitePool};
 
-pub use rows::{DatasetInfo, ExperimentRow, NewExperiment, NewTrial, TrialRow, VerdictRow};
+pub use rows::{DatasetInfo, ExperimentRow, NewExperiment, NewTrial, TrialRow};
+
+use judgelab_core::results::VerdictRecord;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -35,6 +37,13 @@ pub enum StoreError {
     },
     #[error("a dataset named {name:?} with different content is already imported (from {source_path}); import this file under another name")]
     NameTaken { name: String, source_path: String },
+    #[error("database {path}: experiment {name:?}: its stored experiment file no longer parses")]
+    Spec {
+        path: String,
+        name: String,
+        #[source]
+        source: judgelab_core::experiment::ExperimentError,
+    },
     #[error("database {path}: corrupt row: {message}")]
     Corrupt { path: String, message: String },
     #[error("database {path}")]
@@ -107,6 +116,17 @@ impl Store {
         move |source| StoreError::Sqlx {
             path: self.path.display().to_string(),
             source,
+        }
+    }
+
+    fn bad_experiment(&self, e: rows::BadExperiment) -> StoreError {
+        match e {
+            rows::BadExperiment::Corrupt(message) => self.corrupt(message),
+            rows::BadExperiment::Spec(name, source) => StoreError::Spec {
+                path: self.path.display().to_string(),
+                name,
+                source,
+            },
         }
     }
 
@@ -282,7 +302,7 @@ impl Store {
             .await
             .map_err(self.err())?;
         rows.iter()
-            .map(|r| rows::experiment(r).map_err(|e| self.corrupt(e)))
+            .map(|r| rows::experiment(r).map_err(|e| self.bad_experiment(e)))
             .collect()
     }
 
@@ -293,7 +313,7 @@ impl Store {
             .await
             .map_err(self.err())?;
         row.as_ref()
-            .map(|r| rows::experiment(r).map_err(|e| self.corrupt(e)))
+            .map(|r| rows::experiment(r).map_err(|e| self.bad_experiment(e)))
             .transpose()
     }
 
@@ -394,7 +414,7 @@ impl Store {
 
     /// Records a verdict, committed at once. An existing row is replaced only if its call
     /// had failed; a successful verdict is never overwritten. Returns whether it was written.
-    pub async fn record_verdict(&self, v: &VerdictRow) -> Result<bool> {
+    pub async fn record_verdict(&self, v: &VerdictRecord) -> Result<bool> {
         let done = sqlx::query(
             "INSERT INTO verdicts (trial_id, item_id, repeat, swapped, seed, prompt_hash, raw_output, verdict,
                                    failure_kind, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error,
@@ -411,31 +431,34 @@ impl Store {
                 exact = excluded.exact, distribution = excluded.distribution,
                 created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
              WHERE verdicts.error IS NOT NULL",
-        )
-        .bind(v.trial_id)
-        .bind(&v.item_id)
-        .bind(v.repeat as i64)
-        .bind(v.swapped)
-        .bind(v.seed as i64)
-        .bind(&v.prompt_hash)
-        .bind(&v.raw_output)
-        .bind(&v.verdict)
-        .bind(&v.failure_kind)
-        .bind(v.prompt_tokens as i64)
-        .bind(v.completion_tokens as i64)
-        .bind(v.latency_ms)
-        .bind(v.ttft_ms)
-        .bind(&v.error)
-        .bind(v.cost_usd)
-        .bind(v.cached_tokens.map(i64::from))
-        .bind(i64::from(v.attempts))
-        .bind(&v.logprobs)
-        .bind(v.cache_hit)
-        .bind(v.exact)
-        .bind(&v.distribution)
-        .execute(&self.pool)
-        .await
-        .map_err(self.err())?;
+        );
+        let (verdict, failure_kind, error) = rows::outcome_columns(&v.outcome);
+        let distribution = v.distribution.as_ref().map(rows::distribution_to_json);
+        let done = done
+            .bind(v.trial_id)
+            .bind(&v.item_id)
+            .bind(v.repeat as i64)
+            .bind(v.swapped)
+            .bind(v.seed as i64)
+            .bind(&v.prompt_hash)
+            .bind(&v.raw_output)
+            .bind(verdict)
+            .bind(failure_kind)
+            .bind(v.prompt_tokens as i64)
+            .bind(v.completion_tokens as i64)
+            .bind(v.latency_ms)
+            .bind(v.ttft_ms)
+            .bind(error)
+            .bind(v.cost_usd)
+            .bind(v.cached_tokens.map(i64::from))
+            .bind(i64::from(v.attempts))
+            .bind(&v.logprobs)
+            .bind(v.cache_hit)
+            .bind(v.exact)
+            .bind(distribution)
+            .execute(&self.pool)
+            .await
+            .map_err(self.err())?;
         Ok(done.rows_affected() > 0)
     }
 
@@ -461,7 +484,7 @@ impl Store {
     }
 
     /// A trial's verdicts, by item and repeat.
-    pub async fn verdicts(&self, trial_id: i64) -> Result<Vec<VerdictRow>> {
+    pub async fn verdicts(&self, trial_id: i64) -> Result<Vec<VerdictRecord>> {
         let path = self.path.clone();
         tokio::task::spawn_blocking(move || {
             rows::read_verdicts(&path, trial_id).map_err(|source| StoreError::Read {

@@ -1,6 +1,8 @@
 //! Row types of the store and their mapping from SQLite rows.
 
-use judgelab_core::{Item, Label, Task, TrialParams};
+use judgelab_core::results::{Outcome, VerdictRecord};
+use judgelab_core::sampling::VerdictDistribution;
+use judgelab_core::{Experiment, FailureKind, Item, Label, Task, TrialParams, Verdict};
 use serde_json::Value;
 use sqlx::sqlite::SqliteRow;
 use sqlx::Row;
@@ -34,7 +36,9 @@ pub struct ExperimentRow {
     pub id: i64,
     pub name: String,
     pub content_hash: String,
+    /// The experiment file as written, and the same parsed.
     pub spec: String,
+    pub experiment: Experiment,
     pub dataset_id: i64,
     pub pool: Vec<String>,
     pub judged: Vec<String>,
@@ -64,41 +68,6 @@ pub struct TrialRow {
     pub examples: Vec<String>,
 }
 
-/// One verdict: everything needed to reproduce and audit it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct VerdictRow {
-    pub trial_id: i64,
-    pub item_id: String,
-    pub repeat: u32,
-    /// Answer B was shown first; `verdict` is in the dataset's frame all the same.
-    pub swapped: bool,
-    pub seed: u32,
-    pub prompt_hash: String,
-    pub raw_output: Option<String>,
-    /// Canonical label text; `None` on a parse failure or a failed call.
-    pub verdict: Option<String>,
-    pub failure_kind: Option<String>,
-    pub prompt_tokens: u32,
-    pub completion_tokens: u32,
-    pub latency_ms: Option<f64>,
-    pub ttft_ms: Option<f64>,
-    /// The call failed with this message.
-    pub error: Option<String>,
-    /// What the call cost, where the model has a price.
-    pub cost_usd: Option<f64>,
-    pub cached_tokens: Option<u32>,
-    pub attempts: u32,
-    /// Per-token log-probabilities (JSON), where asked for.
-    pub logprobs: Option<String>,
-    /// Answered from the response cache: no call was made.
-    pub cache_hit: bool,
-    /// Drawn from the exact first-token distribution below, not sampled by generating.
-    pub exact: bool,
-    /// Exact rows: `{label: probability, …, "failed": probability}` as JSON, in the
-    /// dataset's frame.
-    pub distribution: Option<String>,
-}
-
 pub(crate) fn item(r: &SqliteRow) -> Result<Item, String> {
     let label: String = r.get("human_label");
     Ok(Item {
@@ -117,15 +86,28 @@ fn ids(r: &SqliteRow, column: &str) -> Result<Vec<String>, String> {
     serde_json::from_str(r.get::<&str, _>(column)).map_err(|e| format!("{column}: {e}"))
 }
 
-pub(crate) fn experiment(r: &SqliteRow) -> Result<ExperimentRow, String> {
+/// Why an experiment row could not be read.
+pub(crate) enum BadExperiment {
+    Corrupt(String),
+    /// Its spec no longer parses: the experiment's name, and why.
+    Spec(String, judgelab_core::experiment::ExperimentError),
+}
+
+/// An experiment row, its spec parsed.
+pub(crate) fn experiment(r: &SqliteRow) -> Result<ExperimentRow, BadExperiment> {
+    let name: String = r.get("name");
+    let spec: String = r.get("spec");
+    let experiment = Experiment::from_toml(&format!("{name}.toml (as stored)"), &spec)
+        .map_err(|e| BadExperiment::Spec(name.clone(), e))?;
     Ok(ExperimentRow {
         id: r.get("id"),
-        name: r.get("name"),
+        name,
         content_hash: r.get("content_hash"),
-        spec: r.get("spec"),
+        spec,
+        experiment,
         dataset_id: r.get("dataset_id"),
-        pool: ids(r, "pool")?,
-        judged: ids(r, "judged")?,
+        pool: ids(r, "pool").map_err(BadExperiment::Corrupt)?,
+        judged: ids(r, "judged").map_err(BadExperiment::Corrupt)?,
         created_at: r.get("created_at"),
     })
 }
@@ -149,7 +131,7 @@ pub(crate) fn trial(r: &SqliteRow) -> Result<TrialRow, String> {
 pub(crate) fn read_verdicts(
     path: &std::path::Path,
     trial_id: i64,
-) -> rusqlite::Result<Vec<VerdictRow>> {
+) -> rusqlite::Result<Vec<VerdictRecord>> {
     use rusqlite::OpenFlags;
     let conn = rusqlite::Connection::open_with_flags(
         path,
@@ -165,7 +147,20 @@ pub(crate) fn read_verdicts(
          FROM verdicts WHERE trial_id = ? ORDER BY item_id, repeat, swapped",
     )?;
     let rows = statement.query_map([trial_id], |r| {
-        Ok(VerdictRow {
+        let bad = |column: usize, message: String| {
+            rusqlite::Error::FromSqlConversionFailure(
+                column,
+                rusqlite::types::Type::Text,
+                message.into(),
+            )
+        };
+        let outcome = outcome(r.get(7)?, r.get(8)?, r.get(13)?).map_err(|e| bad(7, e))?;
+        let distribution = r
+            .get::<_, Option<String>>(20)?
+            .map(|json| distribution_from_json(&json))
+            .transpose()
+            .map_err(|e| bad(20, e))?;
+        Ok(VerdictRecord {
             trial_id: r.get(0)?,
             item_id: r.get(1)?,
             repeat: r.get::<_, i64>(2)? as u32,
@@ -173,21 +168,84 @@ pub(crate) fn read_verdicts(
             seed: r.get::<_, i64>(4)? as u32,
             prompt_hash: r.get(5)?,
             raw_output: r.get(6)?,
-            verdict: r.get(7)?,
-            failure_kind: r.get(8)?,
+            outcome,
             prompt_tokens: r.get::<_, i64>(9)? as u32,
             completion_tokens: r.get::<_, i64>(10)? as u32,
             latency_ms: r.get(11)?,
             ttft_ms: r.get(12)?,
-            error: r.get(13)?,
             cost_usd: r.get(14)?,
             cached_tokens: r.get::<_, Option<i64>>(15)?.map(|n| n as u32),
             attempts: r.get::<_, i64>(16)? as u32,
             logprobs: r.get(17)?,
             cache_hit: r.get(18)?,
             exact: r.get(19)?,
-            distribution: r.get(20)?,
+            distribution,
         })
     })?;
     rows.collect()
+}
+
+/// The `verdict`, `failure_kind` and `error` columns of a record.
+pub(crate) type OutcomeColumns = (Option<String>, Option<String>, Option<String>);
+
+/// The columns an outcome is stored in.
+pub(crate) fn outcome_columns(outcome: &Outcome) -> OutcomeColumns {
+    match outcome {
+        Outcome::Judged(Verdict::Parsed(label)) => (Some(label.to_text()), None, None),
+        Outcome::Judged(Verdict::Failed(kind)) => (None, Some(kind.as_str().to_string()), None),
+        Outcome::CallFailed(error) => (None, None, Some(error.clone())),
+    }
+}
+
+/// An outcome from its columns. A row with neither a verdict nor a failure kind predates
+/// failure kinds: the judge answered something that is no label.
+fn outcome(
+    verdict: Option<String>,
+    failure_kind: Option<String>,
+    error: Option<String>,
+) -> Result<Outcome, String> {
+    if let Some(error) = error {
+        return Ok(Outcome::CallFailed(error));
+    }
+    let verdict = match (verdict, failure_kind) {
+        (Some(text), _) => Verdict::Parsed(
+            Label::from_text(&text).ok_or_else(|| format!("verdict {text:?} is no label"))?,
+        ),
+        (None, Some(kind)) => Verdict::Failed(
+            FailureKind::from_name(&kind)
+                .ok_or_else(|| format!("failure_kind {kind:?} is unknown"))?,
+        ),
+        (None, None) => Verdict::Failed(FailureKind::NoLabel),
+    };
+    Ok(Outcome::Judged(verdict))
+}
+
+/// An exact row's distribution as stored: `{label: p, …, "failed": p}`.
+pub(crate) fn distribution_to_json(d: &VerdictDistribution) -> String {
+    let mut json = serde_json::Map::new();
+    for (label, p) in &d.labels {
+        json.insert(label.to_text(), (*p).into());
+    }
+    json.insert("failed".into(), d.failed.into());
+    Value::Object(json).to_string()
+}
+
+fn distribution_from_json(json: &str) -> Result<VerdictDistribution, String> {
+    let map: serde_json::Map<String, Value> =
+        serde_json::from_str(json).map_err(|e| format!("distribution: {e}"))?;
+    let mut d = VerdictDistribution::default();
+    for (key, p) in map {
+        let p = p
+            .as_f64()
+            .ok_or_else(|| format!("distribution: {key:?} is not a probability"))?;
+        match key.as_str() {
+            "failed" => d.failed = p,
+            label => d.labels.push((
+                Label::from_text(label)
+                    .ok_or_else(|| format!("distribution: {label:?} is no label"))?,
+                p,
+            )),
+        }
+    }
+    Ok(d)
 }

@@ -6,15 +6,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use judgelab_core::metrics::{paired, BootstrapSpec, Quality, Scored};
-use judgelab_core::{Label, Task};
-use judgelab_engine::{ExperimentSummary, TrialSummary};
+use judgelab_core::results::{ExperimentSummary, Outcome, TrialSummary, VerdictRecord};
+use judgelab_core::{Label, Task, Verdict};
 use judgelab_report::analysis::Analysis;
-use judgelab_store::VerdictRow;
 use tauri::State;
 
 use crate::dto::{
-    ChatMessage, Comparison, ConfusionView, Results, TrialDetail, VerdictDetail, VerdictFilter,
-    VerdictListing,
+    ChatMessage, Comparison, ConfusionView, OutcomeKind, Results, TrialDetail, VerdictDetail,
+    VerdictFilter, VerdictListing,
 };
 use crate::error::{AppError, AppResult};
 use crate::state::{AppState, SummaryKey};
@@ -99,21 +98,26 @@ fn human_labels(summary: &ExperimentSummary) -> HashMap<&str, Label> {
         .collect()
 }
 
-fn listing(task: Task, humans: &HashMap<&str, Label>, v: &VerdictRow) -> VerdictListing {
+fn listing(task: Task, humans: &HashMap<&str, Label>, v: &VerdictRecord) -> VerdictListing {
     let human = humans.get(v.item_id.as_str()).copied();
-    let parsed = v.verdict.as_deref().and_then(Label::from_text);
+    let parsed = v.outcome.label();
+    let (outcome, failure) = match &v.outcome {
+        Outcome::Judged(Verdict::Parsed(_)) => (OutcomeKind::Verdict, None),
+        Outcome::Judged(Verdict::Failed(kind)) => {
+            (OutcomeKind::ParseFailure, Some(kind.as_str().to_string()))
+        }
+        Outcome::CallFailed(_) => (OutcomeKind::CallFailed, Some("call failed".to_string())),
+    };
     VerdictListing {
         item_id: v.item_id.clone(),
         repeat: v.repeat,
         swapped: v.swapped,
         human: human.map(|h| h.category()).unwrap_or_default(),
         verdict: parsed.map(|l| l.category()),
-        failure: v
-            .error
-            .as_ref()
-            .map(|_| "call failed".to_string())
-            .or_else(|| v.failure_kind.clone()),
-        correct: v.error.is_none() && human.is_some_and(|h| Scored::new(task, h, parsed).correct()),
+        outcome,
+        failure,
+        correct: outcome != OutcomeKind::CallFailed
+            && human.is_some_and(|h| Scored::new(task, h, parsed).correct()),
         latency_ms: v.latency_ms,
         prompt_tokens: v.prompt_tokens,
         completion_tokens: v.completion_tokens,
@@ -153,10 +157,8 @@ pub async fn trial_detail(
         .filter(|v| match filter {
             VerdictFilter::All => true,
             VerdictFilter::Wrong => !v.correct,
-            VerdictFilter::ParseFailures => {
-                v.verdict.is_none() && v.failure.as_deref() != Some("call failed")
-            }
-            VerdictFilter::Errors => v.failure.as_deref() == Some("call failed"),
+            VerdictFilter::ParseFailures => v.outcome == OutcomeKind::ParseFailure,
+            VerdictFilter::Errors => v.outcome == OutcomeKind::CallFailed,
         })
         .filter(|v| label.as_ref().is_none_or(|l| v.human == *l))
         .collect();
@@ -224,7 +226,7 @@ pub async fn verdict_detail(
             .collect(),
         prompt_verified: prompt.matches_record,
         raw_output: v.raw_output.clone(),
-        error: v.error.clone(),
+        error: v.outcome.error().map(str::to_string),
         seed: v.seed,
         ttft_ms: v.ttft_ms,
         attempts: v.attempts,

@@ -203,6 +203,9 @@ model: string; path: string; size_mb: number | null; present: boolean } | { kind
 /**  The model name the endpoint knows. */
 model: string; api_key_env: string | null };
 
+/**  What a call came to, as the verdict list filters it. */
+export type OutcomeKind = "verdict" | "parse_failure" | "call_failed";
+
 export type Param = {
 	name: string,
 	value: string,
@@ -341,6 +344,8 @@ export type VerdictListing = {
 	human: string,
 	/**  The parsed verdict; none on a parse failure or failed call. */
 	verdict: string | null,
+	outcome: OutcomeKind,
+	/**  What went wrong, for display: the parse failure's kind, or "call failed". */
 	failure: string | null,
 	correct: boolean,
 	latency_ms: number | null,

@@ -259,7 +259,7 @@ pub async fn bench(
             };
             greedy_compared += 1;
             near_ties += usize::from(*near);
-            let planned_label = v.verdict.as_deref().and_then(Label::from_text);
+            let planned_label = v.outcome.label();
             if planned_label != *naive_label {
                 greedy_flips += 1;
                 greedy_flips_not_near_tie += usize::from(!near);

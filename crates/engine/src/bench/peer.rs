@@ -31,7 +31,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use judgelab_core::verdict;
-use judgelab_core::{Judge, Label};
+use judgelab_core::Judge;
 use judgelab_openai::{Endpoint, OpenAiJudge};
 use serde::Serialize;
 
@@ -172,7 +172,7 @@ pub async fn peer(
     let mut ours = HashMap::new();
     for trial in sweep.trials.iter().filter(|t| t.params.temperature == 0.0) {
         for v in store.verdicts(trial.id).await? {
-            let label = v.verdict.as_deref().and_then(Label::from_text);
+            let label = v.outcome.label();
             ours.insert((trial.id, v.item_id), label);
         }
     }

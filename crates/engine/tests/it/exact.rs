@@ -2,6 +2,7 @@
 //! whole temperature × top_p grid and its repeats; a failed call fails every verdict it
 //! answers, and only it is made again; a grammar removes non-verdict tokens.
 
+use crate::Columns;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -174,9 +175,8 @@ async fn one_call_per_item_serves_the_whole_grid_and_its_repeats() {
         let rows = store.verdicts(trial.id).await.unwrap();
         assert_eq!(rows.len(), 8);
         for v in &rows {
-            assert!(v.exact && v.error.is_none(), "{v:?}");
-            let d: serde_json::Value =
-                serde_json::from_str(v.distribution.as_deref().unwrap()).unwrap();
+            assert!(v.exact && v.error().is_none(), "{v:?}");
+            let d = v.distribution_json();
             let item: usize = v.item_id[1..].parse().unwrap();
             let logits: Vec<f64> = judge.logits[&format!("q{item}")]
                 .iter()
@@ -220,9 +220,9 @@ async fn one_call_per_item_serves_the_whole_grid_and_its_repeats() {
                 );
             }
             // The drawn verdict is one the distribution allows.
-            match v.verdict.as_deref() {
+            match v.verdict().as_deref() {
                 Some(label) => assert!(got(label) > 0.0, "{v:?}"),
-                None => assert!(got("failed") > 0.0 && v.failure_kind.is_some(), "{v:?}"),
+                None => assert!(got("failed") > 0.0 && v.failure_kind().is_some(), "{v:?}"),
             }
         }
     }
@@ -268,20 +268,20 @@ async fn a_grammar_leaves_no_room_for_a_parse_failure() {
     let row = store.experiment_by_name("e").await.unwrap().unwrap();
     for trial in store.trials(row.id).await.unwrap() {
         let rows = store.verdicts(trial.id).await.unwrap();
-        let failures = rows.iter().filter(|v| v.failure_kind.is_some()).count();
+        let failures = rows.iter().filter(|v| v.failure_kind().is_some()).count();
         let greedy_q3 = rows.iter().find(|v| v.item_id == "i3").unwrap();
         match trial.params.constraint {
             judgelab_core::Constraint::Grammar => {
                 assert_eq!(failures, 0);
                 if trial.params.temperature == 0.0 {
-                    assert_eq!(greedy_q3.verdict.as_deref(), Some("A"));
+                    assert_eq!(greedy_q3.verdict().as_deref(), Some("A"));
                 }
             }
             judgelab_core::Constraint::None => {
                 // q3's best token is "x": greedy fails on every repeat, warm draws often.
                 if trial.params.temperature == 0.0 {
                     assert_eq!(failures, 20);
-                    assert_eq!(greedy_q3.failure_kind.as_deref(), Some("no_label"));
+                    assert_eq!(greedy_q3.failure_kind(), Some("no_label"));
                 } else {
                     assert!(failures > 0);
                 }

@@ -14,6 +14,36 @@ use judgelab_core::{Judge, JudgeRequest, JudgeResponse, Message};
 use judgelab_engine::{run_experiment, summarize, EngineError, JudgeLoader, ModelSpec, RunOptions};
 use judgelab_store::Store;
 
+/// A record's outcome read as the store's columns, which the tests below state it in.
+pub(crate) trait Columns {
+    fn verdict(&self) -> Option<String>;
+    fn failure_kind(&self) -> Option<&'static str>;
+    fn error(&self) -> Option<&str>;
+    /// An exact record's distribution, `{label: p, …, "failed": p}`.
+    fn distribution_json(&self) -> serde_json::Value;
+}
+
+impl Columns for judgelab_core::results::VerdictRecord {
+    fn verdict(&self) -> Option<String> {
+        self.outcome.label().map(|l| l.to_text())
+    }
+    fn failure_kind(&self) -> Option<&'static str> {
+        self.outcome.failure().map(|f| f.as_str())
+    }
+    fn error(&self) -> Option<&str> {
+        self.outcome.error()
+    }
+    fn distribution_json(&self) -> serde_json::Value {
+        let d = self.distribution.as_ref().expect("an exact record");
+        let mut map = serde_json::Map::new();
+        for (label, p) in &d.labels {
+            map.insert(label.to_text(), (*p).into());
+        }
+        map.insert("failed".into(), d.failed.into());
+        serde_json::Value::Object(map)
+    }
+}
+
 /// Answers each item (its question is the whole prompt) from a script. An output starting
 /// with `!` is a failed call, once; the next call for that item answers what follows. The
 /// output `~` is no response at all.
@@ -188,15 +218,15 @@ async fn failed_calls_are_recorded_then_retried_and_failures_are_classified() {
     let trial_id = s.trials[0].id;
     let rows = store.verdicts(trial_id).await.unwrap();
     let by_item: HashMap<&str, _> = rows.iter().map(|r| (r.item_id.as_str(), r)).collect();
-    assert_eq!(by_item["i2"].verdict.as_deref(), Some("A"));
+    assert_eq!(by_item["i2"].verdict().as_deref(), Some("A"));
     assert_eq!(by_item["i2"].raw_output.as_deref(), Some("The answer is A"));
-    assert_eq!(by_item["i4"].failure_kind.as_deref(), Some("no_label"));
+    assert_eq!(by_item["i4"].failure_kind(), Some("no_label"));
     assert_eq!(by_item["i4"].raw_output.as_deref(), Some("I cannot decide"));
     assert_eq!(
-        by_item["i5"].error.as_deref(),
+        by_item["i5"].error(),
         Some("HTTP 503 from the scripted judge")
     );
-    assert_eq!(by_item["i5"].verdict, None);
+    assert_eq!(by_item["i5"].verdict(), None);
 
     // The next run retries only the failed call.
     let second = run(&store, &f.experiment, &judge, Arc::default()).await;
@@ -339,7 +369,7 @@ async fn a_call_the_judge_never_answers_is_recorded_as_failed() {
     let rows = store.verdicts(s.trials[0].id).await.unwrap();
     let silent = rows.iter().find(|r| r.item_id == "i1").unwrap();
     assert_eq!(
-        silent.error.as_deref(),
+        silent.error(),
         Some("the judge returned no response for this call")
     );
     assert_eq!(s.trials[0].metrics.n, 5);
@@ -377,7 +407,7 @@ async fn answer_orders_expose_a_judge_that_always_prefers_the_first_answer() {
     let rows = store.verdicts(s.trials[1].id).await.unwrap();
     assert!(rows
         .iter()
-        .all(|r| r.swapped && r.verdict.as_deref() == Some("B")));
+        .all(|r| r.swapped && r.verdict().as_deref() == Some("B")));
     assert!(rows.iter().all(|r| r.raw_output.as_deref() == Some("A")));
     assert_eq!(s.experiment.n_expected, 24);
     assert_eq!(

@@ -1,6 +1,7 @@
 //! Remote judges through the engine, against a minimal OpenAI-compatible server on
 //! 127.0.0.1: usage, TTFT and cost recorded, and the response cache replaying answers.
 
+use crate::Columns;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -151,7 +152,7 @@ async fn a_remote_sweep_records_usage_and_cost_and_never_pays_twice() {
         .unwrap();
     assert!(rows
         .iter()
-        .all(|r| r.cache_hit && r.verdict.as_deref() == Some("A")));
+        .all(|r| r.cache_hit && r.verdict().as_deref() == Some("A")));
 
     // --no-cache calls again.
     let options = RunOptions {
@@ -199,8 +200,7 @@ async fn a_bad_key_fails_every_call_once_and_the_next_run_recovers_them_all() {
     let rows = store.verdicts(trial).await.unwrap();
     assert_eq!(rows.len(), 6);
     assert!(rows.iter().all(|r| r
-        .error
-        .as_deref()
+        .error()
         .is_some_and(|e| e.contains("HTTP 401") && e.contains("$JUDGELAB_ENGINE_TEST_KEY"))));
 
     // Fixed: the next run retries exactly the failed calls, and nothing is duplicated.
@@ -214,5 +214,5 @@ async fn a_bad_key_fails_every_call_once_and_the_next_run_recovers_them_all() {
     assert_eq!(rows.len(), 6);
     assert!(rows
         .iter()
-        .all(|r| r.error.is_none() && r.verdict.as_deref() == Some("A")));
+        .all(|r| r.error().is_none() && r.verdict().as_deref() == Some("A")));
 }

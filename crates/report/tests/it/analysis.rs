@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use judgelab_core::metrics::baseline;
 use judgelab_core::metrics::Quality;
 use judgelab_core::metrics::{self, BootstrapSpec, Observation};
+use judgelab_core::results::{ExperimentInfo, ExperimentSummary, TrialSummary};
 use judgelab_core::{Choice, Dataset, Item, Label, Task, TrialParams, Verdict};
-use judgelab_engine::{ExperimentInfo, ExperimentSummary, TrialSummary};
 use judgelab_report::analysis::Analysis;
 
 const N: usize = 200;
@@ -78,6 +78,8 @@ fn trial(id: i64, temperature: f64, tokens: u32, right: impl Fn(usize) -> bool) 
     }
 }
 
+const SPEC: &str = "name = \"e\"\ndataset = \"d\"\n[judge]\ntemplate = \"pairwise\"\n";
+
 fn summary(trials: Vec<TrialSummary>) -> ExperimentSummary {
     let items: Vec<Item> = (0..N).map(item).collect();
     let refs: Vec<&Item> = items.iter().collect();
@@ -100,7 +102,8 @@ fn summary(trials: Vec<TrialSummary>) -> ExperimentSummary {
             judged: items.iter().map(|i| i.id.clone()).collect(),
             n_expected: N * trials.len(),
             n_stored: N * trials.len(),
-            spec: "name = \"e\"".into(),
+            spec: SPEC.into(),
+            parsed: judgelab_core::Experiment::from_toml("e.toml", SPEC).unwrap(),
         },
         bootstrap: spec,
         baselines,

@@ -1,8 +1,10 @@
 //! Store tests on a temporary SQLite file.
 
 use judgelab_core::dataset::{parse, ImportOptions};
-use judgelab_core::{Dataset, Template, TrialParams};
-use judgelab_store::{NewExperiment, NewTrial, Store, StoreError, VerdictRow};
+use judgelab_core::results::{Outcome, VerdictRecord};
+use judgelab_core::sampling::VerdictDistribution;
+use judgelab_core::{Choice, Dataset, FailureKind, Label, Template, TrialParams, Verdict};
+use judgelab_store::{NewExperiment, NewTrial, Store, StoreError};
 
 fn dataset(name: &str, ids: &[&str]) -> Dataset {
     let lines: Vec<String> = ids
@@ -18,6 +20,9 @@ fn dataset(name: &str, ids: &[&str]) -> Dataset {
     )
     .unwrap()
 }
+
+/// An experiment file, as the store keeps it.
+const SPEC: &str = "name = \"e\"\ndataset = \"d\"\n[judge]\ntemplate = \"pairwise\"\n";
 
 async fn store(dir: &tempfile::TempDir) -> Store {
     Store::open(&dir.path().join("sub/judgelab.sqlite"))
@@ -82,29 +87,18 @@ fn params() -> TrialParams {
     }
 }
 
-fn verdict(trial_id: i64, item: &str, output: &str, error: Option<&str>) -> VerdictRow {
-    VerdictRow {
-        trial_id,
-        item_id: item.into(),
-        repeat: 0,
-        swapped: false,
-        seed: 7,
-        prompt_hash: "h".into(),
+fn verdict(trial_id: i64, item: &str, output: &str, error: Option<&str>) -> VerdictRecord {
+    let outcome = match error {
+        Some(e) => Outcome::CallFailed(e.to_string()),
+        None => Outcome::Judged(Verdict::Parsed(Label::from_text(output).unwrap())),
+    };
+    VerdictRecord {
         raw_output: error.is_none().then(|| output.to_string()),
-        verdict: error.is_none().then(|| output.to_string()),
-        failure_kind: None,
         prompt_tokens: 10,
         completion_tokens: 1,
         latency_ms: Some(12.5),
         ttft_ms: Some(3.0),
-        error: error.map(str::to_string),
-        cost_usd: None,
-        cached_tokens: None,
-        attempts: 1,
-        logprobs: None,
-        cache_hit: false,
-        exact: false,
-        distribution: None,
+        ..VerdictRecord::new(trial_id, item, 0, false, 7, "h", outcome)
     }
 }
 
@@ -124,7 +118,7 @@ async fn verdicts_are_idempotent_and_failed_calls_are_retried() {
             &NewExperiment {
                 name: "e".into(),
                 content_hash: "c".into(),
-                spec: "name = \"e\"".into(),
+                spec: SPEC.into(),
                 dataset_id: info.id,
                 pool: vec!["z".into()],
                 judged: vec!["x".into(), "y".into()],
@@ -164,7 +158,7 @@ async fn verdicts_are_idempotent_and_failed_calls_are_retried() {
     assert_eq!(done.len(), 1);
     assert!(done.contains(&("x".to_string(), 0, false)));
     // The same item shown with its answers swapped is another verdict.
-    let swapped = VerdictRow {
+    let swapped = VerdictRecord {
         swapped: true,
         ..verdict(t, "x", "B", None)
     };
@@ -180,13 +174,130 @@ async fn verdicts_are_idempotent_and_failed_calls_are_retried() {
         .unwrap());
     let verdicts = store.verdicts(t).await.unwrap();
     assert_eq!(verdicts.len(), 3);
-    assert_eq!(verdicts[0].verdict.as_deref(), Some("A"));
+    assert_eq!(verdicts[0].outcome.label(), Some(Label::Choice(Choice::A)));
     assert!(verdicts[1].swapped);
-    assert_eq!(verdicts[2].verdict.as_deref(), Some("B"));
-    assert_eq!(verdicts[2].error, None);
+    assert_eq!(verdicts[2].outcome.label(), Some(Label::Choice(Choice::B)));
+    assert_eq!(verdicts[2].outcome.error(), None);
     assert_eq!(store.count_verdicts(experiment.id).await.unwrap(), 3);
 
     store.delete_experiment(experiment.id).await.unwrap();
     assert_eq!(store.experiment_by_name("e").await.unwrap(), None);
     assert_eq!(store.verdicts(t).await.unwrap(), vec![]);
+}
+
+/// An experiment "e" of one trial, judging x and y.
+async fn one_trial(store: &Store) -> (i64, i64) {
+    let info = store
+        .insert_dataset(&dataset("d", &["x", "y"]))
+        .await
+        .unwrap();
+    let template = Template::builtin("pairwise").unwrap();
+    store.save_template(&template).await.unwrap();
+    let experiment = store
+        .create_experiment(
+            &NewExperiment {
+                name: "e".into(),
+                content_hash: "c".into(),
+                spec: SPEC.into(),
+                dataset_id: info.id,
+                pool: vec![],
+                judged: vec!["x".into(), "y".into()],
+            },
+            &[NewTrial {
+                params: params(),
+                template_hash: template.hash.clone(),
+                model_path: "/m.gguf".into(),
+                model_sha256: None,
+                examples: vec![],
+            }],
+            None,
+        )
+        .await
+        .unwrap();
+    let trial = store.trials(experiment.id).await.unwrap()[0].id;
+    (experiment.id, trial)
+}
+
+#[tokio::test]
+async fn outcomes_and_distributions_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir).await;
+    let (_, t) = one_trial(&store).await;
+    let exact = VerdictRecord {
+        raw_output: Some(" B".into()),
+        exact: true,
+        distribution: Some(VerdictDistribution {
+            labels: vec![
+                (Label::Choice(Choice::A), 0.25),
+                (Label::Choice(Choice::B), 0.625),
+            ],
+            failed: 0.125,
+        }),
+        ..VerdictRecord::new(
+            t,
+            "x",
+            0,
+            false,
+            1,
+            "h",
+            Outcome::Judged(Verdict::Parsed(Label::Choice(Choice::B))),
+        )
+    };
+    let failed_parse = VerdictRecord {
+        raw_output: Some("I cannot".into()),
+        ..VerdictRecord::new(
+            t,
+            "x",
+            1,
+            false,
+            2,
+            "h",
+            Outcome::Judged(Verdict::Failed(FailureKind::Truncated)),
+        )
+    };
+    let failed_call = VerdictRecord::new(
+        t,
+        "y",
+        0,
+        false,
+        3,
+        "h",
+        Outcome::CallFailed("HTTP 503".into()),
+    );
+    for v in [&exact, &failed_parse, &failed_call] {
+        assert!(store.record_verdict(v).await.unwrap());
+    }
+    assert_eq!(
+        store.verdicts(t).await.unwrap(),
+        vec![exact, failed_parse, failed_call]
+    );
+}
+
+#[tokio::test]
+async fn a_stored_spec_that_no_longer_parses_names_its_experiment() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir).await;
+    let (id, _) = one_trial(&store).await;
+    let pool = sqlx::SqlitePool::connect(&format!(
+        "sqlite://{}",
+        dir.path().join("sub/judgelab.sqlite").display()
+    ))
+    .await
+    .unwrap();
+    sqlx::query("UPDATE experiments SET spec = ? WHERE id = ?")
+        .bind("name = \"e\"\n[sweep]\nrepeats = 0\n")
+        .bind(id)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let err = store.experiment_by_name("e").await.unwrap_err();
+    assert!(
+        matches!(err, StoreError::Spec { ref name, .. } if name == "e"),
+        "{err}"
+    );
+    let shown = format!("{err}: {}", std::error::Error::source(&err).unwrap());
+    assert!(
+        shown.contains("experiment \"e\": its stored experiment file no longer parses"),
+        "{shown}"
+    );
 }

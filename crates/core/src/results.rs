@@ -1,0 +1,318 @@
+//! What a run leaves behind, as types: each call's [`VerdictRecord`] with its typed
+//! [`Outcome`], and the [`ExperimentSummary`] every output reads (the CLI's table,
+//! `show --json`, the report, the app). The store maps its rows to these types and back, so
+//! no caller parses a verdict's text or matches an error message.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+use crate::metrics::baseline::{self, Baseline};
+use crate::metrics::{self, BootstrapSpec, Observation, TrialMetrics};
+use crate::sampling::VerdictDistribution;
+use crate::verdict::{FailureKind, Verdict};
+use crate::{Dataset, Experiment, Item, Label, Task, TrialParams};
+
+/// The version of the exported formats (`show --json`, `trials.csv`, `verdicts.csv`).
+/// Raised when a field changes meaning or goes away; new fields keep it.
+pub const EXPORT_SCHEMA_VERSION: u32 = 2;
+
+/// What one call came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The judge answered: a verdict in the dataset's frame, or a parse failure of a stated
+    /// kind (the raw text is the record's `raw_output`).
+    Judged(Verdict),
+    /// The call itself failed, with this error; a later run judges it again.
+    CallFailed(String),
+}
+
+impl Outcome {
+    /// The verdict's label, if the call succeeded and its output parsed.
+    pub fn label(&self) -> Option<Label> {
+        match self {
+            Outcome::Judged(v) => v.label(),
+            Outcome::CallFailed(_) => None,
+        }
+    }
+
+    /// The parse failure's kind, if the judge answered something that is no verdict.
+    pub fn failure(&self) -> Option<FailureKind> {
+        match self {
+            Outcome::Judged(v) => v.failure(),
+            Outcome::CallFailed(_) => None,
+        }
+    }
+
+    /// The call's error, if it failed.
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            Outcome::CallFailed(e) => Some(e),
+            Outcome::Judged(_) => None,
+        }
+    }
+
+    /// The judge's verdict (parsed or failed), `None` if the call failed.
+    pub fn verdict(&self) -> Option<Verdict> {
+        match self {
+            Outcome::Judged(v) => Some(*v),
+            Outcome::CallFailed(_) => None,
+        }
+    }
+
+    pub fn is_call_failure(&self) -> bool {
+        matches!(self, Outcome::CallFailed(_))
+    }
+}
+
+/// One verdict: everything needed to reproduce and audit it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerdictRecord {
+    pub trial_id: i64,
+    pub item_id: String,
+    pub repeat: u32,
+    /// Answer B was shown first; the outcome is in the dataset's frame all the same.
+    pub swapped: bool,
+    pub seed: u32,
+    pub prompt_hash: String,
+    /// What the judge said, as it said it (`None` when the call failed).
+    pub raw_output: Option<String>,
+    pub outcome: Outcome,
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+    pub latency_ms: Option<f64>,
+    pub ttft_ms: Option<f64>,
+    /// What the call cost, where the model has a price.
+    pub cost_usd: Option<f64>,
+    pub cached_tokens: Option<u32>,
+    pub attempts: u32,
+    /// Per-token log-probabilities (JSON), where asked for.
+    pub logprobs: Option<String>,
+    /// Answered from the response cache: no call was made.
+    pub cache_hit: bool,
+    /// Drawn from the exact first-token distribution below, not sampled by generating.
+    pub exact: bool,
+    /// Exact verdicts: the distribution the verdict was drawn from, in the dataset's frame.
+    pub distribution: Option<VerdictDistribution>,
+}
+
+impl VerdictRecord {
+    /// A record of the call of (`trial_id`, `item_id`, `repeat`, `swapped`) with nothing
+    /// measured yet and the given outcome.
+    pub fn new(
+        trial_id: i64,
+        item_id: &str,
+        repeat: u32,
+        swapped: bool,
+        seed: u32,
+        prompt_hash: &str,
+        outcome: Outcome,
+    ) -> VerdictRecord {
+        VerdictRecord {
+            trial_id,
+            item_id: item_id.to_string(),
+            repeat,
+            swapped,
+            seed,
+            prompt_hash: prompt_hash.to_string(),
+            raw_output: None,
+            outcome,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            latency_ms: None,
+            ttft_ms: None,
+            cost_usd: None,
+            cached_tokens: None,
+            attempts: 1,
+            logprobs: None,
+            cache_hit: false,
+            exact: false,
+            distribution: None,
+        }
+    }
+
+    /// The record as the metrics see it, with `human` the item's label and `unit` its index
+    /// among the judged items.
+    pub fn observation(&self, human: Label, unit: usize) -> Observation {
+        Observation {
+            unit,
+            repeat: self.repeat,
+            swapped: self.swapped,
+            human,
+            verdict: self.outcome.verdict(),
+            prompt_tokens: self.prompt_tokens,
+            completion_tokens: self.completion_tokens,
+            latency_ms: self.latency_ms.unwrap_or(f64::NAN),
+            ttft_ms: self.ttft_ms,
+            cost_usd: self.cost_usd,
+            distribution: self.distribution.clone(),
+        }
+    }
+}
+
+/// A stored experiment, its trials' metrics with intervals, and the baselines beside them.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExperimentSummary {
+    pub experiment: ExperimentInfo,
+    /// How the confidence intervals were drawn.
+    pub bootstrap: BootstrapSpec,
+    /// `majority`, and `longer_answer` for pairwise data, over the judged items.
+    pub baselines: BTreeMap<&'static str, Baseline>,
+    pub trials: Vec<TrialSummary>,
+    /// The dataset, for reports that show items and their labels.
+    #[serde(skip)]
+    pub dataset: Dataset,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ExperimentInfo {
+    pub name: String,
+    pub dataset: String,
+    pub task: &'static str,
+    #[serde(skip)]
+    pub task_kind: Task,
+    pub created_at: String,
+    /// Items judged by every trial, and the few-shot pool kept apart from them.
+    pub n_items: usize,
+    pub repeats: u32,
+    pub few_shot_pool: Vec<String>,
+    /// Judged item ids, in the order units are numbered.
+    #[serde(skip)]
+    pub judged: Vec<String>,
+    /// Calls expected and calls stored (calls that failed not counted as stored).
+    pub n_expected: usize,
+    pub n_stored: usize,
+    /// The experiment file as written.
+    pub spec: String,
+    /// The same, parsed.
+    #[serde(skip)]
+    pub parsed: Experiment,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TrialSummary {
+    pub id: i64,
+    pub trial_idx: usize,
+    pub params: TrialParams,
+    pub model_sha256: Option<String>,
+    /// The content hash of the trial's template, as stored.
+    pub template_hash: String,
+    pub examples: Vec<String>,
+    #[serde(flatten)]
+    pub metrics: TrialMetrics,
+    /// The stored records, one per call.
+    #[serde(skip)]
+    pub verdicts: Vec<VerdictRecord>,
+    /// The same calls as the metrics see them (for paired comparisons).
+    #[serde(skip)]
+    pub observations: Vec<Observation>,
+}
+
+/// A stored experiment as read: what [`summarize`] needs besides the dataset.
+pub struct StoredExperiment {
+    pub name: String,
+    pub experiment: Experiment,
+    pub spec: String,
+    pub created_at: String,
+    pub pool: Vec<String>,
+    pub judged: Vec<String>,
+}
+
+/// A stored trial and its records.
+pub struct StoredTrial {
+    pub id: i64,
+    pub trial_idx: usize,
+    pub params: TrialParams,
+    pub model_sha256: Option<String>,
+    pub template_hash: String,
+    pub examples: Vec<String>,
+    pub verdicts: Vec<VerdictRecord>,
+}
+
+impl ExperimentSummary {
+    /// Computes every trial's metrics (with intervals drawn as `bootstrap` says) and the
+    /// baselines over the judged items.
+    pub fn new(
+        stored: StoredExperiment,
+        dataset: Dataset,
+        trials: Vec<StoredTrial>,
+        bootstrap: &BootstrapSpec,
+    ) -> ExperimentSummary {
+        let items: HashMap<&str, &Item> =
+            dataset.items.iter().map(|i| (i.id.as_str(), i)).collect();
+        let units: HashMap<&str, usize> = stored
+            .judged
+            .iter()
+            .enumerate()
+            .map(|(unit, id)| (id.as_str(), unit))
+            .collect();
+        let repeats = stored.experiment.sweep.repeats;
+        let (mut n_expected, mut n_stored) = (0, 0);
+        let trials: Vec<TrialSummary> = trials
+            .into_iter()
+            .map(|t| {
+                let observations: Vec<Observation> = t
+                    .verdicts
+                    .iter()
+                    .filter_map(|v| {
+                        let item = items.get(v.item_id.as_str())?;
+                        let unit = units.get(v.item_id.as_str())?;
+                        Some(v.observation(item.human_label, *unit))
+                    })
+                    .collect();
+                n_expected += stored.judged.len() * repeats as usize * t.params.order.calls().len();
+                n_stored += t
+                    .verdicts
+                    .iter()
+                    .filter(|v| !v.outcome.is_call_failure())
+                    .count();
+                TrialSummary {
+                    id: t.id,
+                    trial_idx: t.trial_idx,
+                    metrics: metrics::compute(dataset.task, &observations, bootstrap),
+                    params: t.params,
+                    model_sha256: t.model_sha256,
+                    template_hash: t.template_hash,
+                    examples: t.examples,
+                    verdicts: t.verdicts,
+                    observations,
+                }
+            })
+            .collect();
+        let judged: Vec<&Item> = stored
+            .judged
+            .iter()
+            .filter_map(|id| items.get(id.as_str()).copied())
+            .collect();
+        let baselines = baseline::baselines(dataset.task, &judged, bootstrap)
+            .into_iter()
+            .map(|b| (b.name, b))
+            .collect();
+        ExperimentSummary {
+            experiment: ExperimentInfo {
+                name: stored.name,
+                dataset: dataset.name.clone(),
+                task: dataset.task.name(),
+                task_kind: dataset.task,
+                created_at: stored.created_at,
+                n_items: stored.judged.len(),
+                repeats,
+                few_shot_pool: stored.pool,
+                judged: stored.judged,
+                n_expected,
+                n_stored,
+                spec: stored.spec,
+                parsed: stored.experiment,
+            },
+            bootstrap: *bootstrap,
+            baselines,
+            trials,
+            dataset,
+        }
+    }
+
+    /// The trial with store id `trial_id`.
+    pub fn trial(&self, trial_id: i64) -> Option<&TrialSummary> {
+        self.trials.iter().find(|t| t.id == trial_id)
+    }
+}
