@@ -82,12 +82,8 @@ impl From<EngineError> for AppError {
         let code = match &e {
             EngineError::Changed { .. } => ErrorCode::ExperimentChanged,
             EngineError::UnknownExperiment(_) => ErrorCode::NotFound,
-            EngineError::Model(judgelab_llama::LlamaError::Missing { .. }) => {
-                ErrorCode::ModelMissing
-            }
-            EngineError::Model(judgelab_llama::LlamaError::UnsupportedCpu(_)) => {
-                ErrorCode::UnsupportedCpu
-            }
+            e if e.is_missing_model() => ErrorCode::ModelMissing,
+            e if e.is_unsupported_cpu() => ErrorCode::UnsupportedCpu,
             e if e.is_invalid_input() => ErrorCode::InvalidInput,
             _ => ErrorCode::Internal,
         };

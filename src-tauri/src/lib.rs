@@ -89,6 +89,7 @@ pub fn run() {
                 runs: Default::default(),
                 summary: Default::default(),
                 datasets: Default::default(),
+                tokens: Default::default(),
             });
             Ok(())
         })

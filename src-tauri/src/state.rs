@@ -24,6 +24,8 @@ pub struct AppState {
     pub summary: tokio::sync::Mutex<Option<(SummaryKey, Arc<ExperimentSummary>)>>,
     /// Datasets loaded for browsing, by name.
     pub datasets: tokio::sync::Mutex<HashMap<String, Arc<Dataset>>>,
+    /// The model that counts a template preview's tokens, kept loaded between previews.
+    pub tokens: Arc<judgelab_engine::templates::TokenCounter>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -386,67 +386,59 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
         }
     });
     let bar = ProgressBar::hidden();
-    let mut n_trials_total = 0;
-    let mut n_failed = 0;
-    let mut on_event = |event: RunEvent| match event {
-        RunEvent::Imported { dataset, n_items } => {
-            eprintln!("imported dataset {dataset:?} ({n_items} items)");
-        }
-        RunEvent::Loading { model, path, local } => {
-            bar.suspend(|| {
-                eprintln!("loading model {model} ({path})");
-                if local {
-                    eprintln!("{}", judgelab_engine::local_compute().summary());
-                }
-            });
-        }
-        RunEvent::Started {
-            experiment,
-            resumed,
-            n_trials,
-            total,
-            done,
-            pool,
-            n_judged_items,
-        } => {
-            n_trials_total = n_trials;
-            let verb = if resumed { "resuming" } else { "running" };
-            eprintln!(
+    let mut progress = judgelab_engine::Progress::new();
+    let mut on_event = |event: RunEvent| {
+        progress.update(&event);
+        match event {
+            RunEvent::Imported { dataset, n_items } => {
+                eprintln!("imported dataset {dataset:?} ({n_items} items)");
+            }
+            RunEvent::Loading { model, path, local } => {
+                bar.suspend(|| {
+                    eprintln!("loading model {model} ({path})");
+                    if local {
+                        eprintln!("{}", judgelab_engine::local_compute().summary());
+                    }
+                });
+            }
+            RunEvent::Started {
+                experiment,
+                resumed,
+                n_trials,
+                total,
+                done,
+                pool,
+                n_judged_items,
+            } => {
+                let verb = if resumed { "resuming" } else { "running" };
+                eprintln!(
                 "{verb} {experiment:?}: {n_trials} trials × {n_judged_items} items: {total} verdicts, {done} already stored"
             );
-            if !pool.is_empty() {
-                eprintln!(
-                    "few-shot pool ({} items, never judged): {}",
-                    pool.len(),
-                    pool.join(", ")
-                );
+                if !pool.is_empty() {
+                    eprintln!(
+                        "few-shot pool ({} items, never judged): {}",
+                        pool.len(),
+                        pool.join(", ")
+                    );
+                }
+                if done < total {
+                    bar.set_length(total as u64);
+                    bar.set_position(done as u64);
+                    bar.reset_eta();
+                    bar.set_style(
+                        ProgressStyle::with_template(
+                            "{bar:30} {pos}/{len} verdicts  {per_sec}  ETA {eta}  {msg}",
+                        )
+                        .expect("static template"),
+                    );
+                    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                    bar.enable_steady_tick(Duration::from_millis(500));
+                }
             }
-            if done < total {
-                bar.set_length(total as u64);
+            RunEvent::Verdict { done, .. } => {
                 bar.set_position(done as u64);
-                bar.reset_eta();
-                bar.set_style(
-                    ProgressStyle::with_template(
-                        "{bar:30} {pos}/{len} verdicts  {per_sec}  ETA {eta}  {msg}",
-                    )
-                    .expect("static template"),
-                );
-                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-                bar.enable_steady_tick(Duration::from_millis(500));
+                bar.set_message(progress.message());
             }
-        }
-        RunEvent::Verdict {
-            trial_idx,
-            done,
-            failed,
-            ..
-        } => {
-            n_failed += usize::from(failed);
-            bar.set_position(done as u64);
-            bar.set_message(format!(
-                "trial {}/{n_trials_total}, {n_failed} without a verdict",
-                trial_idx + 1
-            ));
         }
     };
     let summary = judgelab_engine::run_experiment(store, path, options, &mut on_event)
@@ -534,7 +526,6 @@ fn front(summary: &ExperimentSummary, objectives: &[Objective]) -> Result<Vec<Fr
     if objectives.is_empty() {
         return Ok(Vec::new());
     }
-    let task = summary.experiment.task_kind;
     let invalid = |message: String| EngineError::Invalid {
         path: "--front".into(),
         message,
@@ -547,12 +538,9 @@ fn front(summary: &ExperimentSummary, objectives: &[Objective]) -> Result<Vec<Fr
     }
     for o in objectives {
         if let Objective::Quality(q) = o {
-            if !Quality::for_task(task).contains(q) {
-                anyhow::bail!(invalid(format!(
-                    "{q} is not defined for {} data",
-                    task.name()
-                )));
-            }
+            summary
+                .check_metric(*q)
+                .map_err(|e| invalid(e.to_string()))?;
         }
     }
     let metrics: Vec<_> = summary.trials.iter().map(|t| &t.metrics).collect();
@@ -587,29 +575,10 @@ async fn compare(
     let name = experiment_name(experiment)?;
     let summary = judgelab_engine::summarize(store, &name, &bootstrap).await?;
     let task = summary.experiment.task_kind;
-    if !Quality::for_task(task).contains(&metric) {
-        anyhow::bail!(EngineError::Invalid {
-            path: "--metric".into(),
-            message: format!("{metric} is not defined for {} data", task.name()),
-        });
-    }
-    let find = |id: i64| {
-        summary.trials.iter().find(|t| t.id == id).ok_or_else(|| {
-            let ids: Vec<String> = summary.trials.iter().map(|t| t.id.to_string()).collect();
-            EngineError::Invalid {
-                path: name.clone(),
-                message: format!("no trial {id} (its trials are {})", ids.join(", ")),
-            }
-        })
-    };
-    let (a, b) = (find(first)?, find(second)?);
-    let c = judgelab_core::metrics::paired::compare(
-        task,
-        &a.observations,
-        &b.observations,
-        metric,
-        &bootstrap,
-    );
+    let c = summary
+        .compare(first, second, metric)
+        .map_err(EngineError::from)?;
+    let (a, b) = (summary.trial(first)?, summary.trial(second)?);
     if json {
         println!("{}", serde_json::to_string_pretty(&c)?);
         return Ok(ExitCode::SUCCESS);

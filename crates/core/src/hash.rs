@@ -13,6 +13,11 @@ pub fn stable_u64(text: &str) -> u64 {
     u64::from_le_bytes(digest[..8].try_into().expect("sha256 has 32 bytes"))
 }
 
+/// The hash a verdict records of the messages its judge was shown: sha256 of their JSON.
+pub fn prompt_hash(messages: &[crate::Message]) -> String {
+    sha256_hex(serde_json::to_string(messages).expect("messages serialise"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,8 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 
 use crate::metrics::baseline::{self, Baseline};
-use crate::metrics::{self, BootstrapSpec, Observation, TrialMetrics};
+use crate::metrics::paired::{self, PairedComparison};
+use crate::metrics::{self, BootstrapSpec, Observation, Quality, TrialMetrics};
 use crate::sampling::VerdictDistribution;
 use crate::verdict::{FailureKind, Verdict};
 use crate::{Dataset, Experiment, Item, Label, Task, TrialParams};
@@ -16,6 +17,21 @@ use crate::{Dataset, Experiment, Item, Label, Task, TrialParams};
 /// The version of the exported formats (`show --json`, `trials.csv`, `verdicts.csv`).
 /// Raised when a field changes meaning or goes away; new fields keep it.
 pub const EXPORT_SCHEMA_VERSION: u32 = 2;
+
+/// A question a summary cannot answer as asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResultsError {
+    #[error("{metric:?} is not a metric (expected one of {expected})")]
+    UnknownMetric { metric: String, expected: String },
+    #[error("{metric} is not defined for {task} data")]
+    MetricNotForTask { metric: Quality, task: &'static str },
+    #[error("no trial {id} in experiment {experiment:?} (its trials are {ids})")]
+    NoTrial {
+        id: i64,
+        experiment: String,
+        ids: String,
+    },
+}
 
 /// What one call came to.
 #[derive(Debug, Clone, PartialEq)]
@@ -312,7 +328,68 @@ impl ExperimentSummary {
     }
 
     /// The trial with store id `trial_id`.
-    pub fn trial(&self, trial_id: i64) -> Option<&TrialSummary> {
-        self.trials.iter().find(|t| t.id == trial_id)
+    pub fn trial(&self, trial_id: i64) -> Result<&TrialSummary, ResultsError> {
+        self.trials
+            .iter()
+            .find(|t| t.id == trial_id)
+            .ok_or_else(|| ResultsError::NoTrial {
+                id: trial_id,
+                experiment: self.experiment.name.clone(),
+                ids: self
+                    .trials
+                    .iter()
+                    .map(|t| t.id.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
+
+    /// The metric named `metric` if this task defines it; none named: the task's usual one
+    /// (Cohen's kappa, quadratic-weighted for ratings).
+    pub fn metric(&self, metric: Option<&str>) -> Result<Quality, ResultsError> {
+        let Some(name) = metric else {
+            return Ok(Quality::Kappa);
+        };
+        let q = Quality::from_name(name).ok_or_else(|| ResultsError::UnknownMetric {
+            metric: name.to_string(),
+            expected: Quality::ALL
+                .iter()
+                .map(|q| q.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+        self.check_metric(q)
+    }
+
+    /// `q` if this experiment's task defines it.
+    pub fn check_metric(&self, q: Quality) -> Result<Quality, ResultsError> {
+        let task = self.experiment.task_kind;
+        if Quality::for_task(task).contains(&q) {
+            Ok(q)
+        } else {
+            Err(ResultsError::MetricNotForTask {
+                metric: q,
+                task: task.name(),
+            })
+        }
+    }
+
+    /// Trials `first` and `second` (store ids) compared on the verdicts they share by
+    /// `metric`: McNemar's exact test and a paired bootstrap interval of the difference.
+    pub fn compare(
+        &self,
+        first: i64,
+        second: i64,
+        metric: Quality,
+    ) -> Result<PairedComparison, ResultsError> {
+        let metric = self.check_metric(metric)?;
+        let (a, b) = (self.trial(first)?, self.trial(second)?);
+        Ok(paired::compare(
+            self.experiment.task_kind,
+            &a.observations,
+            &b.observations,
+            metric,
+            &self.bootstrap,
+        ))
     }
 }

@@ -188,9 +188,7 @@ pub(crate) fn prepare(
             pending.push(Pending {
                 item_id: call.item.id.clone(),
                 swapped: call.swapped,
-                prompt_hash: judgelab_core::hash::sha256_hex(
-                    serde_json::to_string(&messages).expect("messages serialise"),
-                ),
+                prompt_hash: judgelab_core::hash::prompt_hash(&messages),
                 cache_key,
                 targets: vec![target],
             });

@@ -23,6 +23,11 @@ pub fn local_compute() -> judgelab_llama::compute::Compute {
     judgelab_llama::compute::compute()
 }
 
+/// Checks that `path` is a readable GGUF file and returns its sha256.
+pub fn check_model(path: &std::path::Path) -> Result<String, EngineError> {
+    Ok(judgelab_llama::check_and_hash(path)?)
+}
+
 /// A model of an experiment, resolved and checked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelSpec {
@@ -63,7 +68,8 @@ impl JudgeLoader for LocalModels {
             gpu_layers: spec.gpu_layers,
             context_size: spec.context_size,
             threads: spec.threads,
-            sha256: Some(spec.sha256.clone()),
+            // Unknown (empty): the loader checks and hashes the file itself.
+            sha256: (!spec.sha256.is_empty()).then(|| spec.sha256.clone()),
             parallel: spec.parallel,
             share_prefix: spec.share_prefix,
         })?;

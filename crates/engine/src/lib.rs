@@ -11,10 +11,12 @@ mod exact;
 mod judges;
 pub mod keys;
 mod plan;
+mod progress;
 mod prompt;
 mod resolve;
 mod run;
 mod summary;
+pub mod templates;
 
 use std::path::{Path, PathBuf};
 
@@ -26,8 +28,9 @@ use judgelab_llama::LlamaError;
 use judgelab_store::{DatasetInfo, Store, StoreError};
 
 pub use judgelab_llama::compute::{Compute, Device, UnsupportedCpu};
-pub use judges::{local_compute, JudgeLoader, LocalModels, ModelSpec};
+pub use judges::{check_model, local_compute, JudgeLoader, LocalModels, ModelSpec};
 pub use plan::{plan, Plan};
+pub use progress::Progress;
 pub use prompt::{verdict_prompt, RenderedPrompt};
 pub use resolve::allow_tie;
 pub use run::{run_experiment, RunEvent, RunOptions, RunSummary};
@@ -45,6 +48,8 @@ pub enum EngineError {
     Invalid { path: String, message: String },
     #[error("{0}")]
     Split(#[from] SplitError),
+    #[error(transparent)]
+    Results(#[from] judgelab_core::results::ResultsError),
     #[error("cannot read {path}")]
     Io {
         path: String,
@@ -69,6 +74,16 @@ pub enum EngineError {
 }
 
 impl EngineError {
+    /// A local model file that is not there (the default model: not fetched yet).
+    pub fn is_missing_model(&self) -> bool {
+        matches!(self, EngineError::Model(LlamaError::Missing { .. }))
+    }
+
+    /// This CPU lacks the instructions the local judge's kernels were built for.
+    pub fn is_unsupported_cpu(&self) -> bool {
+        matches!(self, EngineError::Model(LlamaError::UnsupportedCpu(_)))
+    }
+
     /// True when the user's input is at fault (a bad file, key or value), as opposed to the
     /// machine or the model: the CLI exits with code 2 for these.
     pub fn is_invalid_input(&self) -> bool {
@@ -79,6 +94,7 @@ impl EngineError {
                 | EngineError::Template(_)
                 | EngineError::Invalid { .. }
                 | EngineError::Split(_)
+                | EngineError::Results(_)
                 | EngineError::Changed { .. }
                 | EngineError::UnknownExperiment(_)
         ) || matches!(self, EngineError::Store(StoreError::NameTaken { .. }))

@@ -93,9 +93,7 @@ pub async fn verdict_prompt(
         examples: &examples,
     };
     let messages = input.render(item, verdict.swapped)?;
-    let hash = judgelab_core::hash::sha256_hex(
-        serde_json::to_string(&messages).expect("messages serialise"),
-    );
+    let hash = judgelab_core::hash::prompt_hash(&messages);
     Ok(RenderedPrompt {
         matches_record: hash == verdict.prompt_hash,
         messages,

@@ -170,7 +170,7 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
         } else {
             locate(base, name).unwrap_or_else(|| PathBuf::from(name))
         };
-        let sha256 = judgelab_llama::check_and_hash(&file)?;
+        let sha256 = crate::check_model(&file)?;
         if name == "default" && sha256 != judgelab_core::DEFAULT_MODEL_SHA256 {
             return Err(EngineError::DefaultModelChanged {
                 path: file.display().to_string(),

@@ -51,12 +51,10 @@ pub fn list_judges(state: State<'_, AppState>) -> Vec<JudgeInfo> {
 #[specta::specta]
 pub async fn add_local_judge(state: State<'_, AppState>, path: String) -> AppResult<JudgeInfo> {
     let checked = path.clone();
-    tauri::async_runtime::spawn_blocking(move || {
-        judgelab_llama::check_and_hash(Path::new(&checked))
-    })
-    .await
-    .map_err(|e| AppError::internal(e.to_string()))?
-    .map_err(|e| AppError::invalid(crate::error::chain(&e)))?;
+    tauri::async_runtime::spawn_blocking(move || judgelab_engine::check_model(Path::new(&checked)))
+        .await
+        .map_err(|e| AppError::internal(e.to_string()))?
+        .map_err(|e| AppError::invalid(crate::error::chain(&e)))?;
     let judge = local(&path, Path::new(&path));
     let mut judges = added(&state);
     if !judges

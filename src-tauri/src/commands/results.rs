@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use judgelab_core::metrics::{paired, BootstrapSpec, Quality, Scored};
+use judgelab_core::metrics::{BootstrapSpec, Quality, Scored};
 use judgelab_core::results::{ExperimentSummary, Outcome, TrialSummary, VerdictRecord};
 use judgelab_core::{Label, Task, Verdict};
 use judgelab_report::analysis::Analysis;
@@ -50,21 +50,11 @@ pub(crate) async fn summary(
     Ok(s)
 }
 
-/// The metric asked for, or the task's usual one (Cohen's kappa; quadratic-weighted for
-/// ratings).
+/// The metric asked for, or the task's usual one.
 pub(crate) fn quality(summary: &ExperimentSummary, metric: Option<&str>) -> AppResult<Quality> {
-    let task = summary.experiment.task_kind;
-    let Some(metric) = metric else {
-        return Ok(Quality::Kappa);
-    };
-    Quality::from_name(metric)
-        .filter(|q| Quality::for_task(task).contains(q))
-        .ok_or_else(|| {
-            AppError::invalid(format!(
-                "{metric:?} is not a metric of {} data",
-                task.name()
-            ))
-        })
+    summary
+        .metric(metric)
+        .map_err(|e| AppError::invalid(e.to_string()))
 }
 
 #[tauri::command]
@@ -81,11 +71,14 @@ pub async fn experiment_results(
 }
 
 fn find_trial(summary: &ExperimentSummary, trial_id: u32) -> AppResult<usize> {
-    summary
+    let t = summary
+        .trial(i64::from(trial_id))
+        .map_err(|e| AppError::not_found(e.to_string()))?;
+    Ok(summary
         .trials
         .iter()
-        .position(|t| t.id == i64::from(trial_id))
-        .ok_or_else(|| AppError::not_found(format!("no trial #{trial_id} in this experiment")))
+        .position(|other| other.id == t.id)
+        .expect("the trial is one of them"))
 }
 
 /// Each item's human label, by item id: a trial's verdict list looks one up per verdict.
@@ -246,14 +239,9 @@ pub async fn compare_trials(
 ) -> AppResult<Comparison> {
     let summary = summary(&state, &name, resamples.min(10_000)).await?;
     let q = quality(&summary, metric.as_deref())?;
-    let (a, b) = (find_trial(&summary, first)?, find_trial(&summary, second)?);
-    let c = paired::compare(
-        summary.experiment.task_kind,
-        &summary.trials[a].observations,
-        &summary.trials[b].observations,
-        q,
-        &summary.bootstrap,
-    );
+    let c = summary
+        .compare(i64::from(first), i64::from(second), q)
+        .map_err(|e| AppError::not_found(e.to_string()))?;
     Ok(Comparison {
         first,
         second,

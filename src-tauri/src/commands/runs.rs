@@ -96,50 +96,37 @@ async fn run(
     channel: &Channel<RunUpdate>,
 ) -> AppResult<RunUpdate> {
     let store = Store::open(db).await?;
-    let started = Instant::now();
-    let mut first_done = 0;
-    let mut n_failed = 0;
+    let mut progress = judgelab_engine::Progress::new();
     let mut last_sent = Instant::now() - Duration::from_secs(1);
     let mut on_event = |event: RunEvent| {
+        progress.update(&event);
         let update = match event {
             RunEvent::Imported { .. } => return,
             RunEvent::Loading { model, .. } => RunUpdate::Loading { model },
             RunEvent::Started {
                 experiment,
                 resumed,
-                n_trials,
-                total,
-                done,
                 ..
-            } => {
-                first_done = done;
-                RunUpdate::Started {
-                    experiment,
-                    resumed,
-                    n_trials: n_trials as u32,
-                    total: total as u32,
-                    done: done as u32,
-                }
-            }
-            RunEvent::Verdict {
-                trial_idx,
-                done,
-                total,
-                failed,
-            } => {
-                n_failed += u32::from(failed);
+            } => RunUpdate::Started {
+                experiment,
+                resumed,
+                n_trials: progress.n_trials as u32,
+                total: progress.total as u32,
+                done: progress.done as u32,
+            },
+            RunEvent::Verdict { .. } => {
                 // At most ten updates a second: a fast remote judge must not flood the UI.
+                let (done, total) = (progress.done, progress.total);
                 if done < total && last_sent.elapsed() < Duration::from_millis(100) {
                     return;
                 }
-                let rate = (done - first_done) as f64 / started.elapsed().as_secs_f64().max(1e-3);
                 RunUpdate::Progress {
-                    trial_idx: trial_idx as u32,
+                    trial_idx: progress.trial_idx as u32,
                     done: done as u32,
                     total: total as u32,
-                    n_failed,
-                    verdicts_per_second: rate,
-                    eta_seconds: (rate > 0.0).then(|| (total - done) as f64 / rate),
+                    n_failed: progress.n_failed as u32,
+                    verdicts_per_second: progress.verdicts_per_second(),
+                    eta_seconds: progress.eta_seconds(),
                 }
             }
         };

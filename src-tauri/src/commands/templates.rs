@@ -4,9 +4,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use judgelab_core::template::RenderContext;
-use judgelab_core::{Item, Judge, OutputKind, Task, Template};
-use judgelab_llama::{LlamaJudge, LlamaOptions};
+use judgelab_core::Template;
+use judgelab_engine::LocalModels;
 use tauri::State;
 
 use crate::dto::{ChatMessage, Preview, PreviewRequest, TemplateInfo};
@@ -59,30 +58,6 @@ pub async fn list_templates(state: State<'_, AppState>) -> AppResult<Vec<Templat
     Ok(out)
 }
 
-/// Checks a template against the task it is written for (the one it validates for).
-fn validate(t: &Template) -> AppResult<()> {
-    let pairwise = t.validate(Task::Pairwise, OutputKind::Label);
-    let single = t.validate(
-        Task::Single {
-            scale_min: 1,
-            scale_max: 5,
-        },
-        OutputKind::Digit,
-    );
-    match (pairwise, single) {
-        (Ok(()), _) | (_, Ok(())) => Ok(()),
-        (Err(e), Err(other)) => {
-            // Report the error of the task the template seems to be written for.
-            let e = if t.source.contains("answer_a") {
-                e
-            } else {
-                other
-            };
-            Err(AppError::invalid(e.to_string()))
-        }
-    }
-}
-
 #[tauri::command]
 #[specta::specta]
 pub async fn save_template(
@@ -106,7 +81,7 @@ pub async fn save_template(
         )));
     }
     let template = Template::new(name, &source);
-    validate(&template)?;
+    judgelab_engine::templates::check(&template).map_err(|e| AppError::invalid(e.to_string()))?;
     let dir = state.templates_dir();
     let path = dir.join(format!("{name}.jinja"));
     std::fs::create_dir_all(&dir)
@@ -116,43 +91,6 @@ pub async fn save_template(
     Ok(info(&template, false, path.display().to_string()))
 }
 
-/// A loaded model kept for counting tokens, by path.
-static TOKENIZER: std::sync::Mutex<Option<(PathBuf, Arc<LlamaJudge>)>> =
-    std::sync::Mutex::new(None);
-
-fn count_tokens(model: &str, messages: &[judgelab_core::Message]) -> AppResult<u32> {
-    let path = if model == "default" {
-        judgelab_engine::default_model_path()
-    } else {
-        PathBuf::from(model)
-    };
-    let mut slot = TOKENIZER.lock().expect("tokenizer lock");
-    let judge = match slot.as_ref() {
-        Some((p, j)) if *p == path => Arc::clone(j),
-        _ => {
-            let judge = Arc::new(
-                LlamaJudge::load(LlamaOptions {
-                    name: model.to_string(),
-                    path: path.clone(),
-                    gpu_layers: Some(0),
-                    context_size: 512,
-                    threads: Some(1),
-                    sha256: None,
-                    parallel: 1,
-                    share_prefix: false,
-                })
-                .map_err(|e| AppError::from(judgelab_engine::EngineError::from(e)))?,
-            );
-            *slot = Some((path, Arc::clone(&judge)));
-            judge
-        }
-    };
-    judge
-        .count_tokens(messages)
-        .map(|n| n as u32)
-        .map_err(AppError::internal)
-}
-
 #[tauri::command]
 #[specta::specta]
 pub async fn preview_template(
@@ -160,44 +98,28 @@ pub async fn preview_template(
     request: PreviewRequest,
 ) -> AppResult<Preview> {
     let dataset = super::datasets::loaded(&state, &request.dataset).await?;
-    let n = dataset.items.len();
-    if n == 0 {
-        return Err(AppError::invalid("the dataset has no items"));
-    }
-    let idx = (request.item_idx as usize).min(n - 1);
-    let item = &dataset.items[idx];
-    // A preview shows examples from the other items; a run draws them from its seeded pool.
-    let examples: Vec<&Item> = dataset
-        .items
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != idx)
-        .take(request.few_shot as usize)
-        .map(|(_, e)| e)
-        .collect();
-    let template = Template::new("preview", &request.source);
-    let output = OutputKind::default_for(dataset.task);
-    template
-        .validate(dataset.task, output)
-        .map_err(|e| AppError::invalid(e.to_string()))?;
-    let allow_tie = judgelab_engine::allow_tie(&dataset);
-    let ctx = RenderContext::new(dataset.task, output, allow_tie, item, &examples);
-    let messages = template
-        .render(&ctx)
-        .map_err(|e| AppError::invalid(e.to_string()))?;
-    let n_tokens = match request.model.as_deref() {
+    let preview = judgelab_engine::templates::preview(
+        &dataset,
+        &request.source,
+        request.item_idx as usize,
+        request.few_shot as usize,
+    )?;
+    let n_tokens = match request.model {
         Some(model) => {
-            let (model, messages) = (model.to_string(), messages.clone());
+            let (counter, messages) = (Arc::clone(&state.tokens), preview.messages.clone());
             Some(
-                tauri::async_runtime::spawn_blocking(move || count_tokens(&model, &messages))
-                    .await
-                    .map_err(|e| AppError::internal(e.to_string()))??,
+                tauri::async_runtime::spawn_blocking(move || {
+                    counter.count(&model, &messages, &LocalModels)
+                })
+                .await
+                .map_err(|e| AppError::internal(e.to_string()))??,
             )
         }
         None => None,
     };
     Ok(Preview {
-        messages: messages
+        messages: preview
+            .messages
             .into_iter()
             .map(|m| ChatMessage {
                 role: m.role,
@@ -205,7 +127,7 @@ pub async fn preview_template(
             })
             .collect(),
         n_tokens,
-        item_id: item.id.clone(),
-        label: item.human_label.category(),
+        item_id: preview.item.id.clone(),
+        label: preview.item.human_label.category(),
     })
 }

@@ -1,0 +1,118 @@
+//! A run's progress as its callers show it (the CLI's bar, the app's progress channel),
+//! folded from its [`RunEvent`]s in one place: verdicts done of the total, those without a
+//! verdict, the trial being judged, the rate since the start and the time left.
+
+use std::time::Instant;
+
+use crate::RunEvent;
+
+#[derive(Debug, Clone)]
+pub struct Progress {
+    started: Instant,
+    pub n_trials: usize,
+    pub total: usize,
+    pub done: usize,
+    /// Verdicts stored before this run began: the rate counts only this run's.
+    done_before: usize,
+    /// Calls of this run that left no verdict (failed, or unparsable output).
+    pub n_failed: usize,
+    /// The trial of the latest verdict (0-based).
+    pub trial_idx: usize,
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Progress {
+            started: Instant::now(),
+            n_trials: 0,
+            total: 0,
+            done: 0,
+            done_before: 0,
+            n_failed: 0,
+            trial_idx: 0,
+        }
+    }
+}
+
+impl Progress {
+    pub fn new() -> Progress {
+        Progress::default()
+    }
+
+    /// Takes in one event.
+    pub fn update(&mut self, event: &RunEvent) {
+        match *event {
+            RunEvent::Started {
+                n_trials,
+                total,
+                done,
+                ..
+            } => {
+                self.started = Instant::now();
+                (self.n_trials, self.total, self.done, self.done_before) =
+                    (n_trials, total, done, done);
+            }
+            RunEvent::Verdict {
+                trial_idx,
+                done,
+                total,
+                failed,
+            } => {
+                (self.trial_idx, self.done, self.total) = (trial_idx, done, total);
+                self.n_failed += usize::from(failed);
+            }
+            RunEvent::Imported { .. } | RunEvent::Loading { .. } => {}
+        }
+    }
+
+    /// Verdicts per second since the run started.
+    pub fn verdicts_per_second(&self) -> f64 {
+        (self.done - self.done_before) as f64 / self.started.elapsed().as_secs_f64().max(1e-3)
+    }
+
+    /// Seconds left at the rate so far; none before the first verdict.
+    pub fn eta_seconds(&self) -> Option<f64> {
+        let rate = self.verdicts_per_second();
+        (rate > 0.0).then(|| (self.total - self.done) as f64 / rate)
+    }
+
+    /// What the CLI's bar says beside the count: "trial 3/12, 1 without a verdict".
+    pub fn message(&self) -> String {
+        format!(
+            "trial {}/{}, {} without a verdict",
+            self.trial_idx + 1,
+            self.n_trials,
+            self.n_failed
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_this_runs_verdicts_and_failures() {
+        let mut p = Progress::new();
+        p.update(&RunEvent::Started {
+            experiment: "e".into(),
+            resumed: true,
+            n_trials: 2,
+            total: 10,
+            done: 4,
+            pool: vec![],
+            n_judged_items: 5,
+        });
+        for (done, failed) in [(5, false), (6, true)] {
+            p.update(&RunEvent::Verdict {
+                trial_idx: 1,
+                done,
+                total: 10,
+                failed,
+            });
+        }
+        assert_eq!((p.done, p.total, p.n_failed), (6, 10, 1));
+        assert_eq!(p.message(), "trial 2/2, 1 without a verdict");
+        assert!(p.verdicts_per_second() > 0.0 && p.eta_seconds().is_some());
+    }
+}
