@@ -15,8 +15,9 @@ use crate::verdict::{FailureKind, Verdict};
 use crate::{Dataset, Experiment, Item, Label, Task, TrialParams};
 
 /// The version of the exported formats (`show --json`, `trials.csv`, `verdicts.csv`).
-/// Raised when a field changes meaning or goes away; new fields keep it.
-pub const EXPORT_SCHEMA_VERSION: u32 = 2;
+/// Raised when a field changes meaning or goes away; new fields keep it. Version 1 is the
+/// first versioned one; exports without a version came before it and read the same.
+pub const EXPORT_SCHEMA_VERSION: u32 = 1;
 
 /// A question a summary cannot answer as asked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -169,6 +170,8 @@ impl VerdictRecord {
 /// A stored experiment, its trials' metrics with intervals, and the baselines beside them.
 #[derive(Debug, Clone, Serialize)]
 pub struct ExperimentSummary {
+    /// [`EXPORT_SCHEMA_VERSION`], at the top level of `show --json`.
+    pub schema_version: u32,
     pub experiment: ExperimentInfo,
     /// How the confidence intervals were drawn.
     pub bootstrap: BootstrapSpec,
@@ -305,6 +308,7 @@ impl ExperimentSummary {
             .map(|b| (b.name, b))
             .collect();
         ExperimentSummary {
+            schema_version: EXPORT_SCHEMA_VERSION,
             experiment: ExperimentInfo {
                 name: stored.name,
                 dataset: dataset.name.clone(),

@@ -2,6 +2,7 @@
 //! `verdicts.csv` (one row per call), for spreadsheets and scripts.
 
 use judgelab_core::metrics::Quality;
+use judgelab_core::results::EXPORT_SCHEMA_VERSION;
 use judgelab_core::Label;
 
 use crate::analysis::Analysis;
@@ -45,6 +46,7 @@ pub fn trials_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
             &format!("{}_minus_best_ci_low", a.quality.name()),
             &format!("{}_minus_best_ci_high", a.quality.name()),
             "mcnemar_p_vs_best",
+            "schema_version",
         ]
         .map(String::from),
     );
@@ -88,6 +90,7 @@ pub fn trials_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
             opt(vs.and_then(|c| c.difference.ci.map(|x| x.0))),
             opt(vs.and_then(|c| c.difference.ci.map(|x| x.1))),
             opt(vs.map(|c| c.mcnemar_p)),
+            EXPORT_SCHEMA_VERSION.to_string(),
         ]);
         w.write_record(&row)?;
     }
@@ -116,6 +119,7 @@ pub fn verdicts_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
         "attempts",
         "cache_hit",
         "raw_output",
+        "schema_version",
     ])?;
     let humans: std::collections::HashMap<&str, Label> = a
         .summary
@@ -150,6 +154,7 @@ pub fn verdicts_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
                 v.attempts.to_string(),
                 u8::from(v.cache_hit).to_string(),
                 v.raw_output.clone().unwrap_or_default(),
+                EXPORT_SCHEMA_VERSION.to_string(),
             ])?;
         }
     }

@@ -653,6 +653,7 @@ fn check_report(env: &Env, shown: &Value) {
         "kappa_ci_high",
         "accuracy_ci_low",
         "front_quality_cost",
+        "schema_version",
     ] {
         assert!(
             header.split(',').any(|c| c == column),
@@ -671,8 +672,19 @@ fn check_report(env: &Env, shown: &Value) {
         .map(|t| t["id"].to_string())
         .collect();
     assert_eq!(ids, shown_ids);
+    // Every export says which version of its format it is.
+    assert_eq!(shown["schema_version"], 1);
+    assert!(
+        trials.lines().skip(1).all(|l| l.ends_with(",1")),
+        "{trials}"
+    );
 
     let verdicts = std::fs::read_to_string(dir.join("verdicts.csv")).unwrap();
+    assert!(verdicts
+        .lines()
+        .next()
+        .unwrap()
+        .ends_with(",raw_output,schema_version"));
     assert!(verdicts.starts_with("trial_id,item_id,repeat,swapped,human_label,verdict,failure_kind,error,prompt_tokens,completion_tokens,latency_ms,ttft_ms"));
     let mut reader = csv_rows(&verdicts);
     assert_eq!(reader.len(), 24);

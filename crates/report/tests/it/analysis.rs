@@ -90,6 +90,7 @@ fn summary(trials: Vec<TrialSummary>) -> ExperimentSummary {
             .map(|b| (b.name, b))
             .collect();
     ExperimentSummary {
+        schema_version: judgelab_core::results::EXPORT_SCHEMA_VERSION,
         experiment: ExperimentInfo {
             name: "e".into(),
             dataset: "d".into(),
