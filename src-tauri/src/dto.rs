@@ -333,6 +333,28 @@ pub struct VerdictListing {
     pub completion_tokens: u32,
 }
 
+/// One axis of the sweep, as the builder shows and checks it (`core::sweep`).
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct AxisView {
+    /// The key in the experiment file; the builder's field.
+    pub key: String,
+    /// `judge` or `sweep`: the table it is written in.
+    pub section: String,
+    pub title: String,
+    pub help: String,
+    /// What an experiment without it sweeps; empty: nothing (no limit).
+    pub default: String,
+    /// `real`, `count`, `choice` or `name`.
+    pub kind: String,
+    /// Real and count axes: their range; `above_min` excludes `min`.
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub above_min: bool,
+    pub choices: Vec<String>,
+    /// `all`, `pairwise` (pairwise data only) or `local` (local judges only).
+    pub applies: String,
+}
+
 /// What a call came to, as the verdict list filters it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
 #[serde(rename_all = "snake_case")]

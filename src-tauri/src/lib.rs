@@ -25,6 +25,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
     Builder::<tauri::Wry>::new()
         .commands(collect_commands![
             commands::app_info,
+            commands::sweep_axes,
             commands::datasets::list_datasets,
             commands::datasets::import_dataset,
             commands::datasets::dataset_detail,
@@ -48,6 +49,12 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
         ])
         .dangerously_cast_bigints_to_number()
         .disable_serde_phases()
+}
+
+/// The sweep's axes as the UI receives them (`sweep_axes`); the bindings test also keeps
+/// them as `ui/src/lib/axes.json` for the UI's unit tests.
+pub fn sweep_axes() -> Vec<dto::AxisView> {
+    commands::sweep_axes()
 }
 
 /// Writes the TypeScript bindings to `path`.

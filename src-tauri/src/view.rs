@@ -4,8 +4,8 @@
 
 use judgelab_core::metrics::{Estimate, Quality};
 use judgelab_core::results::ExperimentSummary;
+use judgelab_core::sweep::Axis;
 use judgelab_report::analysis::{baseline_title, Analysis};
-use judgelab_report::params::Param as ReportParam;
 use judgelab_report::{Chart, ParetoChart};
 
 use crate::dto::{BaselineView, Cell, ChartView, Column, Hotspot, Param, Results, TrialView};
@@ -70,11 +70,11 @@ pub(crate) fn trial_view(a: &Analysis<'_>, i: usize) -> TrialView {
     TrialView {
         id: t.id as u32,
         label: a.labels[i].clone(),
-        params: ReportParam::ALL
+        params: Axis::ALL
             .into_iter()
             .map(|p| Param {
-                name: p.name().to_string(),
-                value: p.text(&t.params),
+                name: p.key().to_string(),
+                value: p.label(&t.params),
             })
             .collect(),
         quality: Quality::for_task(task)

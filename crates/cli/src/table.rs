@@ -3,7 +3,8 @@
 use judgelab_core::metrics::{Estimate, Quality};
 use judgelab_core::pareto::FrontStatus;
 use judgelab_core::results::ExperimentSummary;
-use judgelab_core::{Constraint, Order};
+use judgelab_core::sweep;
+use judgelab_core::Order;
 
 fn num(x: Option<f64>, digits: usize) -> String {
     x.map_or("—".into(), |v| format!("{v:.digits$}"))
@@ -28,20 +29,10 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
     let e = &s.experiment;
     let rating = e.task == "single";
     let orders = s.trials.iter().any(|t| t.params.order != Order::Ab);
-    let constrained = s
-        .trials
-        .iter()
-        .any(|t| t.params.constraint != Constraint::None);
     let exact = s.trials.iter().any(|t| t.metrics.expected.is_some());
-    let mut header = vec![
-        "trial", "model", "template", "temp", "top_p", "max_tok", "shots",
-    ];
-    if orders {
-        header.push("order");
-    }
-    if constrained {
-        header.push("constraint");
-    }
+    let axes = sweep::shown(&s.trials.iter().map(|t| &t.params).collect::<Vec<_>>());
+    let mut header = vec!["trial"];
+    header.extend(axes.iter().map(|a| a.short()));
     header.extend(["n", "accuracy", "kappa"]);
     if rating {
         header.push("spearman");
@@ -78,28 +69,8 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
     for (i, t) in s.trials.iter().enumerate() {
         let p = &t.params;
         let m = &t.metrics;
-        let shots = match p.few_shot_max_tokens {
-            Some(limit) => format!("{}≤{limit}", p.few_shot),
-            None => p.few_shot.to_string(),
-        };
-        let model = std::path::Path::new(&p.model)
-            .file_name()
-            .map_or(p.model.clone(), |f| f.to_string_lossy().into_owned());
-        let mut row = vec![
-            t.id.to_string(),
-            model,
-            p.template.clone(),
-            format!("{}", p.temperature),
-            format!("{}", p.top_p),
-            p.max_tokens.to_string(),
-            shots,
-        ];
-        if orders {
-            row.push(p.order.as_str().to_string());
-        }
-        if constrained {
-            row.push(p.constraint.as_str().to_string());
-        }
+        let mut row = vec![t.id.to_string()];
+        row.extend(axes.iter().map(|a| a.label(p)));
         row.extend([
             if m.n_errors > 0 {
                 format!("{}+{}err", m.n, m.n_errors)

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::sweep::{Axis, Kind};
 use crate::verdict::OutputKind;
 
 /// Where the judge runs.
@@ -231,8 +232,8 @@ impl Constraint {
     }
 }
 
-/// The parameters of one trial: one point of the grid.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The parameters of one trial: one point of the grid (its axes: `crate::sweep`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TrialParams {
     pub model: String,
     pub template: String,
@@ -560,60 +561,30 @@ impl Experiment {
         }
 
         let s = raw.sweep;
-        let temperature = floats(
-            "sweep.temperature",
-            s.temperature.map_or(vec![0.0], OneOrMany::into_vec),
-            0.0,
-            10.0,
-            &invalid,
-        )?;
-        let top_p = floats(
-            "sweep.top_p",
-            s.top_p.map_or(vec![1.0], OneOrMany::into_vec),
-            f64::MIN_POSITIVE,
-            1.0,
-            &invalid,
-        )?;
-        let max_tokens = ints(
-            "sweep.max_tokens",
-            s.max_tokens.map_or(vec![8], OneOrMany::into_vec),
-            1,
-            65536,
-            &invalid,
-        )?;
-        let few_shot = ints(
-            "sweep.few_shot",
-            s.few_shot.map_or(vec![0], OneOrMany::into_vec),
-            0,
-            64,
-            &invalid,
-        )?;
+        let temperature = reals(Axis::Temperature, s.temperature, &invalid)?;
+        let top_p = reals(Axis::TopP, s.top_p, &invalid)?;
+        let max_tokens = counts(Axis::MaxTokens, s.max_tokens, &invalid)?;
+        let few_shot = counts(Axis::FewShot, s.few_shot, &invalid)?;
+        // No limit unless some are given.
         let few_shot_max_tokens = match s.few_shot_max_tokens {
             None => vec![None],
-            Some(v) => ints(
-                "sweep.few_shot_max_tokens",
-                v.into_vec(),
-                1,
-                1 << 20,
-                &invalid,
-            )?
-            .into_iter()
-            .map(Some)
-            .collect(),
+            values => counts(Axis::FewShotMaxTokens, values, &invalid)?
+                .into_iter()
+                .map(Some)
+                .collect(),
         };
         let order = named(
-            "sweep.order",
-            s.order.map_or(vec!["ab".into()], OneOrMany::into_vec),
+            Axis::Order,
+            s.order,
             Order::from_name,
-            "an answer order (expected \"ab\", \"ba\" or \"both\")",
+            "an answer order",
             &invalid,
         )?;
         let constraint = named(
-            "sweep.constraint",
-            s.constraint
-                .map_or(vec!["none".into()], OneOrMany::into_vec),
+            Axis::Constraint,
+            s.constraint,
             Constraint::from_name,
-            "an output constraint (expected \"none\" or \"grammar\")",
+            "an output constraint",
             &invalid,
         )?;
         if backend == Backend::OpenAi && constraint.contains(&Constraint::Grammar) {
@@ -689,41 +660,11 @@ impl Experiment {
         })
     }
 
-    /// Every point of the grid, in a stable order: model, template, few-shot count, few-shot
-    /// length, max_tokens, temperature, top_p, order, constraint (the last varies fastest).
+    /// Every point of the grid, in a stable order: the product over the sweep's axes
+    /// (`crate::sweep::Axis::ALL`: model, template, few-shot count, few-shot length,
+    /// max_tokens, temperature, top_p, order, constraint; the last varies fastest).
     pub fn trials(&self) -> Vec<TrialParams> {
-        let s = &self.sweep;
-        let mut out = Vec::new();
-        for model in &self.judge.models {
-            for template in &self.judge.templates {
-                for &few_shot in &s.few_shot {
-                    for &few_shot_max_tokens in &s.few_shot_max_tokens {
-                        for &max_tokens in &s.max_tokens {
-                            for &temperature in &s.temperature {
-                                for &top_p in &s.top_p {
-                                    for &order in &s.order {
-                                        for &constraint in &s.constraint {
-                                            out.push(TrialParams {
-                                                model: model.clone(),
-                                                template: template.clone(),
-                                                temperature,
-                                                top_p,
-                                                max_tokens,
-                                                few_shot,
-                                                few_shot_max_tokens,
-                                                order,
-                                                constraint,
-                                            });
-                                        }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        out
+        crate::sweep::trials(self)
     }
 
     /// The most few-shot examples any trial needs: the size of the reserved pool.
@@ -754,43 +695,108 @@ fn non_empty_unique(
 }
 
 /// Distinct names, each read by `from_name`; `what` says what a name should be.
+/// The sweep key of `axis`, as errors name it.
+fn sweep_key(axis: Axis) -> String {
+    format!("sweep.{}", axis.key())
+}
+
+/// The values of a choice axis (its default when absent), each read by `from_name`.
 fn named<T>(
-    key: &str,
-    values: Vec<String>,
+    axis: Axis,
+    values: Option<OneOrMany<String>>,
     from_name: fn(&str) -> Option<T>,
     what: &str,
     invalid: &Invalid<'_>,
 ) -> Result<Vec<T>, ExperimentError> {
+    let info = axis.info();
+    let key = &sweep_key(axis);
+    let values = values.map_or(vec![info.default.to_string()], OneOrMany::into_vec);
+    let expected = match info.choices {
+        [] => String::new(),
+        [one] => format!("\"{one}\""),
+        [init @ .., last] => format!(
+            "{} or \"{last}\"",
+            init.iter()
+                .map(|c| format!("\"{c}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
     non_empty_unique(key, values, invalid)?
         .iter()
-        .map(|v| from_name(v).ok_or_else(|| invalid(key, format!("{v:?} is not {what}"))))
+        .map(|v| {
+            from_name(v)
+                .ok_or_else(|| invalid(key, format!("{v:?} is not {what} (expected {expected})")))
+        })
         .collect()
 }
 
-fn floats(
-    key: &str,
-    values: Vec<f64>,
-    lo: f64,
-    hi: f64,
+/// The values of a real axis (its default when absent), checked against its range.
+fn reals(
+    axis: Axis,
+    values: Option<OneOrMany<f64>>,
     invalid: &Invalid<'_>,
 ) -> Result<Vec<f64>, ExperimentError> {
+    let info = axis.info();
+    let Kind::Real {
+        min,
+        max,
+        above_min,
+    } = info.kind
+    else {
+        unreachable!("{axis:?} is a real axis")
+    };
+    let key = &sweep_key(axis);
+    let values = match values {
+        Some(v) => v.into_vec(),
+        None => vec![info
+            .default
+            .parse()
+            .expect("the default of a real axis is a number")],
+    };
     if values.is_empty() {
         return Err(invalid(key, "needs at least one value".into()));
     }
     for (i, &v) in values.iter().enumerate() {
-        if !v.is_finite() || v < lo || v > hi {
-            let lo = if lo == f64::MIN_POSITIVE {
-                "above 0".to_string()
+        if !v.is_finite() || v < min || (above_min && v == min) || v > max {
+            let lo = if above_min {
+                format!("above {min}")
             } else {
-                format!("at least {lo}")
+                format!("at least {min}")
             };
-            return Err(invalid(key, format!("{v} must be {lo} and at most {hi}")));
+            return Err(invalid(key, format!("{v} must be {lo} and at most {max}")));
         }
         if values[..i].contains(&v) {
             return Err(invalid(key, format!("{v} is listed twice")));
         }
     }
     Ok(values)
+}
+
+/// The values of a count axis (its default when absent), checked against its range.
+fn counts(
+    axis: Axis,
+    values: Option<OneOrMany<i64>>,
+    invalid: &Invalid<'_>,
+) -> Result<Vec<u32>, ExperimentError> {
+    let info = axis.info();
+    let Kind::Count { min, max } = info.kind else {
+        unreachable!("{axis:?} is a count axis")
+    };
+    let values = match values {
+        Some(v) => v.into_vec(),
+        None => vec![info
+            .default
+            .parse()
+            .expect("the default of a count axis is a number")],
+    };
+    ints(
+        &sweep_key(axis),
+        values,
+        i64::from(min),
+        i64::from(max),
+        invalid,
+    )
 }
 
 fn ints(

@@ -14,6 +14,7 @@ pub mod results;
 pub mod rng;
 pub mod sampling;
 pub mod split;
+pub mod sweep;
 pub mod template;
 pub mod verdict;
 

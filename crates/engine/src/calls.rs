@@ -68,14 +68,7 @@ pub(crate) fn groups<'a>(
 }
 
 fn same_prompts(a: &TrialRow, b: &TrialRow) -> bool {
-    let (p, q) = (&a.params, &b.params);
-    p.model == q.model
-        && p.template == q.template
-        && p.few_shot == q.few_shot
-        && p.few_shot_max_tokens == q.few_shot_max_tokens
-        && p.order == q.order
-        && p.constraint == q.constraint
-        && a.examples == b.examples
+    judgelab_core::sweep::same_prompts(&a.params, &b.params) && a.examples == b.examples
 }
 
 /// A call waiting for its response.

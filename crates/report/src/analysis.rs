@@ -10,7 +10,7 @@ use judgelab_core::pareto::{self, Cost, FrontStatus, Objective};
 use judgelab_core::results::{ExperimentSummary, TrialSummary};
 use judgelab_core::{Order, Task};
 
-use crate::params::Param;
+use judgelab_core::sweep::Axis;
 
 /// The report's reading of an experiment.
 pub struct Analysis<'a> {
@@ -21,7 +21,7 @@ pub struct Analysis<'a> {
     pub cost: Objective,
     pub latency: Objective,
     /// Parameters with more than one value, in grid order.
-    pub varying: Vec<Param>,
+    pub varying: Vec<Axis>,
     /// Per trial (in summary order): its label, and its standing on each front.
     pub labels: Vec<String>,
     pub front_cost: Vec<FrontStatus>,
@@ -44,10 +44,10 @@ impl<'a> Analysis<'a> {
         let cost = Objective::Cost(if priced { Cost::Usd } else { Cost::Tokens });
         let latency = Objective::Cost(Cost::LatencyP95);
         let q = Objective::Quality(quality);
-        let varying: Vec<Param> = Param::ALL
+        let varying: Vec<Axis> = Axis::ALL
             .into_iter()
             .filter(|p| {
-                let mut values: Vec<String> = trials.iter().map(|t| p.text(&t.params)).collect();
+                let mut values: Vec<String> = trials.iter().map(|t| p.label(&t.params)).collect();
                 values.sort();
                 values.dedup();
                 values.len() > 1
@@ -58,7 +58,7 @@ impl<'a> Analysis<'a> {
             .map(|t| {
                 let mut label = format!("#{}", t.id);
                 for p in &varying {
-                    label.push_str(&format!(" {}={}", p.short(), p.text(&t.params)));
+                    label.push_str(&format!(" {}={}", p.short(), p.label(&t.params)));
                 }
                 label
             })
@@ -157,7 +157,7 @@ impl<'a> Analysis<'a> {
         let params: Vec<String> = self
             .varying
             .iter()
-            .map(|p| format!("{}={}", p.short(), p.text(&t.params)))
+            .map(|p| format!("{}={}", p.short(), p.label(&t.params)))
             .collect();
         if params.is_empty() {
             format!("#{}", t.id)

@@ -90,7 +90,7 @@ pub fn write_report(
     )?;
     let parameter = match a.parameter_chart() {
         Some((param, chart)) => Some(draw(
-            &format!("quality-vs-{}", param.name().replace('_', "-")),
+            &format!("quality-vs-{}", param.key().replace('_', "-")),
             &format!("quality against {}", param.title()),
             Chart::Lines(chart),
             &mut write,

@@ -5,7 +5,7 @@ use judgelab_core::pareto::{FrontStatus, Objective};
 
 use crate::analysis::{baseline_title, Analysis};
 use crate::charts;
-use crate::params::Param;
+use judgelab_core::sweep::Axis;
 
 impl Analysis<'_> {
     /// The Pareto chart of quality against `objective` (cost or latency).
@@ -71,31 +71,31 @@ impl Analysis<'_> {
 
     /// Quality against the numeric parameter with the most values (or a categorical one),
     /// one line per combination of the other varying parameters.
-    pub fn parameter_chart(&self) -> Option<(Param, charts::LineChart)> {
+    pub fn parameter_chart(&self) -> Option<(Axis, charts::LineChart)> {
         let trials = &self.summary.trials;
-        let distinct = |p: Param| {
-            let mut v: Vec<String> = trials.iter().map(|t| p.text(&t.params)).collect();
+        let distinct = |p: Axis| {
+            let mut v: Vec<String> = trials.iter().map(|t| p.label(&t.params)).collect();
             v.sort();
             v.dedup();
             v.len()
         };
-        let numeric = |p: Param| trials.iter().all(|t| p.number(&t.params).is_some());
+        let numeric = |p: Axis| trials.iter().all(|t| p.number(&t.params).is_some());
         let x = self
             .varying
             .iter()
             .copied()
-            .filter(|&p| p != Param::Order || self.varying.len() == 1)
+            .filter(|&p| p != Axis::Order || self.varying.len() == 1)
             .max_by_key(|&p| (numeric(p), distinct(p)))?;
         let mut categories: Vec<String> = Vec::new();
         if !numeric(x) {
             for t in trials {
-                let v = x.text(&t.params);
+                let v = x.label(&t.params);
                 if !categories.contains(&v) {
                     categories.push(v);
                 }
             }
         }
-        let others: Vec<Param> = self.varying.iter().copied().filter(|&p| p != x).collect();
+        let others: Vec<Axis> = self.varying.iter().copied().filter(|&p| p != x).collect();
         let mut series: Vec<charts::Series> = Vec::new();
         for t in trials {
             let name = if others.is_empty() {
@@ -103,7 +103,7 @@ impl Analysis<'_> {
             } else {
                 others
                     .iter()
-                    .map(|p| format!("{}={}", p.short(), p.text(&t.params)))
+                    .map(|p| format!("{}={}", p.short(), p.label(&t.params)))
                     .collect::<Vec<_>>()
                     .join(", ")
             };
@@ -112,7 +112,7 @@ impl Analysis<'_> {
             };
             let xv = match x.number(&t.params) {
                 Some(v) => v,
-                None => categories.iter().position(|c| *c == x.text(&t.params))? as f64,
+                None => categories.iter().position(|c| *c == x.label(&t.params))? as f64,
             };
             let point = charts::LinePoint {
                 x: xv,

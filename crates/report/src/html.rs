@@ -132,7 +132,7 @@ pub fn render(a: &Analysis<'_>, figures: &Figures) -> String {
     );
     h.push_str("<div class=\"wide\"><table><tr><th class=\"l\">trial</th>");
     for p in &a.varying {
-        let _ = write!(h, "<th class=\"l\">{}</th>", p.name());
+        let _ = write!(h, "<th class=\"l\">{}</th>", p.key());
     }
     let show_accuracy = a.quality != Quality::Accuracy;
     let _ = write!(h, "<th>n</th><th>{}</th>", escape(q));
@@ -158,7 +158,7 @@ pub fn render(a: &Analysis<'_>, figures: &Figures) -> String {
             if Some(i) == a.best { " ★" } else { "" }
         );
         for p in &a.varying {
-            let _ = write!(h, "<td class=\"l\">{}</td>", escape(&p.text(&t.params)));
+            let _ = write!(h, "<td class=\"l\">{}</td>", escape(&p.label(&t.params)));
         }
         let n = if m.n_errors > 0 {
             format!("{} (+{} failed)", m.n, m.n_errors)

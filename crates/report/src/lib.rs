@@ -8,7 +8,6 @@ mod export;
 mod figures;
 mod html;
 mod markdown;
-pub mod params;
 pub mod tables;
 
 pub use charts::{

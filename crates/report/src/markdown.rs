@@ -32,7 +32,7 @@ pub fn render(a: &Analysis<'_>, charts: &[(String, String)]) -> String {
     }
     m.push_str("\n## Trials\n\n");
     let mut header: Vec<String> = vec!["trial".into()];
-    header.extend(a.varying.iter().map(|p| p.name().to_string()));
+    header.extend(a.varying.iter().map(|p| p.key().to_string()));
     header.extend([
         "n".to_string(),
         q.to_string(),
@@ -59,7 +59,7 @@ pub fn render(a: &Analysis<'_>, charts: &[(String, String)]) -> String {
                 ""
             }
         )];
-        row.extend(a.varying.iter().map(|p| p.text(&t.params)));
+        row.extend(a.varying.iter().map(|p| p.label(&t.params)));
         let (vs, p) = match &a.versus_best[i] {
             Some(c) => (estimate_text(c.difference), format!("{:.3}", c.mcnemar_p)),
             None => ("best".into(), String::new()),

@@ -6,8 +6,8 @@ use judgelab_core::results::EXPORT_SCHEMA_VERSION;
 use judgelab_core::Label;
 
 use crate::analysis::Analysis;
-use crate::params::Param;
 use crate::ReportError;
+use judgelab_core::sweep::Axis;
 
 fn opt(x: Option<f64>) -> String {
     x.map_or(String::new(), |v| v.to_string())
@@ -17,7 +17,7 @@ pub fn trials_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let qualities = Quality::for_task(a.task);
     let mut header: Vec<String> = vec!["trial_id".into(), "trial_idx".into()];
-    header.extend(Param::ALL.iter().map(|p| p.name().to_string()));
+    header.extend(Axis::ALL.iter().map(|p| p.key().to_string()));
     header.extend(["n".into(), "n_errors".into()]);
     for q in qualities {
         header.extend([
@@ -54,16 +54,7 @@ pub fn trials_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
     for (i, t) in a.summary.trials.iter().enumerate() {
         let m = &t.metrics;
         let mut row: Vec<String> = vec![t.id.to_string(), t.trial_idx.to_string()];
-        row.extend(Param::ALL.iter().map(|p| {
-            match p {
-                Param::Model => t.params.model.clone(),
-                Param::FewShotMaxTokens => t
-                    .params
-                    .few_shot_max_tokens
-                    .map_or(String::new(), |n| n.to_string()),
-                _ => p.text(&t.params),
-            }
-        }));
+        row.extend(Axis::ALL.iter().map(|p| p.text(&t.params)));
         row.extend([m.n.to_string(), m.n_errors.to_string()]);
         for &q in qualities {
             let e = m.estimate(q);

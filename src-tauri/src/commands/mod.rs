@@ -9,7 +9,9 @@ pub mod templates;
 
 use tauri::State;
 
-use crate::dto::{AppInfo, ComputeInfo};
+use judgelab_core::sweep::{Applies, Axis, Kind, Section};
+
+use crate::dto::{AppInfo, AxisView, ComputeInfo};
 use crate::state::AppState;
 
 #[tauri::command]
@@ -56,4 +58,50 @@ fn compute_info() -> ComputeInfo {
 fn bundled_datasets_dir() -> Option<std::path::PathBuf> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");
     dir.is_dir().then_some(dir)
+}
+
+/// The sweep's axes, in the order trials expand, as the builder shows them.
+#[tauri::command]
+#[specta::specta]
+pub fn sweep_axes() -> Vec<AxisView> {
+    Axis::ALL
+        .into_iter()
+        .map(|axis| {
+            let info = axis.info();
+            let (kind, min, max, above_min) = match info.kind {
+                Kind::Real {
+                    min,
+                    max,
+                    above_min,
+                } => ("real", Some(min), Some(max), above_min),
+                Kind::Count { min, max } => {
+                    ("count", Some(f64::from(min)), Some(f64::from(max)), false)
+                }
+                Kind::Choice => ("choice", None, None, false),
+                Kind::Name => ("name", None, None, false),
+            };
+            AxisView {
+                key: info.key.to_string(),
+                section: match info.section {
+                    Section::Judge => "judge",
+                    Section::Sweep => "sweep",
+                }
+                .to_string(),
+                title: info.title.to_string(),
+                help: info.help.to_string(),
+                default: info.default.to_string(),
+                kind: kind.to_string(),
+                min,
+                max,
+                above_min,
+                choices: info.choices.iter().map(|c| c.to_string()).collect(),
+                applies: match info.applies {
+                    Applies::All => "all",
+                    Applies::Pairwise => "pairwise",
+                    Applies::Local => "local",
+                }
+                .to_string(),
+            }
+        })
+        .collect()
 }

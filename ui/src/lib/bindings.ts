@@ -6,6 +6,8 @@ import { invoke as __TAURI_INVOKE, Channel } from "@tauri-apps/api/core";
 /** Commands */
 export const commands = {
 	appInfo: () => __TAURI_INVOKE<AppInfo>("app_info"),
+	/**  The sweep's axes, in the order trials expand, as the builder shows them. */
+	sweepAxes: () => __TAURI_INVOKE<AxisView[]>("sweep_axes"),
 	listDatasets: () => typedError<DatasetSummary[], AppError>(__TAURI_INVOKE("list_datasets")),
 	importDataset: (path: string, name: string | null) => typedError<ImportResult, AppError>(__TAURI_INVOKE("import_dataset", { path, name })),
 	datasetDetail: (name: string) => typedError<DatasetDetail, AppError>(__TAURI_INVOKE("dataset_detail", { name })),
@@ -47,6 +49,27 @@ export type AppInfo = {
 	bundled_datasets: string[],
 	/**  What local models compute on. */
 	compute: ComputeInfo,
+};
+
+/**  One axis of the sweep, as the builder shows and checks it (`core::sweep`). */
+export type AxisView = {
+	/**  The key in the experiment file; the builder's field. */
+	key: string,
+	/**  `judge` or `sweep`: the table it is written in. */
+	section: string,
+	title: string,
+	help: string,
+	/**  What an experiment without it sweeps; empty: nothing (no limit). */
+	default: string,
+	/**  `real`, `count`, `choice` or `name`. */
+	kind: string,
+	/**  Real and count axes: their range; `above_min` excludes `min`. */
+	min: number | null,
+	max: number | null,
+	above_min: boolean,
+	choices: string[],
+	/**  `all`, `pairwise` (pairwise data only) or `local` (local judges only). */
+	applies: string,
 };
 
 export type BaselineView = {

@@ -1,9 +1,11 @@
 /**
  * The experiment builder's model: a draft of form fields (text, as typed) and the TOML
  * experiment file it stands for. The engine parses and validates the file again
- * (`core::experiment::from_toml`); the checks here mirror its ranges so the builder can point
- * at a field before asking the engine for a plan.
+ * (`core::experiment::from_toml`). The sweep's axes, their ranges, choices and defaults come
+ * from the engine's registry (`core::sweep`, through the `sweep_axes` command), so the
+ * builder can point at a field before asking the engine for a plan.
  */
+import type { AxisView } from "./bindings";
 import { parseChoices, parseFloats, parseInts, parseOptionalInt, type Parsed } from "./lists";
 
 /** A remote judge as the builder needs it: the endpoint and the model it serves. */
@@ -70,8 +72,31 @@ export function defaultDraft(): ExperimentDraft {
   };
 }
 
-export const ORDERS = ["ab", "ba", "both"] as const;
-export const CONSTRAINTS = ["none", "grammar"] as const;
+/** The draft's fields of the sweep's axes: their keys in the experiment file. */
+export type SweepKey = "temperature" | "top_p" | "max_tokens" | "few_shot" | "few_shot_max_tokens" | "order" | "constraint";
+
+/** The axes of the `[sweep]` table that apply to this experiment, in the registry's order. */
+export function sweepAxes(axes: AxisView[], task: string | null, backend: Backend): AxisView[] {
+  return axes.filter(
+    (a) =>
+      a.section === "sweep" &&
+      (a.applies === "all" || (a.applies === "pairwise" && task !== "single") || (a.applies === "local" && backend === "llama")),
+  );
+}
+
+/** An axis's values as typed, checked as the engine will check them; `[]` for an empty optional axis. */
+function parseAxis(axis: AxisView, text: string): Parsed<number | string> {
+  if (text.trim() === "" && axis.default === "") return { ok: true, values: [] };
+  const range = { min: axis.min ?? 0, max: axis.max ?? 0, exclusiveMin: axis.above_min };
+  switch (axis.kind) {
+    case "real":
+      return parseFloats(axis.key, text, range);
+    case "count":
+      return parseInts(axis.key, text, range);
+    default:
+      return parseChoices(axis.key, text, axis.choices);
+  }
+}
 
 /** A TOML basic string: quotes and backslashes escaped (Windows paths have backslashes). */
 export function tomlString(s: string): string {
@@ -113,9 +138,10 @@ const NAME = /^[A-Za-z0-9._-]{1,100}$/;
 
 /**
  * The experiment file of `draft` for a dataset of `task` (`pairwise` or `single`; `null`
- * while unknown). The order axis exists for pairwise data only, so it is left out otherwise.
+ * while unknown), with the sweep's `axes` as the engine declares them. An axis that does not
+ * apply (answer order for ratings, a grammar for remote judges) is left out.
  */
-export function buildExperiment(draft: ExperimentDraft, task: string | null): BuiltExperiment {
+export function buildExperiment(draft: ExperimentDraft, task: string | null, axes: AxisView[]): BuiltExperiment {
   const errors: string[] = [];
   const take = <T>(p: Parsed<T>): T[] => {
     if (p.ok) return p.values;
@@ -144,18 +170,16 @@ export function buildExperiment(draft: ExperimentDraft, task: string | null): Bu
   }
   if (draft.templates.length === 0) errors.push("template: pick at least one template");
 
-  const temperature = take(parseFloats("temperature", draft.temperature, { min: 0, max: 10 }));
-  const topP = take(parseFloats("top_p", draft.top_p, { min: 0, max: 1, exclusiveMin: true }));
-  const maxTokens = take(parseInts("max_tokens", draft.max_tokens, { min: 1, max: 65536 }));
-  const fewShot = take(parseInts("few_shot", draft.few_shot, { min: 0, max: 64 }));
-  const fewShotMax =
-    draft.few_shot_max_tokens.trim() === ""
-      ? []
-      : take(parseInts("few_shot_max_tokens", draft.few_shot_max_tokens, { min: 1, max: 1 << 20 }));
-  const pairwise = task !== "single";
-  const order = pairwise ? take(parseChoices("order", draft.order, ORDERS)) : [];
   const local = draft.backend === "llama";
-  const constraint = local ? take(parseChoices("constraint", draft.constraint, CONSTRAINTS)) : [];
+  const sweep: string[] = [];
+  for (const axis of sweepAxes(axes, task, draft.backend)) {
+    const values = take(parseAxis(axis, draft[axis.key as SweepKey] ?? ""));
+    // A choice left at its default is the experiment without the axis: not written.
+    const atDefault = axis.kind === "choice" && values.length === 1 && values[0] === axis.default;
+    if (values.length === 0 || atDefault) continue;
+    const show = axis.kind === "real" ? tomlFloat : axis.kind === "count" ? String : tomlString;
+    sweep.push(`${axis.key} = ${tomlArray(values as never[], show as (v: never) => string)}`);
+  }
   if (local && draft.exact && draft.output === "json") {
     errors.push("output: exact verdicts need a one-token verdict (label or digit), not JSON");
   }
@@ -188,15 +212,7 @@ export function buildExperiment(draft: ExperimentDraft, task: string | null): Bu
   if (local && draft.exact) lines.push("exact = true");
 
   lines.push("", "[sweep]");
-  lines.push(`temperature = ${tomlArray(temperature, tomlFloat)}`);
-  lines.push(`top_p = ${tomlArray(topP, tomlFloat)}`);
-  lines.push(`max_tokens = ${tomlArray(maxTokens, String)}`);
-  lines.push(`few_shot = ${tomlArray(fewShot, String)}`);
-  if (fewShotMax.length > 0) lines.push(`few_shot_max_tokens = ${tomlArray(fewShotMax, String)}`);
-  if (pairwise) lines.push(`order = ${tomlArray(order, tomlString)}`);
-  if (local && !(constraint.length === 1 && constraint[0] === "none")) {
-    lines.push(`constraint = ${tomlArray(constraint, tomlString)}`);
-  }
+  lines.push(...sweep);
   if (repeats !== null) lines.push(`repeats = ${repeats}`);
   if (seed !== null) lines.push(`seed = ${seed}`);
 

@@ -158,3 +158,29 @@ fn a_judge_no_better_than_the_baselines_is_not_ready() {
     // Nothing is ready, so the most promising trial is named, not the cheapest.
     assert_eq!(a.recommended, a.best);
 }
+
+#[test]
+fn every_swept_axis_is_shown_the_output_constraint_too() {
+    let mut grammar = trial(2, 0.0, 200, |i| i % 10 != 0);
+    grammar.params.constraint = judgelab_core::Constraint::Grammar;
+    let s = summary(vec![trial(1, 0.0, 200, |i| i % 5 != 0), grammar]);
+    let a = Analysis::new(&s, Quality::Kappa);
+    assert_eq!(a.varying, vec![judgelab_core::sweep::Axis::Constraint]);
+    // The labels the charts, the report's tables and the app's results table show.
+    assert_eq!(a.labels, ["#1 constraint=none", "#2 constraint=grammar"]);
+    let csv = String::from_utf8(judgelab_report::tables::trials_csv(&a).unwrap()).unwrap();
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    let column = rows[0].iter().position(|c| *c == "constraint").unwrap();
+    assert_eq!([rows[1][column], rows[2][column]], ["none", "grammar"]);
+    let dir = tempfile::tempdir().unwrap();
+    let options = judgelab_report::ReportOptions {
+        quality: Quality::Kappa,
+    };
+    judgelab_report::write_report(&s, dir.path(), &options).unwrap();
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(
+        html.contains("<th class=\"l\">constraint</th>"),
+        "the trials table has the axis"
+    );
+    assert!(html.contains("<td class=\"l\">grammar</td>"));
+}

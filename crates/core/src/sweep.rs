@@ -1,0 +1,452 @@
+//! The sweep's axes, each declared once: its key in the experiment file and in every export,
+//! its short and long titles, how its values are read from an experiment and printed, its
+//! default, whether it changes the prompt (which decides exact groups and shared prefixes)
+//! and whether it is part of the experiment's identity. [`Experiment::trials`] is the
+//! product over [`Axis::ALL`]; the report's parameters, the CLI's table, `show --json`, the
+//! app's builder and its results view all read this registry.
+//!
+//! Adding an axis is one entry here, the field it sets in [`TrialParams`] and [`Sweep`]
+//! (with its parsing in `experiment`), and the code that uses its value.
+//!
+//! [`Sweep`]: crate::experiment::Sweep
+
+use serde::Serialize;
+
+use crate::experiment::{Constraint, Experiment, Order, TrialParams};
+
+/// One axis of the sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Axis {
+    Model,
+    Template,
+    FewShot,
+    FewShotMaxTokens,
+    MaxTokens,
+    Temperature,
+    TopP,
+    Order,
+    Constraint,
+}
+
+/// Where an axis is written in the experiment file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Section {
+    Judge,
+    Sweep,
+}
+
+/// What values an axis takes, and how they are checked where an experiment is read.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Kind {
+    /// Real numbers from `min` (excluded when `above_min`) to `max`.
+    Real { min: f64, max: f64, above_min: bool },
+    /// Whole numbers from `min` to `max`.
+    Count { min: u32, max: u32 },
+    /// One of the axis's `choices`.
+    Choice,
+    /// A name: a file, a built-in, a model.
+    Name,
+}
+
+/// Which experiments an axis applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Applies {
+    All,
+    /// Pairwise data only (answer order).
+    Pairwise,
+    /// Local judges only (a grammar needs llama.cpp's sampler).
+    Local,
+}
+
+/// What is declared of an axis.
+pub struct AxisInfo {
+    pub axis: Axis,
+    /// The key in the experiment file, in `params` of `show --json` and in `trials.csv`.
+    pub key: &'static str,
+    pub section: Section,
+    /// The short form of chart point labels and the CLI's table header.
+    pub short: &'static str,
+    /// An axis title, with units where there are any.
+    pub title: &'static str,
+    /// What one value means, for the app's builder.
+    pub help: &'static str,
+    /// The value an experiment that does not name the axis sweeps, as written.
+    pub default: &'static str,
+    pub kind: Kind,
+    pub applies: Applies,
+    /// The values it may take, where they are a fixed set.
+    pub choices: &'static [&'static str],
+    /// Trials that differ in it show the judge other prompts: they cannot share an exact
+    /// first-token pass or a decoded prefix.
+    pub changes_prompt: bool,
+    /// Part of each trial's stored parameters and of the experiment's content hash. An axis
+    /// added after experiments were stored is written only away from its default (serde's
+    /// `skip_serializing_if` on its field), so that they keep their identity.
+    pub identity: bool,
+    /// Values are numbers, plotted on a numeric axis.
+    pub numeric: bool,
+    /// A column of every trials table, even where no trial leaves the default; the other
+    /// axes are shown only where some trial does.
+    pub always_shown: bool,
+    /// How many values the experiment sweeps.
+    count: fn(&Experiment) -> usize,
+    /// Sets the `i`-th of them in a trial's parameters.
+    set: fn(&Experiment, usize, &mut TrialParams),
+    /// A trial's value, exactly (as exported).
+    text: fn(&TrialParams) -> String,
+    /// A trial's value on a numeric axis.
+    number: fn(&TrialParams) -> Option<f64>,
+}
+
+fn none(_: &TrialParams) -> Option<f64> {
+    None
+}
+
+static AXES: [AxisInfo; 9] = [
+    AxisInfo {
+        axis: Axis::Model,
+        key: "model",
+        section: Section::Judge,
+        short: "model",
+        title: "model",
+        help: "`default` (the embedded SmolLM2) or a GGUF path; a model name for remote judges",
+        default: "default",
+        kind: Kind::Name,
+        applies: Applies::All,
+        choices: &[],
+        changes_prompt: true,
+        identity: true,
+        numeric: false,
+        always_shown: true,
+        count: |e| e.judge.models.len(),
+        set: |e, i, p| p.model = e.judge.models[i].clone(),
+        text: |p| p.model.clone(),
+        number: none,
+    },
+    AxisInfo {
+        axis: Axis::Template,
+        key: "template",
+        section: Section::Judge,
+        short: "tpl",
+        title: "template",
+        help: "a built-in template name or a .jinja file",
+        default: "",
+        kind: Kind::Name,
+        applies: Applies::All,
+        choices: &[],
+        changes_prompt: true,
+        identity: true,
+        numeric: false,
+        always_shown: true,
+        count: |e| e.judge.templates.len(),
+        set: |e, i, p| p.template = e.judge.templates[i].clone(),
+        text: |p| p.template.clone(),
+        number: none,
+    },
+    AxisInfo {
+        axis: Axis::FewShot,
+        key: "few_shot",
+        section: Section::Sweep,
+        short: "shots",
+        title: "few-shot examples",
+        help: "examples shown before the item, from the reserved pool (0 to 64)",
+        default: "0",
+        kind: Kind::Count { min: 0, max: 64 },
+        applies: Applies::All,
+        choices: &[],
+        changes_prompt: true,
+        identity: true,
+        numeric: true,
+        always_shown: true,
+        count: |e| e.sweep.few_shot.len(),
+        set: |e, i, p| p.few_shot = e.sweep.few_shot[i],
+        text: |p| p.few_shot.to_string(),
+        number: |p| Some(f64::from(p.few_shot)),
+    },
+    AxisInfo {
+        axis: Axis::FewShotMaxTokens,
+        key: "few_shot_max_tokens",
+        section: Section::Sweep,
+        short: "shot_len",
+        title: "longest few-shot example (tokens)",
+        help: "the longest example allowed, in the judge's tokens; none: any",
+        default: "",
+        kind: Kind::Count {
+            min: 1,
+            max: 1 << 20,
+        },
+        applies: Applies::All,
+        choices: &[],
+        changes_prompt: true,
+        identity: true,
+        numeric: true,
+        always_shown: false,
+        count: |e| e.sweep.few_shot_max_tokens.len(),
+        set: |e, i, p| p.few_shot_max_tokens = e.sweep.few_shot_max_tokens[i],
+        text: |p| {
+            p.few_shot_max_tokens
+                .map_or(String::new(), |n| n.to_string())
+        },
+        number: |p| p.few_shot_max_tokens.map(f64::from),
+    },
+    AxisInfo {
+        axis: Axis::MaxTokens,
+        key: "max_tokens",
+        section: Section::Sweep,
+        short: "max_tok",
+        title: "max_tokens (tokens)",
+        help: "the most tokens a verdict may take (1 to 65536)",
+        default: "8",
+        kind: Kind::Count { min: 1, max: 65536 },
+        applies: Applies::All,
+        choices: &[],
+        changes_prompt: false,
+        identity: true,
+        numeric: true,
+        always_shown: true,
+        count: |e| e.sweep.max_tokens.len(),
+        set: |e, i, p| p.max_tokens = e.sweep.max_tokens[i],
+        text: |p| p.max_tokens.to_string(),
+        number: |p| Some(f64::from(p.max_tokens)),
+    },
+    AxisInfo {
+        axis: Axis::Temperature,
+        key: "temperature",
+        section: Section::Sweep,
+        short: "temp",
+        title: "temperature",
+        help: "sampling temperature (0 to 10; 0 is greedy)",
+        default: "0",
+        kind: Kind::Real {
+            min: 0.0,
+            max: 10.0,
+            above_min: false,
+        },
+        applies: Applies::All,
+        choices: &[],
+        changes_prompt: false,
+        identity: true,
+        numeric: true,
+        always_shown: true,
+        count: |e| e.sweep.temperature.len(),
+        set: |e, i, p| p.temperature = e.sweep.temperature[i],
+        text: |p| p.temperature.to_string(),
+        number: |p| Some(p.temperature),
+    },
+    AxisInfo {
+        axis: Axis::TopP,
+        key: "top_p",
+        section: Section::Sweep,
+        short: "top_p",
+        title: "top_p",
+        help: "nucleus sampling: the smallest set of tokens this likely (above 0, at most 1)",
+        default: "1",
+        kind: Kind::Real {
+            min: 0.0,
+            max: 1.0,
+            above_min: true,
+        },
+        applies: Applies::All,
+        choices: &[],
+        changes_prompt: false,
+        identity: true,
+        numeric: true,
+        always_shown: true,
+        count: |e| e.sweep.top_p.len(),
+        set: |e, i, p| p.top_p = e.sweep.top_p[i],
+        text: |p| p.top_p.to_string(),
+        number: |p| Some(p.top_p),
+    },
+    AxisInfo {
+        axis: Axis::Order,
+        key: "order",
+        section: Section::Sweep,
+        short: "order",
+        title: "answer order",
+        help: "pairwise answer order: ab, ba, or both (each item judged twice)",
+        default: "ab",
+        kind: Kind::Choice,
+        applies: Applies::Pairwise,
+        choices: &["ab", "ba", "both"],
+        changes_prompt: true,
+        identity: true,
+        numeric: false,
+        always_shown: false,
+        count: |e| e.sweep.order.len(),
+        set: |e, i, p| p.order = e.sweep.order[i],
+        text: |p| p.order.as_str().to_string(),
+        number: none,
+    },
+    AxisInfo {
+        axis: Axis::Constraint,
+        key: "constraint",
+        section: Section::Sweep,
+        short: "constraint",
+        title: "output constraint",
+        help: "local judges: none, or grammar (a GBNF that admits only valid verdicts)",
+        default: "none",
+        kind: Kind::Choice,
+        applies: Applies::Local,
+        choices: &["none", "grammar"],
+        // A grammar leaves the prompt as it is: trials that differ only in it could share a
+        // decoded prefix, but a grammar changes every generated token, so they are never
+        // one exact group.
+        changes_prompt: true,
+        identity: true,
+        numeric: false,
+        always_shown: false,
+        count: |e| e.sweep.constraint.len(),
+        set: |e, i, p| p.constraint = e.sweep.constraint[i],
+        text: |p| p.constraint.as_str().to_string(),
+        number: none,
+    },
+];
+
+impl Axis {
+    /// Every axis, in the order trials expand (the last varies fastest).
+    pub const ALL: [Axis; 9] = [
+        Axis::Model,
+        Axis::Template,
+        Axis::FewShot,
+        Axis::FewShotMaxTokens,
+        Axis::MaxTokens,
+        Axis::Temperature,
+        Axis::TopP,
+        Axis::Order,
+        Axis::Constraint,
+    ];
+
+    pub fn info(self) -> &'static AxisInfo {
+        let info = &AXES[self as usize];
+        debug_assert_eq!(info.axis, self);
+        info
+    }
+
+    pub fn key(self) -> &'static str {
+        self.info().key
+    }
+
+    pub fn short(self) -> &'static str {
+        self.info().short
+    }
+
+    pub fn title(self) -> &'static str {
+        self.info().title
+    }
+
+    pub fn from_key(key: &str) -> Option<Axis> {
+        Axis::ALL.into_iter().find(|a| a.key() == key)
+    }
+
+    /// A trial's value, exactly as exported (an unlimited few-shot length is empty).
+    pub fn text(self, p: &TrialParams) -> String {
+        (self.info().text)(p)
+    }
+
+    /// A trial's value as a label shows it: a model file by its stem, an unlimited
+    /// few-shot length as `any`.
+    pub fn label(self, p: &TrialParams) -> String {
+        match self {
+            Axis::Model => std::path::Path::new(&p.model)
+                .file_stem()
+                .map_or(p.model.clone(), |f| f.to_string_lossy().into_owned()),
+            Axis::FewShotMaxTokens if p.few_shot_max_tokens.is_none() => "any".into(),
+            _ => self.text(p),
+        }
+    }
+
+    /// A trial's value on a numeric axis; `None` for categories.
+    pub fn number(self, p: &TrialParams) -> Option<f64> {
+        (self.info().number)(p)
+    }
+
+    /// Whether two trials agree on this axis.
+    pub fn same(self, p: &TrialParams, q: &TrialParams) -> bool {
+        self.text(p) == self.text(q)
+    }
+
+    /// How many values `e` sweeps on this axis.
+    pub fn count(self, e: &Experiment) -> usize {
+        (self.info().count)(e)
+    }
+
+    /// Whether the trial's value is the axis's default (an axis left at it is not shown).
+    pub fn is_default(self, p: &TrialParams) -> bool {
+        match self {
+            Axis::Order => p.order == Order::Ab,
+            Axis::Constraint => p.constraint == Constraint::None,
+            _ => self.text(p) == self.info().default,
+        }
+    }
+}
+
+/// The axes a table of `trials` shows: those always shown, and the others where some trial
+/// leaves the default.
+pub fn shown(trials: &[&TrialParams]) -> Vec<Axis> {
+    Axis::ALL
+        .into_iter()
+        .filter(|a| a.info().always_shown || trials.iter().any(|p| !a.is_default(p)))
+        .collect()
+}
+
+/// Trials whose prompts are the same: they differ only in axes that do not change it.
+pub fn same_prompts(p: &TrialParams, q: &TrialParams) -> bool {
+    Axis::ALL
+        .into_iter()
+        .filter(|a| a.info().changes_prompt)
+        .all(|a| a.same(p, q))
+}
+
+/// Every point of `e`'s grid: the product over [`Axis::ALL`], in that order.
+pub(crate) fn trials(e: &Experiment) -> Vec<TrialParams> {
+    let mut out = vec![TrialParams::default()];
+    for axis in Axis::ALL {
+        let info = axis.info();
+        let n = (info.count)(e);
+        out = out
+            .into_iter()
+            .flat_map(|p| {
+                (0..n).map(move |i| {
+                    let mut p = p.clone();
+                    (info.set)(e, i, &mut p);
+                    p
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registry_is_in_the_order_of_its_enum_and_keys_are_unique() {
+        for (i, axis) in Axis::ALL.into_iter().enumerate() {
+            assert_eq!(AXES[i].axis, axis);
+            assert_eq!(axis as usize, i);
+            assert_eq!(Axis::from_key(axis.key()), Some(axis));
+        }
+    }
+
+    #[test]
+    fn defaults_are_what_an_experiment_without_the_axis_sweeps() {
+        let e = Experiment::from_toml(
+            "e.toml",
+            "name = \"e\"\ndataset = \"d\"\n[judge]\ntemplate = \"pairwise\"\n",
+        )
+        .unwrap();
+        let trials = e.trials();
+        assert_eq!(trials.len(), 1);
+        for axis in Axis::ALL {
+            if axis != Axis::Template {
+                assert!(axis.is_default(&trials[0]), "{axis:?}");
+            }
+        }
+    }
+}
