@@ -70,6 +70,9 @@ struct Loader;
 
 impl JudgeLoader for Loader {
     fn load(&self, spec: &ModelSpec) -> Result<Arc<dyn Judge>, EngineError> {
+        let ModelSpec::Local(spec) = spec else {
+            unreachable!("the benchmark's judge is local")
+        };
         Ok(Arc::new(Scripted(ModelIdentity {
             name: spec.name.clone(),
             location: spec.path.display().to_string(),

@@ -18,7 +18,7 @@ use crate::experiment::{Constraint, Experiment, Order, TrialParams};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Axis {
-    Model,
+    Judge,
     Template,
     FewShot,
     FewShotMaxTokens,
@@ -67,6 +67,9 @@ pub struct AxisInfo {
     pub axis: Axis,
     /// The key in the experiment file, in `params` of `show --json` and in `trials.csv`.
     pub key: &'static str,
+    /// Its name in exports (`params` of `show --json`, `trials.csv`) and in stored trials,
+    /// where it differs from `key` for axes renamed since.
+    pub export: &'static str,
     pub section: Section,
     /// The short form of chart point labels and the CLI's table header.
     pub short: &'static str,
@@ -108,13 +111,15 @@ fn none(_: &TrialParams) -> Option<f64> {
 
 static AXES: [AxisInfo; 9] = [
     AxisInfo {
-        axis: Axis::Model,
-        key: "model",
-        section: Section::Judge,
-        short: "model",
-        title: "model",
-        help: "`default` (the embedded SmolLM2) or a GGUF path; a model name for remote judges",
-        default: "default",
+        axis: Axis::Judge,
+        key: "judge",
+        // A judge was its model before named judges.
+        export: "model",
+        section: Section::Sweep,
+        short: "judge",
+        title: "judge",
+        help: "the judges of [[judges]] by name; with one [judge] table, its models",
+        default: "",
         kind: Kind::Name,
         applies: Applies::All,
         choices: &[],
@@ -122,14 +127,15 @@ static AXES: [AxisInfo; 9] = [
         identity: true,
         numeric: false,
         always_shown: true,
-        count: |e| e.judge.models.len(),
-        set: |e, i, p| p.model = e.judge.models[i].clone(),
-        text: |p| p.model.clone(),
+        count: |e| e.judges.len(),
+        set: |e, i, p| p.judge = e.judges[i].name.clone(),
+        text: |p| p.judge.clone(),
         number: none,
     },
     AxisInfo {
         axis: Axis::Template,
         key: "template",
+        export: "template",
         section: Section::Judge,
         short: "tpl",
         title: "template",
@@ -150,6 +156,7 @@ static AXES: [AxisInfo; 9] = [
     AxisInfo {
         axis: Axis::FewShot,
         key: "few_shot",
+        export: "few_shot",
         section: Section::Sweep,
         short: "shots",
         title: "few-shot examples",
@@ -170,6 +177,7 @@ static AXES: [AxisInfo; 9] = [
     AxisInfo {
         axis: Axis::FewShotMaxTokens,
         key: "few_shot_max_tokens",
+        export: "few_shot_max_tokens",
         section: Section::Sweep,
         short: "shot_len",
         title: "longest few-shot example (tokens)",
@@ -196,6 +204,7 @@ static AXES: [AxisInfo; 9] = [
     AxisInfo {
         axis: Axis::MaxTokens,
         key: "max_tokens",
+        export: "max_tokens",
         section: Section::Sweep,
         short: "max_tok",
         title: "max_tokens (tokens)",
@@ -216,6 +225,7 @@ static AXES: [AxisInfo; 9] = [
     AxisInfo {
         axis: Axis::Temperature,
         key: "temperature",
+        export: "temperature",
         section: Section::Sweep,
         short: "temp",
         title: "temperature",
@@ -240,6 +250,7 @@ static AXES: [AxisInfo; 9] = [
     AxisInfo {
         axis: Axis::TopP,
         key: "top_p",
+        export: "top_p",
         section: Section::Sweep,
         short: "top_p",
         title: "top_p",
@@ -264,6 +275,7 @@ static AXES: [AxisInfo; 9] = [
     AxisInfo {
         axis: Axis::Order,
         key: "order",
+        export: "order",
         section: Section::Sweep,
         short: "order",
         title: "answer order",
@@ -284,6 +296,7 @@ static AXES: [AxisInfo; 9] = [
     AxisInfo {
         axis: Axis::Constraint,
         key: "constraint",
+        export: "constraint",
         section: Section::Sweep,
         short: "constraint",
         title: "output constraint",
@@ -309,7 +322,7 @@ static AXES: [AxisInfo; 9] = [
 impl Axis {
     /// Every axis, in the order trials expand (the last varies fastest).
     pub const ALL: [Axis; 9] = [
-        Axis::Model,
+        Axis::Judge,
         Axis::Template,
         Axis::FewShot,
         Axis::FewShotMaxTokens,
@@ -334,6 +347,10 @@ impl Axis {
         self.info().short
     }
 
+    pub fn export(self) -> &'static str {
+        self.info().export
+    }
+
     pub fn title(self) -> &'static str {
         self.info().title
     }
@@ -347,13 +364,14 @@ impl Axis {
         (self.info().text)(p)
     }
 
-    /// A trial's value as a label shows it: a model file by its stem, an unlimited
+    /// A trial's value as a label shows it: a judge that is a model file by its stem, an unlimited
     /// few-shot length as `any`.
     pub fn label(self, p: &TrialParams) -> String {
         match self {
-            Axis::Model => std::path::Path::new(&p.model)
+            // A judge named by its file (the single form): by the file's stem.
+            Axis::Judge if p.judge.ends_with(".gguf") => std::path::Path::new(&p.judge)
                 .file_stem()
-                .map_or(p.model.clone(), |f| f.to_string_lossy().into_owned()),
+                .map_or(p.judge.clone(), |f| f.to_string_lossy().into_owned()),
             Axis::FewShotMaxTokens if p.few_shot_max_tokens.is_none() => "any".into(),
             _ => self.text(p),
         }
@@ -444,7 +462,7 @@ mod tests {
         let trials = e.trials();
         assert_eq!(trials.len(), 1);
         for axis in Axis::ALL {
-            if axis != Axis::Template {
+            if ![Axis::Template, Axis::Judge].contains(&axis) {
                 assert!(axis.is_default(&trials[0]), "{axis:?}");
             }
         }

@@ -42,17 +42,19 @@ impl Group<'_> {
     }
 }
 
-/// Groups trials that share their prompts when verdicts are exact; otherwise each trial
-/// with anything missing is a group of its own. Trial order is kept.
+/// Groups trials that share their prompts when their judge's verdicts are exact (`exact`
+/// says which); otherwise each trial with anything missing is a group of its own. Trial
+/// order is kept.
 pub(crate) fn groups<'a>(
     missing: Vec<(&'a TrialRow, Vec<Call<'a>>)>,
-    exact: bool,
+    exact: impl Fn(&TrialRow) -> bool,
 ) -> Vec<Group<'a>> {
     let mut out: Vec<Group<'a>> = Vec::new();
     for (trial, todo) in missing {
         if todo.is_empty() {
             continue;
         }
+        let exact = exact(trial);
         if exact {
             if let Some(group) = out.iter_mut().find(|g| same_prompts(g.first(), trial)) {
                 group.trials.push((trial, todo));
@@ -162,17 +164,19 @@ pub(crate) fn prepare(
                     seed: target.seed,
                 }
             };
-            let cache_key = r.experiment.judge.remote.as_ref().map(|remote| {
+            // Keyed by what the endpoint is sent: a judge renamed keeps its answers.
+            let cache_key = r.judge(&p.judge).remote().map(|remote| {
+                let endpoint = &remote.endpoint;
                 judgelab_core::hash::sha256_hex(
                     serde_json::json!({
-                        "base_url": remote.base_url,
-                        "model": p.model,
+                        "base_url": endpoint.base_url,
+                        "model": remote.model,
                         "messages": messages,
                         "sampling": sampling,
                         "repeat": call.repeat,
-                        "top_logprobs": remote.top_logprobs,
-                        "json_schema": remote.json_schema,
-                        "stop": remote.stop,
+                        "top_logprobs": endpoint.top_logprobs,
+                        "json_schema": endpoint.json_schema,
+                        "stop": endpoint.stop,
                     })
                     .to_string(),
                 )
@@ -281,11 +285,9 @@ pub(crate) fn rows(
                     VerdictRecord {
                         raw_output: Some(c.text.clone()),
                         cost_usd: r
-                            .experiment
-                            .judge
-                            .remote
-                            .as_ref()
-                            .and_then(|remote| remote.calls.prices.get(&trial.params.model))
+                            .judge(&trial.params.judge)
+                            .remote()
+                            .and_then(|remote| remote.price)
                             .map(|price| price.cost(c.prompt_tokens, c.completion_tokens)),
                         logprobs: c.logprobs.clone(),
                         ..measured(record(judged(v)), c)

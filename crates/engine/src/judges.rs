@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use std::time::Duration;
 
-use judgelab_core::experiment::RemoteSpec;
+use judgelab_core::experiment::{JudgeBackend, RemoteJudge};
 use judgelab_core::Judge;
 use judgelab_llama::{LlamaJudge, LlamaOptions};
 use judgelab_openai::{ApiKey, Endpoint, OpenAiJudge};
@@ -28,24 +28,48 @@ pub fn check_model(path: &std::path::Path) -> Result<String, EngineError> {
     Ok(judgelab_llama::check_and_hash(path)?)
 }
 
-/// A model of an experiment, resolved and checked.
+/// A judge of an experiment, resolved and checked, as its loader needs it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ModelSpec {
-    /// As written in the experiment (`default`, a path).
+pub enum ModelSpec {
+    Local(LocalModel),
+    Remote(RemoteModel),
+}
+
+/// A GGUF file to load through llama.cpp.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalModel {
+    /// The judge's name.
     pub name: String,
     pub path: PathBuf,
+    /// Empty when not known yet: the loader checks and hashes the file itself.
     pub sha256: String,
     pub gpu_layers: Option<u32>,
     pub context_size: u32,
     pub threads: Option<usize>,
-    /// Sequences a local model decodes together.
+    /// Sequences decoded together.
     pub parallel: usize,
-    /// Whether a local model keeps its prompts' common prefix and decodes it once.
+    /// Whether the judge keeps its prompts' common prefix and decodes it once.
     pub share_prefix: bool,
-    /// The endpoint of a remote model (`path` and `sha256` are then empty).
-    pub remote: Option<RemoteSpec>,
-    /// What a remote model's output must match (`response_format`), where asked for.
+}
+
+/// A model served by an OpenAI-compatible endpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteModel {
+    /// The judge's name.
+    pub name: String,
+    pub judge: RemoteJudge,
+    /// What the model's output must match (`response_format`), where asked for.
     pub response_format: Option<serde_json::Value>,
+}
+
+impl ModelSpec {
+    /// The judge's name.
+    pub fn name(&self) -> &str {
+        match self {
+            ModelSpec::Local(m) => &m.name,
+            ModelSpec::Remote(m) => &m.name,
+        }
+    }
 }
 
 /// Loads the judge for a model.
@@ -59,9 +83,10 @@ pub struct LocalModels;
 
 impl JudgeLoader for LocalModels {
     fn load(&self, spec: &ModelSpec) -> Result<Arc<dyn Judge>, EngineError> {
-        if let Some(remote) = &spec.remote {
-            return Ok(Arc::new(openai_judge(spec, remote)?));
-        }
+        let spec = match spec {
+            ModelSpec::Remote(remote) => return Ok(Arc::new(openai_judge(remote)?)),
+            ModelSpec::Local(spec) => spec,
+        };
         let judge = LlamaJudge::load(LlamaOptions {
             name: spec.name.clone(),
             path: spec.path.clone(),
@@ -77,10 +102,11 @@ impl JudgeLoader for LocalModels {
     }
 }
 
-/// The judge of a remote model, its key read from the environment.
-fn openai_judge(spec: &ModelSpec, remote: &RemoteSpec) -> Result<OpenAiJudge, EngineError> {
+/// The judge of a remote model, its key read from the environment or the keychain.
+fn openai_judge(spec: &RemoteModel) -> Result<OpenAiJudge, EngineError> {
+    let remote = &spec.judge.endpoint;
     let calls = &remote.calls;
-    let mut endpoint = Endpoint::new(&spec.name, &remote.base_url, &spec.name);
+    let mut endpoint = Endpoint::new(&spec.name, &remote.base_url, &spec.judge.model);
     endpoint.response_format = spec.response_format.clone();
     if let Some(env) = &calls.api_key_env {
         let key = std::env::var(env).map_err(|_| EngineError::Invalid {
@@ -121,60 +147,60 @@ impl<'r> Judges<'r> {
         }
     }
 
+    /// The judge named `name`, loaded if it is not the one in memory.
     pub(crate) async fn get(
         &mut self,
-        model: &str,
+        name: &str,
         on_event: &mut (dyn FnMut(RunEvent) + Send),
     ) -> Result<Arc<dyn Judge>, EngineError> {
-        if let Some(judge) = self.loaded.get(model) {
+        if let Some(judge) = self.loaded.get(name) {
             return Ok(Arc::clone(judge));
         }
         self.loaded.clear();
-        let (_, path, sha256) = self
-            .r
-            .models
-            .iter()
-            .find(|(name, _, _)| name == model)
-            .expect("trials only name models of the experiment");
-        let location = match &self.r.experiment.judge.remote {
-            Some(remote) => format!("{} at {}", model, remote.base_url),
-            None => path.display().to_string(),
-        };
-        on_event(RunEvent::Loading {
-            model: model.to_string(),
-            path: location,
-            local: self.r.experiment.judge.remote.is_none(),
-        });
-        let spec = ModelSpec {
-            name: model.to_string(),
-            path: path.clone(),
-            sha256: sha256.clone(),
-            gpu_layers: self.r.experiment.judge.gpu_layers,
-            context_size: self.r.experiment.judge.context_size,
-            threads: self.options.threads,
-            parallel: if self.options.naive {
-                1
-            } else {
-                self.r.experiment.judge.parallel
-            },
-            share_prefix: !self.options.naive,
-            remote: self.r.experiment.judge.remote.clone(),
-            response_format: self
-                .r
-                .experiment
-                .judge
-                .remote
-                .as_ref()
-                .filter(|remote| remote.json_schema)
-                .map(|_| {
-                    serde_json::json!({
-                        "type": "json_schema",
-                        "json_schema": {
-                            "name": "verdict",
-                            "schema": judgelab_core::verdict::json_schema(self.r.dataset.task, self.r.allow_tie()),
-                        },
-                    })
-                }),
+        let r = self.r;
+        let spec = match &r.judge(name).backend {
+            JudgeBackend::Llama(local) => {
+                let (path, sha256) = r.model_file(name);
+                on_event(RunEvent::Loading {
+                    model: name.to_string(),
+                    path: path.display().to_string(),
+                    local: true,
+                });
+                ModelSpec::Local(LocalModel {
+                    name: name.to_string(),
+                    path: path.clone(),
+                    sha256: sha256.clone(),
+                    gpu_layers: local.gpu_layers,
+                    context_size: local.context_size,
+                    threads: self.options.threads,
+                    parallel: if self.options.naive {
+                        1
+                    } else {
+                        local.parallel
+                    },
+                    share_prefix: !self.options.naive,
+                })
+            }
+            JudgeBackend::OpenAi(remote) => {
+                on_event(RunEvent::Loading {
+                    model: name.to_string(),
+                    path: format!("{} at {}", remote.model, remote.endpoint.base_url),
+                    local: false,
+                });
+                ModelSpec::Remote(RemoteModel {
+                    name: name.to_string(),
+                    judge: remote.clone(),
+                    response_format: remote.endpoint.json_schema.then(|| {
+                        serde_json::json!({
+                            "type": "json_schema",
+                            "json_schema": {
+                                "name": "verdict",
+                                "schema": judgelab_core::verdict::json_schema(r.dataset.task, r.allow_tie()),
+                            },
+                        })
+                    }),
+                })
+            }
         };
         let loader: Arc<dyn JudgeLoader> = self
             .options
@@ -184,7 +210,7 @@ impl<'r> Judges<'r> {
         let judge = tokio::task::spawn_blocking(move || loader.load(&spec))
             .await
             .map_err(|e| EngineError::Judge(format!("loading panicked: {e}")))??;
-        self.loaded.insert(model.to_string(), Arc::clone(&judge));
+        self.loaded.insert(name.to_string(), Arc::clone(&judge));
         Ok(judge)
     }
 }

@@ -28,7 +28,9 @@ use judgelab_llama::LlamaError;
 use judgelab_store::{DatasetInfo, Store, StoreError};
 
 pub use judgelab_llama::compute::{Compute, Device, UnsupportedCpu};
-pub use judges::{check_model, local_compute, JudgeLoader, LocalModels, ModelSpec};
+pub use judges::{
+    check_model, local_compute, JudgeLoader, LocalModel, LocalModels, ModelSpec, RemoteModel,
+};
 pub use plan::{plan, Plan};
 pub use progress::Progress;
 pub use prompt::{verdict_prompt, RenderedPrompt};

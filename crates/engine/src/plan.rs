@@ -10,7 +10,7 @@ use judgelab_store::Store;
 
 use crate::prompt::PromptInput;
 use crate::resolve::resolve;
-use crate::{EngineError, JudgeLoader, ModelSpec};
+use crate::{EngineError, JudgeLoader, LocalModel, ModelSpec};
 
 /// Prompts rendered per trial to estimate its prompt tokens; the rest is extrapolated.
 const SAMPLE: usize = 48;
@@ -59,21 +59,21 @@ pub async fn plan(
     let judged: Vec<&Item> = s.judged.iter().map(|&i| &items[i]).collect();
     let repeats = e.sweep.repeats as usize;
 
-    let judge = match (tokenizer, &e.judge.remote) {
-        (Some(loader), None) => {
-            let (name, path, sha256) = &r.models[0];
-            Some(loader.load(&ModelSpec {
-                name: name.clone(),
+    // Prompt tokens as the first local judge counts them.
+    let local = e.judges.iter().find_map(|j| Some((j, j.local()?)));
+    let judge = match (tokenizer, local) {
+        (Some(loader), Some((j, local))) => {
+            let (path, sha256) = r.model_file(&j.name);
+            Some(loader.load(&ModelSpec::Local(LocalModel {
+                name: j.name.clone(),
                 path: path.clone(),
                 sha256: sha256.clone(),
                 gpu_layers: Some(0),
-                context_size: e.judge.context_size,
+                context_size: local.context_size,
                 threads: Some(1),
                 parallel: 1,
                 share_prefix: false,
-                remote: None,
-                response_format: None,
-            })?)
+            }))?)
         }
         _ => None,
     };
@@ -84,15 +84,16 @@ pub async fn plan(
     let mut prompts_seen = std::collections::HashSet::new();
     for params in &trials {
         n_verdicts += judged.len() * repeats * params.order.calls().len();
+        let exact = r.judge(&params.judge).exact();
         let prompts = (
-            &params.model,
+            &params.judge,
             &params.template,
             params.few_shot,
             params.few_shot_max_tokens,
             params.order,
             params.constraint,
         );
-        if e.judge.exact && !prompts_seen.insert(prompts) {
+        if exact && !prompts_seen.insert(prompts) {
             continue;
         }
         let (_, template) = r
@@ -113,7 +114,7 @@ pub async fn plan(
             template,
             examples: &examples,
         };
-        let calls_per_item = if e.judge.exact { 1 } else { repeats } * params.order.calls().len();
+        let calls_per_item = if exact { 1 } else { repeats } * params.order.calls().len();
         n_calls += judged.len() * calls_per_item;
         let sample: Vec<&Item> = judged.iter().copied().take(SAMPLE).collect();
         if sample.is_empty() {
@@ -139,9 +140,10 @@ pub async fn plan(
         Some(x) => store.count_verdicts(x.id).await?,
         None => 0,
     };
-    let speed = match r.models.first() {
-        Some((_, _, sha256)) if !sha256.is_empty() => store.ms_per_prompt_token(sha256).await?,
-        _ => None,
+    // Measured for the first local model; remote judges' time is not estimated.
+    let speed = match r.models.iter().find(|(_, _, sha256)| !sha256.is_empty()) {
+        Some((_, _, sha256)) => store.ms_per_prompt_token(sha256).await?,
+        None => None,
     };
     let missing = n_verdicts.saturating_sub(n_done) as f64 / n_verdicts.max(1) as f64;
     Ok(Plan {

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use judgelab_core::dataset::ImportOptions;
+use judgelab_core::experiment::{JudgeBackend, NamedJudge};
 use judgelab_core::{Dataset, Experiment, Order, OutputKind, Task, Template};
 use judgelab_store::{DatasetInfo, Store};
 use serde_json::json;
@@ -22,7 +23,8 @@ pub(crate) struct Resolved {
     pub output: OutputKind,
     /// By template name as written in the experiment.
     pub templates: Vec<(String, Template)>,
-    /// By model name as written: (path, sha256); both empty for a remote model.
+    /// By judge name, in the experiment's order: the local model file and its sha256; both
+    /// empty for a remote judge.
     pub models: Vec<(String, PathBuf, String)>,
     pub content_hash: String,
 }
@@ -40,6 +42,23 @@ impl Resolved {
     /// Whether a pairwise verdict may be a tie: only where the humans used ties.
     pub fn allow_tie(&self) -> bool {
         allow_tie(&self.dataset)
+    }
+
+    /// The judge a trial names.
+    pub fn judge(&self, name: &str) -> &NamedJudge {
+        self.experiment
+            .judge_named(name)
+            .expect("trials only name judges of the experiment")
+    }
+
+    /// A judge's local model file and its sha256 (both empty for a remote judge).
+    pub fn model_file(&self, name: &str) -> (&PathBuf, &String) {
+        let (_, path, sha256) = self
+            .models
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .expect("every judge is resolved");
+        (path, sha256)
     }
 }
 
@@ -138,58 +157,60 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
     }
 
     let mut models = Vec::new();
-    if let Some(remote) = &experiment.judge.remote {
-        if remote.json_schema && output != OutputKind::Json {
-            return Err(invalid(
-                "judge.json_schema",
-                "constrains JSON verdicts: it needs output = \"json\"".into(),
-            ));
-        }
-        // A remote model is a name the endpoint serves: nothing to check on disk. A key
-        // that is named but missing is the user's to fix before anything is called.
-        if let Some(env) = &remote.calls.api_key_env {
-            if std::env::var_os(env).is_none_or(|v| v.is_empty()) {
-                return Err(invalid(
-                    "judge.api_key_env",
-                    format!("the environment variable {env} is not set"),
-                ));
+    for judge in &experiment.judges {
+        // Where an error names a judge's key: `judge.` in the single form.
+        let key = |k: &str| {
+            if experiment.single_form {
+                format!("judge.{k}")
+            } else {
+                format!("judges.{}.{k}", judge.name)
+            }
+        };
+        match &judge.backend {
+            JudgeBackend::OpenAi(remote) => {
+                if remote.endpoint.json_schema && output != OutputKind::Json {
+                    return Err(invalid(
+                        &key("json_schema"),
+                        "constrains JSON verdicts: it needs output = \"json\"".into(),
+                    ));
+                }
+                // A remote model is a name the endpoint serves: nothing to check on disk. A
+                // key that is named but missing is the user's to fix before anything is
+                // called.
+                if let Some(env) = &remote.endpoint.calls.api_key_env {
+                    if std::env::var_os(env).is_none_or(|v| v.is_empty()) {
+                        return Err(invalid(
+                            &key("api_key_env"),
+                            format!("the environment variable {env} is not set"),
+                        ));
+                    }
+                }
+                models.push((judge.name.clone(), PathBuf::new(), String::new()));
+            }
+            JudgeBackend::Llama(local) => {
+                let name = &local.model;
+                let file = if name == "default" {
+                    default_model_path()
+                } else {
+                    locate(base, name).unwrap_or_else(|| PathBuf::from(name))
+                };
+                let sha256 = crate::check_model(&file)?;
+                if name == "default" && sha256 != judgelab_core::DEFAULT_MODEL_SHA256 {
+                    return Err(EngineError::DefaultModelChanged {
+                        path: file.display().to_string(),
+                        sha256,
+                    });
+                }
+                models.push((judge.name.clone(), file, sha256));
             }
         }
-        for name in &experiment.judge.models {
-            models.push((name.clone(), PathBuf::new(), String::new()));
-        }
-    }
-    for name in experiment
-        .judge
-        .models
-        .iter()
-        .filter(|_| experiment.judge.remote.is_none())
-    {
-        let file = if name == "default" {
-            default_model_path()
-        } else {
-            locate(base, name).unwrap_or_else(|| PathBuf::from(name))
-        };
-        let sha256 = crate::check_model(&file)?;
-        if name == "default" && sha256 != judgelab_core::DEFAULT_MODEL_SHA256 {
-            return Err(EngineError::DefaultModelChanged {
-                path: file.display().to_string(),
-                sha256,
-            });
-        }
-        models.push((name.clone(), file, sha256));
     }
 
-    // The identity of an experiment is what changes its verdicts. Settings that only change
-    // speed (batch size, GPU offload) and the path the dataset was reached by are left out,
-    // so that a run interrupted on one machine resumes on another.
-    let mut identity = experiment.clone();
-    identity.dataset = String::new();
-    identity.judge.batch_size = 0;
-    identity.judge.gpu_layers = None;
+    // The identity of an experiment is what changes its verdicts (`Experiment::identity`),
+    // the dataset's content, the output kind, the templates' and the model files' hashes.
     let content_hash = judgelab_core::hash::sha256_hex(
         json!({
-            "experiment": &identity,
+            "experiment": experiment.identity(),
             "dataset": &dataset.content_hash,
             "output": output,
             "templates": templates.iter().map(|(_, t)| &t.hash).collect::<Vec<_>>(),

@@ -169,7 +169,7 @@ pub async fn run_experiment(
         n_judged_items: row.judged.len(),
     });
 
-    let exact = r.experiment.judge.exact && !options.naive;
+    let exact = |t: &TrialRow| r.judge(&t.params.judge).exact() && !options.naive;
     let mut judged_now = 0;
     let mut n_errors = 0;
     let mut cache_hits = 0;
@@ -179,7 +179,7 @@ pub async fn run_experiment(
         if options.cancel.load(Ordering::SeqCst) {
             break;
         }
-        let model = &group.first().params.model;
+        let model = &group.first().params.judge;
         let judge = judges.get(model, on_event).await?;
         let reader = if group.exact {
             let vocabulary = judge.vocabulary().ok_or_else(|| EngineError::Invalid {
@@ -357,7 +357,8 @@ async fn create(
     let items = &r.dataset.items;
     let limits = &e.sweep.few_shot_max_tokens;
     let lengths: Vec<usize> = if e.max_few_shot() > 0 && limits.iter().any(Option::is_some) {
-        let judge = judges.get(&e.judge.models[0], on_event).await?;
+        // Lengths in the first judge's tokens.
+        let judge = judges.get(&e.judges[0].name, on_event).await?;
         let messages: Vec<Message> = items.iter().map(example_text).collect();
         tokio::task::spawn_blocking(move || {
             messages
@@ -389,19 +390,18 @@ async fn create(
             .iter()
             .find(|(n, _)| *n == params.template)
             .expect("resolved");
-        let (_, path, sha256) = r
-            .models
-            .iter()
-            .find(|(n, _, _)| *n == params.model)
-            .expect("resolved");
+        let (path, sha256) = r.model_file(&params.judge);
         let examples = split::examples(
             &s.pool,
             params.few_shot as usize,
             params.few_shot_max_tokens,
             &length,
         );
-        let (model_path, model_sha256) = match &e.judge.remote {
-            Some(remote) => (format!("{}#{}", remote.base_url, params.model), None),
+        let (model_path, model_sha256) = match r.judge(&params.judge).remote() {
+            Some(remote) => (
+                format!("{}#{}", remote.endpoint.base_url, remote.model),
+                None,
+            ),
             None => (path.display().to_string(), Some(sha256.clone())),
         };
         trials.push(NewTrial {

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use judgelab_core::template::{RenderContext, TemplateError};
 use judgelab_core::{Dataset, Item, Judge, Message, OutputKind, Task, Template};
 
-use crate::judges::{JudgeLoader, ModelSpec};
+use crate::judges::{JudgeLoader, LocalModel, ModelSpec};
 use crate::{allow_tie, default_model_path, EngineError};
 
 /// Checks a template against the task it is written for: one that validates for pairwise
@@ -100,7 +100,7 @@ impl TokenCounter {
             Some((p, judge)) if *p == path => Arc::clone(judge),
             _ => {
                 // Only the tokenizer is used: a small context on one thread, on the CPU.
-                let judge = loader.load(&ModelSpec {
+                let judge = loader.load(&ModelSpec::Local(LocalModel {
                     name: model.to_string(),
                     path: path.clone(),
                     sha256: String::new(),
@@ -109,9 +109,7 @@ impl TokenCounter {
                     threads: Some(1),
                     parallel: 1,
                     share_prefix: false,
-                    remote: None,
-                    response_format: None,
-                })?;
+                }))?;
                 *slot = Some((path, Arc::clone(&judge)));
                 judge
             }

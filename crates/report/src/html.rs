@@ -8,6 +8,7 @@ use judgelab_core::pareto::FrontStatus;
 
 use judgelab_core::metrics::Estimate;
 use judgelab_core::pareto::{Cost, Objective};
+use judgelab_core::sweep::Axis;
 
 use crate::analysis::{baseline_title, Analysis};
 
@@ -99,19 +100,15 @@ pub fn render(a: &Analysis<'_>, figures: &Figures) -> String {
     h.push_str("</ul></div>\n");
     if let Some(pick) = a.recommended {
         let p = &a.summary.trials[pick].params;
+        let axes: Vec<String> = Axis::ALL
+            .iter()
+            .map(|axis| format!("{} <code>{}</code>", axis.title(), escape(&axis.label(p))))
+            .collect();
         let _ = writeln!(
             h,
-            "<p class=\"note\">Trial #{} in full: model <code>{}</code>, template <code>{}</code>, temperature {}, top_p {}, max_tokens {}, {} few-shot example{}{}, answer order {}.</p>",
+            "<p class=\"note\">Trial #{} in full: {}.</p>",
             a.summary.trials[pick].id,
-            escape(&p.model),
-            escape(&p.template),
-            p.temperature,
-            p.top_p,
-            p.max_tokens,
-            p.few_shot,
-            if p.few_shot == 1 { "" } else { "s" },
-            p.few_shot_max_tokens.map_or(String::new(), |n| format!(" of at most {n} tokens")),
-            p.order.as_str()
+            axes.join(", ")
         );
     }
 

@@ -17,7 +17,7 @@ pub fn trials_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let qualities = Quality::for_task(a.task);
     let mut header: Vec<String> = vec!["trial_id".into(), "trial_idx".into()];
-    header.extend(Axis::ALL.iter().map(|p| p.key().to_string()));
+    header.extend(Axis::ALL.iter().map(|p| p.export().to_string()));
     header.extend(["n".into(), "n_errors".into()]);
     for q in qualities {
         header.extend([

@@ -768,14 +768,13 @@ struct LlamaServer {
 
 impl LlamaServer {
     fn start(dir: &Path) -> LlamaServer {
+        LlamaServer::start_on(dir, free_port())
+    }
+
+    fn start_on(dir: &Path, port: u16) -> LlamaServer {
         let python = std::env::var_os("JUDGELAB_LLAMA_SERVER_PYTHON").expect(
             "JUDGELAB_LLAMA_SERVER_PYTHON is not set: run the tests with `cargo xtask test`, which installs llama-cpp-python[server]",
         );
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
         let log = dir.join("server.log");
         let child = Command::new(python)
             .args(["-m", "llama_cpp.server", "--model"])
@@ -823,6 +822,111 @@ impl Drop for LlamaServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A port nothing listens on yet.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `examples/local-and-remote.toml` (the default model locally, and served by a real
+/// llama-cpp-python server) runs as one experiment, resumes what failed, and reports both
+/// judges on one Pareto chart.
+#[test]
+fn a_local_and_a_remote_judge_in_one_experiment() {
+    let env = Env::new();
+    let port = free_port();
+    let base_url = format!("http://127.0.0.1:{port}/v1");
+    let example = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/local-and-remote.toml"),
+    )
+    .unwrap()
+    .replace(
+        "\"../datasets/llmbar_natural.jsonl\"",
+        &format!("{:?}", llmbar().display().to_string()),
+    )
+    .replace("http://127.0.0.1:8080/v1", &base_url)
+    .replace("items = 12", "items = 4");
+    assert!(example.contains(&base_url) && example.contains("items = 4"));
+    let file = env.file("local-and-remote.toml", &example);
+    // First with the server down, giving up at once (speed only: the same experiment).
+    let impatient = env.file(
+        "impatient.toml",
+        example.replace("concurrency = 1", "concurrency = 1\nmax_attempts = 1"),
+    );
+    let out = env.run(&["run", impatient.to_str().unwrap()]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("8 failed and will be retried"), "{err}");
+    let v = env.show("local-and-remote");
+    let trials = v["trials"].as_array().unwrap();
+    let by_judge = |t: &Value| {
+        (
+            t["params"]["model"].as_str().unwrap().to_string(),
+            t["n"].as_u64().unwrap(),
+        )
+    };
+    let got: Vec<(String, u64)> = trials.iter().map(by_judge).collect();
+    assert_eq!(
+        got,
+        [
+            ("smollm2-local".to_string(), 4),
+            ("smollm2-local".to_string(), 4),
+            ("smollm2-server".to_string(), 0),
+            ("smollm2-server".to_string(), 0)
+        ]
+    );
+
+    // The server up: resuming judges only the remote calls that failed.
+    let server = LlamaServer::start_on(env.dir.path(), port);
+    let out = env.run(&["run", file.to_str().unwrap()]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("resuming") && err.contains("judged 8 verdicts"),
+        "{err}"
+    );
+    let posts = server.posts();
+    assert!(posts >= 8, "{posts}");
+    let v = env.show("local-and-remote");
+    for t in v["trials"].as_array().unwrap() {
+        assert_eq!(
+            (t["n"].as_u64(), t["n_errors"].as_u64()),
+            (Some(4), Some(0)),
+            "{t}"
+        );
+    }
+    let server_trial = &v["trials"][2];
+    assert!(
+        server_trial["usd_per_1k_items"].as_f64().unwrap() > 0.0,
+        "{server_trial}"
+    );
+    // Complete: a third run calls nothing.
+    let out = env.run(&["run", file.to_str().unwrap()]);
+    assert!(
+        text(&out.stderr).contains("is complete: nothing to judge"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(server.posts(), posts);
+
+    // One report, both judges on each Pareto chart.
+    let dir = env.dir.path().join("mixed-report");
+    let out = env.run(&["report", "local-and-remote", "--out", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for chart in ["pareto-quality-cost.svg", "pareto-quality-latency.svg"] {
+        let svg = std::fs::read_to_string(dir.join(chart)).unwrap();
+        assert!(
+            svg.contains("smollm2-local") && svg.contains("smollm2-server"),
+            "{chart}"
+        );
+    }
+    let trials_csv = std::fs::read_to_string(dir.join("trials.csv")).unwrap();
+    assert!(trials_csv.contains(",smollm2-server,"), "{trials_csv}");
 }
 
 const SENTINEL_KEY: &str = "sk-judgelab-sentinel-4f1c2a";

@@ -59,7 +59,7 @@ fn trial(id: i64, temperature: f64, tokens: u32, right: impl Fn(usize) -> bool) 
         id,
         trial_idx: id as usize - 1,
         params: TrialParams {
-            model: "default".into(),
+            judge: "default".into(),
             template: "pairwise".into(),
             temperature,
             top_p: 1.0,

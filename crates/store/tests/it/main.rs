@@ -75,7 +75,7 @@ async fn a_failed_import_leaves_nothing_behind() {
 
 fn params() -> TrialParams {
     TrialParams {
-        model: "default".into(),
+        judge: "default".into(),
         template: "pairwise".into(),
         temperature: 0.0,
         top_p: 1.0,

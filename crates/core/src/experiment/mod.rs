@@ -7,56 +7,36 @@ use serde::{Deserialize, Serialize};
 use crate::sweep::{Axis, Kind};
 use crate::verdict::OutputKind;
 
-/// Where the judge runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Backend {
-    /// Local GGUF files through llama.cpp.
-    Llama,
-    /// An OpenAI-compatible HTTP endpoint.
-    #[serde(rename = "openai")]
-    OpenAi,
-}
+mod judges;
+
+pub use judges::{JudgeBackend, LocalJudge, NamedJudge, RemoteJudge};
 
 /// A validated experiment.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Experiment {
     pub name: String,
     /// A dataset file (imported on the fly) or the name of an imported dataset.
     pub dataset: String,
+    /// The judges the `judge` axis sweeps, in its order.
+    pub judges: Vec<NamedJudge>,
+    /// What every judge shares.
     pub judge: JudgeSpec,
     pub sweep: Sweep,
     pub limits: Limits,
+    /// Written with one `[judge]` table, as experiments were before named judges: its
+    /// identity is hashed as it was then.
+    pub single_form: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// What every judge of an experiment shares.
+#[derive(Debug, Clone, PartialEq)]
 pub struct JudgeSpec {
-    pub backend: Backend,
-    /// `default` or GGUF paths; an axis of the sweep.
-    pub models: Vec<String>,
     /// Built-in template names or `.jinja` paths; an axis of the sweep.
     pub templates: Vec<String>,
     /// Default: a label for pairwise data, a digit for ratings.
     pub output: Option<OutputKind>,
-    /// Layers to offload to a GPU; default: all when a GPU backend is compiled in.
-    pub gpu_layers: Option<u32>,
-    /// Context window in tokens (capped at the model's training context).
-    pub context_size: u32,
-    /// How many requests the engine hands the judge at once.
+    /// How many requests the engine hands a judge at once. Speed only.
     pub batch_size: usize,
-    /// Verdicts read from the exact distribution of the first output token (local label and
-    /// digit judges): one forward pass per prompt serves every temperature and top_p of the
-    /// sweep. Off: every call generates. Written only when on, so that experiments from
-    /// before it keep their identity.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub exact: bool,
-    /// Sequences a local judge decodes together in one batch. Speed only: left out of the
-    /// experiment's identity.
-    #[serde(skip)]
-    pub parallel: usize,
-    /// The endpoint, for `backend = "openai"`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub remote: Option<RemoteSpec>,
 }
 
 /// An OpenAI-compatible endpoint and how to call it. Only `base_url`, `top_logprobs` and
@@ -91,8 +71,6 @@ pub struct RemoteCalls {
     pub tokens_per_minute: Option<u32>,
     pub timeout_s: f64,
     pub max_attempts: u32,
-    /// $ per million input and output tokens, by model name.
-    pub prices: std::collections::BTreeMap<String, Price>,
 }
 
 impl Default for RemoteCalls {
@@ -106,7 +84,6 @@ impl Default for RemoteCalls {
             tokens_per_minute: None,
             timeout_s: 60.0,
             max_attempts: 5,
-            prices: Default::default(),
         }
     }
 }
@@ -235,7 +212,10 @@ impl Constraint {
 /// The parameters of one trial: one point of the grid (its axes: `crate::sweep`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TrialParams {
-    pub model: String,
+    /// The judge's name. Stored (and exported) as `model`: before named judges, a judge
+    /// was its model as written, and stored trials keep their parameters.
+    #[serde(rename = "model")]
+    pub judge: String,
     pub template: String,
     pub temperature: f64,
     pub top_p: f64,
@@ -262,7 +242,7 @@ pub enum ExperimentError {
     },
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(untagged)]
 enum OneOrMany<T> {
     One(T),
@@ -283,183 +263,18 @@ impl<T> OneOrMany<T> {
 struct RawExperiment {
     name: String,
     dataset: String,
-    judge: RawJudge,
+    judge: judges::RawJudge,
+    judges: Option<Vec<judges::RawJudge>>,
     #[serde(default)]
     sweep: RawSweep,
     #[serde(default)]
     limits: RawLimits,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawJudge {
-    #[serde(default = "default_backend")]
-    backend: String,
-    model: Option<OneOrMany<String>>,
-    template: OneOrMany<String>,
-    output: Option<String>,
-    gpu_layers: Option<u32>,
-    context_size: Option<u32>,
-    batch_size: Option<usize>,
-    exact: Option<bool>,
-    parallel: Option<i64>,
-    base_url: Option<String>,
-    api_key_env: Option<String>,
-    api_key_keyring: Option<String>,
-    stream: Option<bool>,
-    concurrency: Option<i64>,
-    requests_per_minute: Option<i64>,
-    tokens_per_minute: Option<i64>,
-    timeout_s: Option<f64>,
-    max_attempts: Option<i64>,
-    top_logprobs: Option<i64>,
-    json_schema: Option<bool>,
-    stop: Option<OneOrMany<String>>,
-    #[serde(default)]
-    prices: std::collections::BTreeMap<String, Price>,
-}
-
-/// The endpoint of `backend = "openai"`; its keys are errors with any other backend.
-fn remote(
-    j: &RawJudge,
-    backend: Backend,
-    invalid: &Invalid<'_>,
-) -> Result<Option<RemoteSpec>, ExperimentError> {
-    if backend != Backend::OpenAi {
-        let given = [
-            ("base_url", j.base_url.is_some()),
-            ("api_key_env", j.api_key_env.is_some()),
-            ("api_key_keyring", j.api_key_keyring.is_some()),
-            ("stream", j.stream.is_some()),
-            ("concurrency", j.concurrency.is_some()),
-            ("requests_per_minute", j.requests_per_minute.is_some()),
-            ("tokens_per_minute", j.tokens_per_minute.is_some()),
-            ("timeout_s", j.timeout_s.is_some()),
-            ("max_attempts", j.max_attempts.is_some()),
-            ("top_logprobs", j.top_logprobs.is_some()),
-            ("json_schema", j.json_schema.is_some()),
-            ("stop", j.stop.is_some()),
-            ("prices", !j.prices.is_empty()),
-        ];
-        if let Some((key, _)) = given.iter().find(|(_, given)| *given) {
-            return Err(invalid(
-                &format!("judge.{key}"),
-                "is for backend = \"openai\" only".into(),
-            ));
-        }
-        return Ok(None);
-    }
-    let llama_only = [
-        ("gpu_layers", j.gpu_layers.is_some()),
-        ("context_size", j.context_size.is_some()),
-        ("exact", j.exact.is_some()),
-        ("parallel", j.parallel.is_some()),
-    ];
-    if let Some((key, _)) = llama_only.iter().find(|(_, given)| *given) {
-        return Err(invalid(
-            &format!("judge.{key}"),
-            "is for backend = \"llama\" only".into(),
-        ));
-    }
-    let base_url = j
-        .base_url
-        .as_deref()
-        .map(str::trim)
-        .filter(|u| !u.is_empty())
-        .ok_or_else(|| {
-            invalid(
-                "judge.base_url",
-                "is required with backend = \"openai\" (e.g. \"https://api.openai.com/v1\")".into(),
-            )
-        })?;
-    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-        return Err(invalid(
-            "judge.base_url",
-            format!("{base_url:?} must start with http:// or https://"),
-        ));
-    }
-    let count =
-        |key: &str, value: Option<i64>, lo: i64, hi: i64| -> Result<Option<u32>, ExperimentError> {
-            match value {
-                None => Ok(None),
-                Some(v) if (lo..=hi).contains(&v) => Ok(Some(v as u32)),
-                Some(v) => Err(invalid(
-                    &format!("judge.{key}"),
-                    format!("{v} must be between {lo} and {hi}"),
-                )),
-            }
-        };
-    let defaults = RemoteCalls::default();
-    let timeout_s = j.timeout_s.unwrap_or(defaults.timeout_s);
-    if !(timeout_s.is_finite() && (0.1..=3600.0).contains(&timeout_s)) {
-        return Err(invalid(
-            "judge.timeout_s",
-            format!("{timeout_s} must be between 0.1 and 3600"),
-        ));
-    }
-    if let Some(env) = &j.api_key_env {
-        if env.is_empty() || !env.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(invalid(
-                "judge.api_key_env",
-                format!("{env:?} is not an environment variable name"),
-            ));
-        }
-    }
-    if j.api_key_env.is_some() && j.api_key_keyring.is_some() {
-        return Err(invalid(
-            "judge.api_key_keyring",
-            "give api_key_env or api_key_keyring, not both".into(),
-        ));
-    }
-    if let Some(name) = &j.api_key_keyring {
-        if name.trim().is_empty() {
-            return Err(invalid("judge.api_key_keyring", "is empty".into()));
-        }
-    }
-    for (model, price) in &j.prices {
-        if !(price.input >= 0.0
-            && price.output >= 0.0
-            && price.input.is_finite()
-            && price.output.is_finite())
-        {
-            return Err(invalid(
-                &format!("judge.prices.{model}"),
-                "prices must be non-negative numbers".into(),
-            ));
-        }
-    }
-    Ok(Some(RemoteSpec {
-        base_url: base_url.trim_end_matches('/').to_string(),
-        top_logprobs: count("top_logprobs", j.top_logprobs, 0, 20)?,
-        json_schema: j.json_schema.unwrap_or(false),
-        stop: match &j.stop {
-            None => Vec::new(),
-            Some(OneOrMany::One(s)) => vec![s.clone()],
-            Some(OneOrMany::Many(v)) => v.clone(),
-        },
-        calls: RemoteCalls {
-            api_key_env: j.api_key_env.clone(),
-            api_key_keyring: j.api_key_keyring.clone(),
-            stream: j.stream.unwrap_or(defaults.stream),
-            concurrency: count("concurrency", j.concurrency, 1, 256)?
-                .map_or(defaults.concurrency, |c| c as usize),
-            requests_per_minute: count("requests_per_minute", j.requests_per_minute, 1, 1_000_000)?,
-            tokens_per_minute: count("tokens_per_minute", j.tokens_per_minute, 1, 1_000_000_000)?,
-            timeout_s,
-            max_attempts: count("max_attempts", j.max_attempts, 1, 100)?
-                .unwrap_or(defaults.max_attempts),
-            prices: j.prices.clone(),
-        },
-    }))
-}
-
-fn default_backend() -> String {
-    "llama".into()
-}
-
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawSweep {
+    judge: Option<OneOrMany<String>>,
     temperature: Option<OneOrMany<f64>>,
     top_p: Option<OneOrMany<f64>>,
     max_tokens: Option<OneOrMany<i64>>,
@@ -490,49 +305,25 @@ impl Experiment {
             message,
         };
 
-        let name = raw.name.trim().to_string();
-        if name.is_empty()
-            || name.len() > 100
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
-        {
-            return Err(invalid(
-                "name",
-                format!("{name:?} must be 1 to 100 letters, digits, '.', '_' or '-'"),
-            ));
-        }
+        let name = checked_name("name", &raw.name, "._-", &invalid)?;
         if raw.dataset.trim().is_empty() {
             return Err(invalid("dataset", "is empty".into()));
         }
 
-        let backend = match raw.judge.backend.as_str() {
-            "llama" => Backend::Llama,
-            "openai" => Backend::OpenAi,
-            other => {
+        let single_form = raw.judges.is_none();
+        let judges = match &raw.judges {
+            None => judges::single_form(&raw.judge, &invalid)?,
+            Some(list) => judges::named_form(list, &raw.judge, &invalid)?,
+        };
+        let templates = match raw.judge.template.clone() {
+            Some(t) => non_empty_unique("judge.template", t.into_vec(), &invalid)?,
+            None => {
                 return Err(invalid(
-                    "judge.backend",
-                    format!(
-                        "{other:?} is not a supported backend (expected \"llama\" or \"openai\")"
-                    ),
+                    "judge.template",
+                    "is required: a built-in template name or a .jinja file".into(),
                 ))
             }
         };
-        let remote = remote(&raw.judge, backend, &invalid)?;
-        let models = match (raw.judge.model, backend) {
-            (Some(m), _) => m.into_vec(),
-            (None, Backend::Llama) => vec!["default".to_string()],
-            (None, Backend::OpenAi) => {
-                return Err(invalid(
-                    "judge.model",
-                    "is required with backend = \"openai\": the model name the endpoint serves"
-                        .into(),
-                ))
-            }
-        };
-        let models = non_empty_unique("judge.model", models, &invalid)?;
-        let templates =
-            non_empty_unique("judge.template", raw.judge.template.into_vec(), &invalid)?;
         let output = raw
             .judge
             .output
@@ -545,13 +336,6 @@ impl Experiment {
                 })
             })
             .transpose()?;
-        let context_size = raw.judge.context_size.unwrap_or(8192);
-        if !(256..=1 << 20).contains(&context_size) {
-            return Err(invalid(
-                "judge.context_size",
-                format!("{context_size} must be between 256 and 1048576"),
-            ));
-        }
         let batch_size = raw.judge.batch_size.unwrap_or(8);
         if !(1..=256).contains(&batch_size) {
             return Err(invalid(
@@ -587,29 +371,31 @@ impl Experiment {
             "an output constraint",
             &invalid,
         )?;
-        if backend == Backend::OpenAi && constraint.contains(&Constraint::Grammar) {
-            return Err(invalid(
-                "sweep.constraint",
-                "\"grammar\" needs backend = \"llama\" (remote endpoints constrain JSON with json_schema)".into(),
-            ));
-        }
-        let exact = raw.judge.exact.unwrap_or(false);
-        if exact && output == Some(OutputKind::Json) {
-            return Err(invalid(
-                "judge.exact",
-                "needs a one-token verdict: output = \"label\" or \"digit\", not \"json\"".into(),
-            ));
-        }
-        let parallel = match raw.judge.parallel {
-            None => 4,
-            Some(n) if (1..=64).contains(&n) => n as usize,
-            Some(n) => {
-                return Err(invalid(
-                    "judge.parallel",
-                    format!("{n} must be between 1 and 64"),
-                ))
+        let judges = swept_judges(judges, s.judge, single_form, &invalid)?;
+        if constraint.contains(&Constraint::Grammar) {
+            if let Some(j) = judges.iter().find(|j| j.remote().is_some()) {
+                let why = if single_form {
+                    "\"grammar\" needs backend = \"llama\" (remote endpoints constrain JSON with json_schema)".to_string()
+                } else {
+                    format!("\"grammar\" needs local judges; {:?} is remote (remote endpoints constrain JSON with json_schema)", j.name)
+                };
+                return Err(invalid("sweep.constraint", why));
             }
-        };
+        }
+        if output == Some(OutputKind::Json) {
+            if let Some(j) = judges.iter().find(|j| j.exact()) {
+                let key = if single_form {
+                    "judge.exact".to_string()
+                } else {
+                    format!("judges.{}.exact", j.name)
+                };
+                return Err(invalid(
+                    &key,
+                    "needs a one-token verdict: output = \"label\" or \"digit\", not \"json\""
+                        .into(),
+                ));
+            }
+        }
         let repeats = ints(
             "sweep.repeats",
             vec![s.repeats.unwrap_or(1)],
@@ -633,18 +419,13 @@ impl Experiment {
         Ok(Experiment {
             name,
             dataset: raw.dataset,
+            judges,
             judge: JudgeSpec {
-                backend,
-                models,
                 templates,
                 output,
-                gpu_layers: raw.judge.gpu_layers,
-                context_size,
                 batch_size,
-                exact,
-                parallel,
-                remote,
             },
+            single_form,
             sweep: Sweep {
                 temperature,
                 top_p,
@@ -667,6 +448,39 @@ impl Experiment {
         crate::sweep::trials(self)
     }
 
+    /// What of the experiment changes its verdicts, as hashed into its identity. Settings
+    /// that only change speed (batch size, GPU offload, parallel sequences, an endpoint's
+    /// limits and keys) and the path the dataset was reached by are left out, so that a run
+    /// interrupted on one machine resumes on another.
+    pub fn identity(&self) -> serde_json::Value {
+        let mut v = serde_json::json!({
+            "name": self.name,
+            "dataset": "",
+            "sweep": self.sweep,
+            "limits": self.limits,
+        });
+        if self.single_form {
+            let judge = judges::SingleFormJudge::new(
+                &self.judges,
+                &self.judge.templates,
+                self.judge.output,
+            );
+            v["judge"] = serde_json::to_value(judge).expect("judges serialise");
+        } else {
+            v["judges"] = judges::identity(&self.judges);
+            v["judge"] = serde_json::json!({
+                "templates": self.judge.templates,
+                "output": self.judge.output,
+            });
+        }
+        v
+    }
+
+    /// The judge named `name`.
+    pub fn judge_named(&self, name: &str) -> Option<&NamedJudge> {
+        self.judges.iter().find(|j| j.name == name)
+    }
+
     /// The most few-shot examples any trial needs: the size of the reserved pool.
     pub fn max_few_shot(&self) -> usize {
         self.sweep.few_shot.iter().copied().max().unwrap_or(0) as usize
@@ -674,6 +488,73 @@ impl Experiment {
 }
 
 type Invalid<'a> = dyn Fn(&str, String) -> ExperimentError + 'a;
+
+/// `written`, trimmed, if it is 1 to 100 ASCII letters, digits or `allowed` characters.
+fn checked_name(
+    key: &str,
+    written: &str,
+    allowed: &str,
+    invalid: &Invalid<'_>,
+) -> Result<String, ExperimentError> {
+    let name = written.trim();
+    if name.is_empty()
+        || name.len() > 100
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || allowed.contains(c))
+    {
+        let chars: Vec<String> = allowed.chars().map(|c| format!("'{c}'")).collect();
+        let (last, init) = chars.split_last().expect("some characters are allowed");
+        return Err(invalid(
+            key,
+            format!(
+                "{name:?} must be 1 to 100 letters, digits, {} or {last}",
+                init.join(", ")
+            ),
+        ));
+    }
+    Ok(name.to_string())
+}
+
+/// The judges the `judge` axis sweeps: those `[sweep] judge` names, in its order, or every
+/// judge in the order listed.
+fn swept_judges(
+    judges: Vec<NamedJudge>,
+    swept: Option<OneOrMany<String>>,
+    single_form: bool,
+    invalid: &Invalid<'_>,
+) -> Result<Vec<NamedJudge>, ExperimentError> {
+    let Some(swept) = swept else {
+        return Ok(judges);
+    };
+    if single_form {
+        return Err(invalid(
+            "sweep.judge",
+            "sweeps the judges of [[judges]]; with one [judge] table, list its models in judge.model".into(),
+        ));
+    }
+    let names = non_empty_unique("sweep.judge", swept.into_vec(), invalid)?;
+    names
+        .iter()
+        .map(|name| {
+            judges
+                .iter()
+                .find(|j| j.name == *name)
+                .cloned()
+                .ok_or_else(|| {
+                    let known: Vec<String> =
+                        judges.iter().map(|j| format!("{:?}", j.name)).collect();
+                    invalid(
+                        "sweep.judge",
+                        format!(
+                            "{name:?} is not a judge of [[judges]] ({})",
+                            known.join(", ")
+                        ),
+                    )
+                })
+        })
+        .collect()
+}
 
 fn non_empty_unique(
     key: &str,
@@ -865,7 +746,7 @@ items = 20
         assert_eq!((last.few_shot, last.temperature, last.top_p), (2, 0.7, 1.0));
         assert!(trials
             .iter()
-            .all(|t| t.model == "default" && t.max_tokens == 4));
+            .all(|t| t.judge == "default" && t.max_tokens == 4));
     }
 
     #[test]
@@ -877,7 +758,8 @@ items = 20
         .unwrap();
         assert_eq!(e.sweep.temperature, vec![0.3]);
         assert_eq!(e.sweep.top_p, vec![1.0]);
-        assert_eq!(e.judge.models, vec!["default".to_string()]);
+        let names: Vec<&str> = e.judges.iter().map(|j| j.name.as_str()).collect();
+        assert_eq!(names, ["default"]);
         assert_eq!(e.trials().len(), 1);
     }
 
@@ -896,19 +778,22 @@ items = 20
                 ),
         )
         .unwrap();
-        assert!(e.judge.exact);
-        assert_eq!(e.judge.parallel, 2);
+        assert!(e.judges[0].exact());
+        assert_eq!(e.judges[0].local().unwrap().parallel, 2);
         assert_eq!(e.trials().len(), 16);
         assert_eq!(e.trials()[1].constraint, Constraint::Grammar);
         // Written only when they differ from the defaults, so that older files and trials
         // keep their identity; parallel is speed only and never written.
-        let json = serde_json::to_string(&e).unwrap();
+        let json = e.identity().to_string();
         assert!(
             json.contains("\"exact\":true")
                 && json.contains("\"constraint\":[\"none\",\"grammar\"]")
         );
         assert!(!json.contains("parallel"));
-        let plain = serde_json::to_string(&Experiment::from_toml("e.toml", GRID).unwrap()).unwrap();
+        let plain = Experiment::from_toml("e.toml", GRID)
+            .unwrap()
+            .identity()
+            .to_string();
         assert!(
             !plain.contains("exact") && !plain.contains("constraint"),
             "{plain}"
@@ -996,7 +881,7 @@ items = 20
         );
         check_err(
             &GRID.replace("template = \"pairwise\"\n", ""),
-            "missing field `template`",
+            "judge.template: is required",
         );
     }
 
@@ -1012,7 +897,7 @@ items = 20
         assert_eq!((trials[0].order, trials[1].order), (Order::Ab, Order::Both));
         // Serialised without the default, so that stored hashes and params do not change.
         let plain = Experiment::from_toml("e.toml", GRID).unwrap();
-        assert!(!serde_json::to_string(&plain).unwrap().contains("order"));
+        assert!(!plain.identity().to_string().contains("order"));
         let params: TrialParams = serde_json::from_str(
             r#"{"model":"m","template":"t","temperature":0.0,"top_p":1.0,"max_tokens":4,"few_shot":0,"few_shot_max_tokens":null}"#,
         )
@@ -1027,16 +912,193 @@ items = 20
     #[test]
     fn the_examples_parse() {
         let examples = [
-            ("demo.toml", include_str!("../../../examples/demo.toml")),
+            ("demo.toml", include_str!("../../../../examples/demo.toml")),
             (
                 "position-bias.toml",
-                include_str!("../../../examples/position-bias.toml"),
+                include_str!("../../../../examples/position-bias.toml"),
             ),
         ];
         for (name, text) in examples {
             let e = Experiment::from_toml(name, text).unwrap();
             assert!(!e.trials().is_empty(), "{name}");
         }
+    }
+
+    /// Experiment files whose identity must never change: stored experiments resume only
+    /// while it holds.
+    fn identity_cases() -> Vec<(&'static str, String)> {
+        vec![
+            ("grid", GRID.to_string()),
+            ("remote", REMOTE.to_string()),
+            ("demo", include_str!("../../../../examples/demo.toml").to_string()),
+            (
+                "position-bias",
+                include_str!("../../../../examples/position-bias.toml").to_string(),
+            ),
+            (
+                "exact",
+                "name = \"x\"\ndataset = \"d\"\n[judge]\ntemplate = \"pairwise\"\nexact = true\ngpu_layers = 3\nparallel = 2\nbatch_size = 16\n[sweep]\ntemperature = [0.0, 0.8]\ntop_p = [0.9, 1.0]\nmax_tokens = [2]\norder = [\"ab\", \"both\"]\nconstraint = [\"none\", \"grammar\"]\nrepeats = 2\nseed = 3\nfew_shot = [0, 2]\nfew_shot_max_tokens = [64]\n".into(),
+            ),
+            (
+                "rating",
+                "name = \"r\"\ndataset = \"d\"\n[judge]\nmodel = [\"default\", \"/m/other.gguf\"]\ntemplate = [\"single\", \"t.jinja\"]\noutput = \"digit\"\ncontext_size = 4096\n[limits]\nitems = 5\n".into(),
+            ),
+        ]
+    }
+
+    #[test]
+    fn old_experiment_files_keep_their_identity() {
+        // Computed by the code before named judges (6d2f9b9: `Experiment` serialised).
+        let expect = [
+            (
+                "grid",
+                "d02d03124a667492e31d5080e352df00eb82ffef848cfe1361bff8efecbede4d",
+            ),
+            (
+                "remote",
+                "01d8e119ba031d6a8207e8c4dc74839157cf84b3e7ad96f177f04634a3f5779b",
+            ),
+            (
+                "demo",
+                "c21aa2e97fbf9ec2c7469895f0f5b992b50b04274d553242d42c6be0d12073ba",
+            ),
+            (
+                "position-bias",
+                "166639cb5b9a7e5647758eb59d11883f77795fad15bbcd83268c51c45b6719ae",
+            ),
+            (
+                "exact",
+                "f3ad6e97cf4868ad74e92a35771dd346682300843f42a8e3710e0fda7bfd6ec2",
+            ),
+            (
+                "rating",
+                "86f554180c56e503d4e0eea2e468ed413c567acfb9472ee2022c3280403e6d1f",
+            ),
+        ];
+        for ((name, text), (expect_name, hash)) in identity_cases().into_iter().zip(expect) {
+            assert_eq!(name, expect_name);
+            let e = Experiment::from_toml(name, &text).unwrap();
+            let got = crate::hash::sha256_hex(e.identity().to_string());
+            assert_eq!(got, hash, "{name}: {}", e.identity());
+        }
+    }
+
+    const NAMED: &str = r#"
+name = "mixed"
+dataset = "d.jsonl"
+[[judges]]
+name = "local"
+model = "default"
+exact = true
+[[judges]]
+name = "api"
+backend = "openai"
+base_url = "https://api.example.com/v1/"
+model = "gpt-4o-mini"
+api_key_env = "OPENAI_API_KEY"
+price = { input = 0.15, output = 0.6 }
+[judge]
+template = "pairwise"
+[sweep]
+temperature = [0.0, 0.7]
+"#;
+
+    #[test]
+    fn named_judges_of_any_backend_are_one_axis() {
+        let e = Experiment::from_toml("e.toml", NAMED).unwrap();
+        assert!(!e.single_form);
+        let names: Vec<&str> = e.judges.iter().map(|j| j.name.as_str()).collect();
+        assert_eq!(names, ["local", "api"]);
+        assert!(e.judges[0].exact() && !e.judges[1].exact());
+        let api = e.judges[1].remote().unwrap();
+        assert_eq!(api.endpoint.base_url, "https://api.example.com/v1");
+        assert_eq!(api.model, "gpt-4o-mini");
+        assert!((api.price.unwrap().cost(0, 1_000_000) - 0.6).abs() < 1e-12);
+        let trials = e.trials();
+        let points: Vec<(&str, f64)> = trials
+            .iter()
+            .map(|t| (t.judge.as_str(), t.temperature))
+            .collect();
+        assert_eq!(
+            points,
+            [("local", 0.0), ("local", 0.7), ("api", 0.0), ("api", 0.7)]
+        );
+        // [sweep] judge picks and orders them; the identity follows.
+        let one = NAMED.replace("[sweep]\n", "[sweep]\njudge = \"api\"\n");
+        let e1 = Experiment::from_toml("e.toml", &one).unwrap();
+        assert_eq!(e1.trials().len(), 2);
+        assert_ne!(e1.identity(), e.identity());
+        // Speed, money and secrets stay out of the identity, as in the single form.
+        let id = e.identity().to_string();
+        assert!(
+            id.contains("gpt-4o-mini") && !id.contains("OPENAI_API_KEY") && !id.contains("0.15"),
+            "{id}"
+        );
+        let faster = NAMED.replace(
+            "exact = true\n",
+            "exact = true\nparallel = 8\ngpu_layers = 9\n",
+        );
+        assert_eq!(
+            Experiment::from_toml("e.toml", &faster).unwrap().identity(),
+            e.identity()
+        );
+    }
+
+    #[test]
+    fn named_judges_are_checked_where_they_are_written() {
+        check_err(
+            &NAMED.replace("[sweep]\n", "[sweep]\njudge = [\"api\", \"gpt\"]\n"),
+            "sweep.judge: \"gpt\" is not a judge of [[judges]] (\"local\", \"api\")",
+        );
+        check_err(
+            &NAMED.replace("name = \"api\"", "name = \"local\""),
+            "judges[1].name: \"local\" names two judges",
+        );
+        check_err(
+            &NAMED.replace(
+                "template = \"pairwise\"",
+                "template = \"pairwise\"\nmodel = \"x\"",
+            ),
+            "judge.model: belongs to each judge of [[judges]]",
+        );
+        check_err(
+            &NAMED.replace("exact = true", "exact = true\ntemplate = \"single\""),
+            "judges.local.template: belongs in [judge]",
+        );
+        check_err(
+            &NAMED.replace("exact = true", "exact = true\nbase_url = \"http://x\""),
+            "judges.local.base_url: is for backend = \"openai\" only",
+        );
+        check_err(
+            &NAMED.replace("model = \"gpt-4o-mini\"\n", ""),
+            "judges.api.model: is required with backend = \"openai\"",
+        );
+        check_err(
+            &NAMED.replace(
+                "temperature = [0.0, 0.7]",
+                "constraint = [\"none\", \"grammar\"]",
+            ),
+            "sweep.constraint: \"grammar\" needs local judges; \"api\" is remote",
+        );
+        check_err(
+            &NAMED.replace(
+                "template = \"pairwise\"",
+                "template = \"pairwise\"\noutput = \"json\"",
+            ),
+            "judges.local.exact: needs a one-token verdict",
+        );
+        check_err(
+            &GRID.replace("repeats = 1", "judge = \"default\"\nrepeats = 1"),
+            "sweep.judge: sweeps the judges of [[judges]]",
+        );
+    }
+
+    #[test]
+    fn the_local_and_remote_example_parses() {
+        let text = include_str!("../../../../examples/local-and-remote.toml");
+        let e = Experiment::from_toml("local-and-remote.toml", text).unwrap();
+        assert_eq!(e.trials().len(), 4);
+        assert!(e.judges[0].local().is_some() && e.judges[1].remote().is_some());
     }
 
     const REMOTE: &str = r#"
@@ -1057,15 +1119,16 @@ output = 0.6
     #[test]
     fn remote_judges_are_configured_and_checked() {
         let e = Experiment::from_toml("e.toml", REMOTE).unwrap();
-        assert_eq!(e.judge.backend, Backend::OpenAi);
-        let r = e.judge.remote.as_ref().unwrap();
+        let judge = e.judges[0].remote().unwrap();
+        let r = &judge.endpoint;
         assert_eq!(r.base_url, "http://127.0.0.1:8080/v1");
         assert_eq!(r.calls.concurrency, 2);
         assert_eq!(r.calls.api_key_env.as_deref(), Some("OPENAI_API_KEY"));
-        assert!((r.calls.prices["smollm2"].cost(1_000_000, 0) - 0.15).abs() < 1e-12);
+        assert!((judge.price.unwrap().cost(1_000_000, 0) - 0.15).abs() < 1e-12);
+        assert_eq!(e.judges[1].remote().unwrap().price, None);
         assert_eq!(e.trials().len(), 2);
         // Speed, money and secrets are not part of the identity.
-        let json = serde_json::to_string(&e).unwrap();
+        let json = e.identity().to_string();
         assert!(
             json.contains("base_url")
                 && !json.contains("OPENAI_API_KEY")
