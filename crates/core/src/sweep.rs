@@ -1,18 +1,143 @@
 //! The sweep's axes, each declared once: its key in the experiment file and in every export,
 //! its short and long titles, how its values are read from an experiment and printed, its
 //! default, whether it changes the prompt (which decides exact groups and shared prefixes)
-//! and whether it is part of the experiment's identity. [`Experiment::trials`] is the
-//! product over [`Axis::ALL`]; the report's parameters, the CLI's table, `show --json`, the
+//! and whether it is part of the experiment's identity. [`Sweep::trials`] is the product
+//! over [`Axis::ALL`]; the report's parameters, the CLI's table, `show --json`, the
 //! app's builder and its results view all read this registry.
 //!
-//! Adding an axis is one entry here, the field it sets in [`TrialParams`] and [`Sweep`]
-//! (with its parsing in `experiment`), and the code that uses its value.
-//!
-//! [`Sweep`]: crate::experiment::Sweep
+//! The sweep's values ([`Sweep`]) and one point of it ([`TrialParams`]) live here too.
+//! Adding an axis is one entry here, its fields in [`TrialParams`] and [`Sweep`] (with its
+//! parsing in `experiment`), and the code that uses its value.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::experiment::{Constraint, Experiment, Order, TrialParams};
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sweep {
+    /// The judges' names (the `judge` axis); the experiment holds what each one is. In the
+    /// identity through the judges themselves.
+    #[serde(skip)]
+    pub judges: Vec<String>,
+    /// Built-in template names or `.jinja` paths; in the identity through the judge table.
+    #[serde(skip)]
+    pub templates: Vec<String>,
+    pub temperature: Vec<f64>,
+    pub top_p: Vec<f64>,
+    pub max_tokens: Vec<u32>,
+    pub few_shot: Vec<u32>,
+    /// Longest few-shot example allowed, in prompt tokens; `None` means no limit.
+    pub few_shot_max_tokens: Vec<Option<u32>>,
+    /// Answer orders (pairwise); left out of the serialised form while it is the default,
+    /// so that experiments written before it existed keep their identity.
+    #[serde(skip_serializing_if = "Order::only_ab")]
+    pub order: Vec<Order>,
+    /// Output constraints; left out while it is only `none`, like `order`.
+    #[serde(skip_serializing_if = "Constraint::only_none")]
+    pub constraint: Vec<Constraint>,
+    pub repeats: u32,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// As in the dataset: answer A first.
+    #[default]
+    Ab,
+    /// Swapped: answer B first (the verdict is mapped back to the dataset's labels).
+    Ba,
+    /// Both orders, two calls per item; the verdict is kept when they agree and is a tie
+    /// when they do not (as MT-Bench does).
+    Both,
+}
+
+impl Order {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Order::Ab => "ab",
+            Order::Ba => "ba",
+            Order::Both => "both",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Order> {
+        [Order::Ab, Order::Ba, Order::Both]
+            .into_iter()
+            .find(|o| o.as_str() == name)
+    }
+
+    /// The calls of one verdict: whether each shows the answers swapped.
+    pub fn calls(self) -> &'static [bool] {
+        match self {
+            Order::Ab => &[false],
+            Order::Ba => &[true],
+            Order::Both => &[false, true],
+        }
+    }
+
+    fn is_ab(&self) -> bool {
+        *self == Order::Ab
+    }
+
+    fn only_ab(orders: &[Order]) -> bool {
+        orders == [Order::Ab]
+    }
+}
+
+/// What restricts the judge's output.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Constraint {
+    /// The judge writes what it likes; the parser finds the verdict or a failure.
+    #[default]
+    None,
+    /// A GBNF grammar admits only the valid verdicts (`verdict::grammar`), so that parse
+    /// failures cannot happen (local judges).
+    Grammar,
+}
+
+impl Constraint {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Constraint::None => "none",
+            Constraint::Grammar => "grammar",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Constraint> {
+        [Constraint::None, Constraint::Grammar]
+            .into_iter()
+            .find(|c| c.as_str() == name)
+    }
+
+    fn is_none(&self) -> bool {
+        *self == Constraint::None
+    }
+
+    fn only_none(constraints: &[Constraint]) -> bool {
+        constraints == [Constraint::None]
+    }
+}
+
+/// The parameters of one trial: one point of the grid (its axes: `crate::sweep`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrialParams {
+    /// The judge's name. Stored (and exported) as `model`: before named judges, a judge
+    /// was its model as written, and stored trials keep their parameters.
+    #[serde(rename = "model")]
+    pub judge: String,
+    pub template: String,
+    pub temperature: f64,
+    pub top_p: f64,
+    pub max_tokens: u32,
+    pub few_shot: u32,
+    pub few_shot_max_tokens: Option<u32>,
+    /// Absent from trials stored before the order axis existed, which were all `ab`.
+    #[serde(default, skip_serializing_if = "Order::is_ab")]
+    pub order: Order,
+    /// Absent from trials stored before constraints existed, which had none.
+    #[serde(default, skip_serializing_if = "Constraint::is_none")]
+    pub constraint: Constraint,
+}
 
 /// One axis of the sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -96,9 +221,9 @@ pub struct AxisInfo {
     /// axes are shown only where some trial does.
     pub always_shown: bool,
     /// How many values the experiment sweeps.
-    count: fn(&Experiment) -> usize,
+    count: fn(&Sweep) -> usize,
     /// Sets the `i`-th of them in a trial's parameters.
-    set: fn(&Experiment, usize, &mut TrialParams),
+    set: fn(&Sweep, usize, &mut TrialParams),
     /// A trial's value, exactly (as exported).
     text: fn(&TrialParams) -> String,
     /// A trial's value on a numeric axis.
@@ -127,8 +252,8 @@ static AXES: [AxisInfo; 9] = [
         identity: true,
         numeric: false,
         always_shown: true,
-        count: |e| e.judges.len(),
-        set: |e, i, p| p.judge = e.judges[i].name.clone(),
+        count: |s| s.judges.len(),
+        set: |s, i, p| p.judge = s.judges[i].clone(),
         text: |p| p.judge.clone(),
         number: none,
     },
@@ -148,8 +273,8 @@ static AXES: [AxisInfo; 9] = [
         identity: true,
         numeric: false,
         always_shown: true,
-        count: |e| e.judge.templates.len(),
-        set: |e, i, p| p.template = e.judge.templates[i].clone(),
+        count: |s| s.templates.len(),
+        set: |s, i, p| p.template = s.templates[i].clone(),
         text: |p| p.template.clone(),
         number: none,
     },
@@ -169,8 +294,8 @@ static AXES: [AxisInfo; 9] = [
         identity: true,
         numeric: true,
         always_shown: true,
-        count: |e| e.sweep.few_shot.len(),
-        set: |e, i, p| p.few_shot = e.sweep.few_shot[i],
+        count: |s| s.few_shot.len(),
+        set: |s, i, p| p.few_shot = s.few_shot[i],
         text: |p| p.few_shot.to_string(),
         number: |p| Some(f64::from(p.few_shot)),
     },
@@ -193,8 +318,8 @@ static AXES: [AxisInfo; 9] = [
         identity: true,
         numeric: true,
         always_shown: false,
-        count: |e| e.sweep.few_shot_max_tokens.len(),
-        set: |e, i, p| p.few_shot_max_tokens = e.sweep.few_shot_max_tokens[i],
+        count: |s| s.few_shot_max_tokens.len(),
+        set: |s, i, p| p.few_shot_max_tokens = s.few_shot_max_tokens[i],
         text: |p| {
             p.few_shot_max_tokens
                 .map_or(String::new(), |n| n.to_string())
@@ -217,8 +342,8 @@ static AXES: [AxisInfo; 9] = [
         identity: true,
         numeric: true,
         always_shown: true,
-        count: |e| e.sweep.max_tokens.len(),
-        set: |e, i, p| p.max_tokens = e.sweep.max_tokens[i],
+        count: |s| s.max_tokens.len(),
+        set: |s, i, p| p.max_tokens = s.max_tokens[i],
         text: |p| p.max_tokens.to_string(),
         number: |p| Some(f64::from(p.max_tokens)),
     },
@@ -242,8 +367,8 @@ static AXES: [AxisInfo; 9] = [
         identity: true,
         numeric: true,
         always_shown: true,
-        count: |e| e.sweep.temperature.len(),
-        set: |e, i, p| p.temperature = e.sweep.temperature[i],
+        count: |s| s.temperature.len(),
+        set: |s, i, p| p.temperature = s.temperature[i],
         text: |p| p.temperature.to_string(),
         number: |p| Some(p.temperature),
     },
@@ -267,8 +392,8 @@ static AXES: [AxisInfo; 9] = [
         identity: true,
         numeric: true,
         always_shown: true,
-        count: |e| e.sweep.top_p.len(),
-        set: |e, i, p| p.top_p = e.sweep.top_p[i],
+        count: |s| s.top_p.len(),
+        set: |s, i, p| p.top_p = s.top_p[i],
         text: |p| p.top_p.to_string(),
         number: |p| Some(p.top_p),
     },
@@ -288,8 +413,8 @@ static AXES: [AxisInfo; 9] = [
         identity: true,
         numeric: false,
         always_shown: false,
-        count: |e| e.sweep.order.len(),
-        set: |e, i, p| p.order = e.sweep.order[i],
+        count: |s| s.order.len(),
+        set: |s, i, p| p.order = s.order[i],
         text: |p| p.order.as_str().to_string(),
         number: none,
     },
@@ -312,8 +437,8 @@ static AXES: [AxisInfo; 9] = [
         identity: true,
         numeric: false,
         always_shown: false,
-        count: |e| e.sweep.constraint.len(),
-        set: |e, i, p| p.constraint = e.sweep.constraint[i],
+        count: |s| s.constraint.len(),
+        set: |s, i, p| p.constraint = s.constraint[i],
         text: |p| p.constraint.as_str().to_string(),
         number: none,
     },
@@ -387,9 +512,9 @@ impl Axis {
         self.text(p) == self.text(q)
     }
 
-    /// How many values `e` sweeps on this axis.
-    pub fn count(self, e: &Experiment) -> usize {
-        (self.info().count)(e)
+    /// How many values `sweep` has on this axis.
+    pub fn count(self, sweep: &Sweep) -> usize {
+        (self.info().count)(sweep)
     }
 
     /// Whether the trial's value is the axis's default (an axis left at it is not shown).
@@ -419,24 +544,27 @@ pub fn same_prompts(p: &TrialParams, q: &TrialParams) -> bool {
         .all(|a| a.same(p, q))
 }
 
-/// Every point of `e`'s grid: the product over [`Axis::ALL`], in that order.
-pub(crate) fn trials(e: &Experiment) -> Vec<TrialParams> {
-    let mut out = vec![TrialParams::default()];
-    for axis in Axis::ALL {
-        let info = axis.info();
-        let n = (info.count)(e);
-        out = out
-            .into_iter()
-            .flat_map(|p| {
-                (0..n).map(move |i| {
-                    let mut p = p.clone();
-                    (info.set)(e, i, &mut p);
-                    p
+impl Sweep {
+    /// Every point of the grid: the product over [`Axis::ALL`], in that order (the last
+    /// varies fastest).
+    pub fn trials(&self) -> Vec<TrialParams> {
+        let mut out = vec![TrialParams::default()];
+        for axis in Axis::ALL {
+            let info = axis.info();
+            let n = (info.count)(self);
+            out = out
+                .into_iter()
+                .flat_map(|p| {
+                    (0..n).map(move |i| {
+                        let mut p = p.clone();
+                        (info.set)(self, i, &mut p);
+                        p
+                    })
                 })
-            })
-            .collect();
+                .collect();
+        }
+        out
     }
-    out
 }
 
 #[cfg(test)]
@@ -454,7 +582,7 @@ mod tests {
 
     #[test]
     fn defaults_are_what_an_experiment_without_the_axis_sweeps() {
-        let e = Experiment::from_toml(
+        let e = crate::Experiment::from_toml(
             "e.toml",
             "name = \"e\"\ndataset = \"d\"\n[judge]\ntemplate = \"pairwise\"\n",
         )

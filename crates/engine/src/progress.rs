@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use crate::RunEvent;
+use crate::run::interface::RunEvent;
 
 #[derive(Debug, Clone)]
 pub struct Progress {

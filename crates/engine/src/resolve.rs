@@ -132,7 +132,7 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
     }
 
     let mut templates = Vec::new();
-    for name in &experiment.judge.templates {
+    for name in &experiment.sweep.templates {
         let template = match Template::builtin(name) {
             Some(t) => t,
             None => {

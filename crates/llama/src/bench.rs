@@ -15,7 +15,7 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 
-use crate::worker::{backend, chat_template, chat_tokens};
+use crate::setup::{backend, chat_template, chat_tokens};
 
 /// Prompt tokens decoded and the seconds the decodes took (tokenising and the warm-up
 /// excluded).

@@ -50,7 +50,7 @@ use llama_cpp_2::token::LlamaToken;
 /// physical batch (`n_ubatch`).
 const CHUNK_SUFFIX_TOKENS: usize = 512;
 
-use crate::worker::{chat_tokens, context_params, sampler};
+use crate::setup::{chat_tokens, context_params, sampler};
 
 /// A prefix shorter than this is not worth a sequence of its own.
 const MIN_PREFIX: usize = 16;

@@ -11,7 +11,7 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 
-use crate::worker::{backend, chat_template, chat_tokens, sampler};
+use crate::setup::{backend, chat_template, chat_tokens, sampler};
 
 /// The next-token logits of a prompt, and how often each token was drawn per setting.
 pub struct Draws {

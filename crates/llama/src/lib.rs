@@ -13,6 +13,7 @@ pub mod bench;
 pub mod compute;
 mod decode;
 pub mod draws;
+mod setup;
 mod worker;
 
 use std::fs::File;

@@ -5,12 +5,14 @@
 //! are therefore made once, on measured text, and look the same in both formats.
 
 mod axes;
+mod colors;
 mod confusion;
 mod legend;
 mod lines;
 mod output;
 mod pareto;
 mod placement;
+mod rect;
 mod scene;
 mod text;
 

@@ -9,6 +9,7 @@ use crate::verdict::OutputKind;
 
 mod judges;
 
+pub use crate::sweep::{Constraint, Order, Sweep, TrialParams};
 pub use judges::{JudgeBackend, LocalJudge, NamedJudge, RemoteJudge};
 
 /// A validated experiment.
@@ -28,11 +29,9 @@ pub struct Experiment {
     pub single_form: bool,
 }
 
-/// What every judge of an experiment shares.
+/// What every judge of an experiment shares (its templates are an axis: `sweep.templates`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JudgeSpec {
-    /// Built-in template names or `.jinja` paths; an axis of the sweep.
-    pub templates: Vec<String>,
     /// Default: a label for pairwise data, a digit for ratings.
     pub output: Option<OutputKind>,
     /// How many requests the engine hands a judge at once. Speed only.
@@ -103,133 +102,12 @@ impl Price {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Sweep {
-    pub temperature: Vec<f64>,
-    pub top_p: Vec<f64>,
-    pub max_tokens: Vec<u32>,
-    pub few_shot: Vec<u32>,
-    /// Longest few-shot example allowed, in prompt tokens; `None` means no limit.
-    pub few_shot_max_tokens: Vec<Option<u32>>,
-    /// Answer orders (pairwise); left out of the serialised form while it is the default,
-    /// so that experiments written before it existed keep their identity.
-    #[serde(skip_serializing_if = "Order::only_ab")]
-    pub order: Vec<Order>,
-    /// Output constraints; left out while it is only `none`, like `order`.
-    #[serde(skip_serializing_if = "Constraint::only_none")]
-    pub constraint: Vec<Constraint>,
-    pub repeats: u32,
-    pub seed: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Limits {
     /// Judge a seeded subset of this many items.
     pub items: Option<usize>,
 }
 
 /// The order in which a pairwise item's answers are shown to the judge.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Order {
-    /// As in the dataset: answer A first.
-    #[default]
-    Ab,
-    /// Swapped: answer B first (the verdict is mapped back to the dataset's labels).
-    Ba,
-    /// Both orders, two calls per item; the verdict is kept when they agree and is a tie
-    /// when they do not (as MT-Bench does).
-    Both,
-}
-
-impl Order {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Order::Ab => "ab",
-            Order::Ba => "ba",
-            Order::Both => "both",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Order> {
-        [Order::Ab, Order::Ba, Order::Both]
-            .into_iter()
-            .find(|o| o.as_str() == name)
-    }
-
-    /// The calls of one verdict: whether each shows the answers swapped.
-    pub fn calls(self) -> &'static [bool] {
-        match self {
-            Order::Ab => &[false],
-            Order::Ba => &[true],
-            Order::Both => &[false, true],
-        }
-    }
-
-    fn is_ab(&self) -> bool {
-        *self == Order::Ab
-    }
-
-    fn only_ab(orders: &[Order]) -> bool {
-        orders == [Order::Ab]
-    }
-}
-
-/// What restricts the judge's output.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Constraint {
-    /// The judge writes what it likes; the parser finds the verdict or a failure.
-    #[default]
-    None,
-    /// A GBNF grammar admits only the valid verdicts (`verdict::grammar`), so that parse
-    /// failures cannot happen (local judges).
-    Grammar,
-}
-
-impl Constraint {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Constraint::None => "none",
-            Constraint::Grammar => "grammar",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Constraint> {
-        [Constraint::None, Constraint::Grammar]
-            .into_iter()
-            .find(|c| c.as_str() == name)
-    }
-
-    fn is_none(&self) -> bool {
-        *self == Constraint::None
-    }
-
-    fn only_none(constraints: &[Constraint]) -> bool {
-        constraints == [Constraint::None]
-    }
-}
-
-/// The parameters of one trial: one point of the grid (its axes: `crate::sweep`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct TrialParams {
-    /// The judge's name. Stored (and exported) as `model`: before named judges, a judge
-    /// was its model as written, and stored trials keep their parameters.
-    #[serde(rename = "model")]
-    pub judge: String,
-    pub template: String,
-    pub temperature: f64,
-    pub top_p: f64,
-    pub max_tokens: u32,
-    pub few_shot: u32,
-    pub few_shot_max_tokens: Option<u32>,
-    /// Absent from trials stored before the order axis existed, which were all `ab`.
-    #[serde(default, skip_serializing_if = "Order::is_ab")]
-    pub order: Order,
-    /// Absent from trials stored before constraints existed, which had none.
-    #[serde(default, skip_serializing_if = "Constraint::is_none")]
-    pub constraint: Constraint,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExperimentError {
     #[error("{path}: {message}")]
@@ -416,17 +294,16 @@ impl Experiment {
             Some(n) => return Err(invalid("limits.items", format!("{n} must be at least 1"))),
         };
 
+        let names = judges.iter().map(|j| j.name.clone()).collect();
         Ok(Experiment {
             name,
             dataset: raw.dataset,
             judges,
-            judge: JudgeSpec {
-                templates,
-                output,
-                batch_size,
-            },
+            judge: JudgeSpec { output, batch_size },
             single_form,
             sweep: Sweep {
+                judges: names,
+                templates,
                 temperature,
                 top_p,
                 max_tokens,
@@ -445,7 +322,7 @@ impl Experiment {
     /// (`crate::sweep::Axis::ALL`: model, template, few-shot count, few-shot length,
     /// max_tokens, temperature, top_p, order, constraint; the last varies fastest).
     pub fn trials(&self) -> Vec<TrialParams> {
-        crate::sweep::trials(self)
+        self.sweep.trials()
     }
 
     /// What of the experiment changes its verdicts, as hashed into its identity. Settings
@@ -462,14 +339,14 @@ impl Experiment {
         if self.single_form {
             let judge = judges::SingleFormJudge::new(
                 &self.judges,
-                &self.judge.templates,
+                &self.sweep.templates,
                 self.judge.output,
             );
             v["judge"] = serde_json::to_value(judge).expect("judges serialise");
         } else {
             v["judges"] = judges::identity(&self.judges);
             v["judge"] = serde_json::json!({
-                "templates": self.judge.templates,
+                "templates": self.sweep.templates,
                 "output": self.judge.output,
             });
         }

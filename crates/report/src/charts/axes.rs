@@ -2,12 +2,12 @@
 
 use plotters::style::RGBColor;
 
+use super::colors::{INK, MUTED};
 use super::legend::{self, LegendEntry};
-use super::scene::{Rect, Scene};
+use super::rect::Rect;
+use super::scene::Scene;
 use super::text::{fit_text, line_height, text_width, HAlign, Text, VAlign};
 
-pub(crate) const INK: RGBColor = RGBColor(0x22, 0x22, 0x22);
-pub(crate) const MUTED: RGBColor = RGBColor(0x55, 0x55, 0x55);
 const AXIS: RGBColor = RGBColor(0x44, 0x44, 0x44);
 const GRID: RGBColor = RGBColor(0xe5, 0xe5, 0xe5);
 

@@ -2,13 +2,14 @@
 
 use plotters::style::RGBColor;
 
-use super::axes::{self, AXIS_TITLE_SIZE, INK, MUTED, PAD};
+use super::axes::{self, AXIS_TITLE_SIZE, PAD};
+use super::colors::{INK, MUTED, WHITE};
 use super::legend::{self, Glyph, LegendEntry};
-use super::scene::{luminance, mix, Rect, Scene};
+use super::rect::Rect;
+use super::scene::{luminance, mix, Scene};
 use super::text::{fit_text, line_height, text_width, HAlign, Text, VAlign};
 use super::{ChartError, ConfusionChart};
 
-const WHITE: RGBColor = RGBColor(255, 255, 255);
 /// Sequential scales from white, in three stops so that mid shares stay distinguishable.
 const BLUES: [RGBColor; 3] = [
     RGBColor(0xf4, 0xf8, 0xfc),

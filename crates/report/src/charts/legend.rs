@@ -2,26 +2,10 @@
 
 use plotters::style::RGBColor;
 
-use super::axes::{INK, MUTED};
-use super::scene::{mix, Rect, Scene};
+use super::colors::{INK, MUTED, WHITE};
+use super::rect::Rect;
+use super::scene::{mix, Scene};
 use super::text::{fit_text, text_width, HAlign, Text, VAlign};
-
-const WHITE: RGBColor = RGBColor(255, 255, 255);
-
-/// Okabe–Ito colours (yellow left out: too pale on white), then three Tableau colours; all stay
-/// distinguishable with the common colour-vision deficiencies.
-pub(crate) const PALETTE: [RGBColor; 10] = [
-    RGBColor(0x00, 0x72, 0xB2),
-    RGBColor(0xD5, 0x5E, 0x00),
-    RGBColor(0x00, 0x9E, 0x73),
-    RGBColor(0xCC, 0x79, 0xA7),
-    RGBColor(0xE6, 0x9F, 0x00),
-    RGBColor(0x56, 0xB4, 0xE9),
-    RGBColor(0x00, 0x00, 0x00),
-    RGBColor(0x8C, 0x56, 0x4B),
-    RGBColor(0xBC, 0xBD, 0x22),
-    RGBColor(0x7F, 0x7F, 0x7F),
-];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum MarkerShape {

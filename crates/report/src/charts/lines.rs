@@ -1,12 +1,13 @@
 //! Line charts of a metric against a sweep parameter, and empirical CDFs of latencies.
 
 use super::axes::{self, finite_extent, pad_range, FrameSpec, XAxis};
+use super::colors::PALETTE;
 use super::legend::{
     draw_error_bar, error_bar_color, reference_entries, Glyph, LegendEntry, Marker, MarkerShape,
-    PALETTE,
 };
 use super::placement::Placer;
-use super::scene::{Rect, Scene};
+use super::rect::Rect;
+use super::scene::Scene;
 use super::{CdfChart, LineChart, LinePoint};
 
 /// Colour, marker and dash of the `i`th series; past the palette, lines are dashed so that

@@ -6,7 +6,8 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::scene::{Rect, Scene, Shape};
+use super::rect::Rect;
+use super::scene::{Scene, Shape};
 use super::text::{Text, FAMILY, PNG_SIZE_PER_EM, SVG_SIZE_PER_EM};
 use super::ChartError;
 

@@ -2,19 +2,20 @@
 
 use plotters::style::RGBColor;
 
-use super::axes::{self, finite_extent, pad_range, FrameSpec, XAxis, INK, MUTED};
+use super::axes::{self, finite_extent, pad_range, FrameSpec, XAxis};
+use super::colors::{INK, MUTED, WHITE};
 use super::legend::{
     draw_error_bar, error_bar_color, reference_entries, Glyph, LegendEntry, Marker, MarkerShape,
 };
 use super::placement::{short_label, Anchor, Fit, Placer, PointLabels, Spot};
-use super::scene::{Hotspot, Rect, Scene};
+use super::rect::Rect;
+use super::scene::{Hotspot, Scene};
 use super::text::fit_text;
 use super::{FrontStatus, ParetoChart, ParetoPoint};
 
 const FRONT: RGBColor = RGBColor(0x00, 0x72, 0xB2);
 const CLOSE: RGBColor = RGBColor(0xE6, 0x9F, 0x00);
 const DOMINATED: RGBColor = RGBColor(0x9a, 0x9a, 0x9a);
-const WHITE: RGBColor = RGBColor(255, 255, 255);
 const LEADER: RGBColor = RGBColor(0x8a, 0x8a, 0x8a);
 
 fn marker(status: FrontStatus, k: f64) -> Marker {

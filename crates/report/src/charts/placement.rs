@@ -6,7 +6,7 @@
 
 use plotters::style::RGBColor;
 
-use super::scene::Rect;
+use super::rect::Rect;
 use super::text::{HAlign, Text, VAlign};
 
 /// The free space for labels within `bounds`.

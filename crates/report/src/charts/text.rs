@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use plotters::style::{FontDesc, FontFamily, FontStyle, RGBColor};
 
-use super::scene::Rect;
+use super::rect::Rect;
 use super::ChartError;
 
 /// The font family written into SVG text; the embedded font is registered under this name too.

@@ -1,0 +1,85 @@
+//! What a run is asked ([`RunOptions`]), what it reports while it goes ([`RunEvent`]) and
+//! how it ended ([`RunSummary`]): the run's interface, apart from the run itself, so that
+//! the judges it loads and the progress its callers show can name it.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use crate::judges::JudgeLoader;
+
+/// How to run.
+#[derive(Clone, Default)]
+pub struct RunOptions {
+    /// Discard a stored experiment of the same name whose content differs.
+    pub replace: bool,
+    /// Set it to stop after the calls in flight; everything judged is kept.
+    pub cancel: Arc<AtomicBool>,
+    /// CPU threads for a local model; default: all cores.
+    pub threads: Option<usize>,
+    /// Where judges come from; default: [`LocalModels`](crate::LocalModels).
+    pub judges: Option<Arc<dyn JudgeLoader>>,
+    /// Call remote judges even where the response cache has the answer.
+    pub no_cache: bool,
+    /// Decode every call in full and alone: no shared prefix, one sequence at a time and
+    /// no verdicts from exact distributions. The baseline `judgelab bench` compares with.
+    pub naive: bool,
+}
+
+/// What a run reports while it goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunEvent {
+    /// The dataset file was imported on the fly.
+    Imported { dataset: String, n_items: usize },
+    /// A model is being loaded: a local GGUF file (`local`) or a remote endpoint.
+    Loading {
+        model: String,
+        path: String,
+        local: bool,
+    },
+    /// The work is known.
+    Started {
+        experiment: String,
+        resumed: bool,
+        n_trials: usize,
+        /// Verdicts the experiment needs in all, and how many it already has.
+        total: usize,
+        done: usize,
+        /// Few-shot pool, reserved and never judged.
+        pool: Vec<String>,
+        n_judged_items: usize,
+    },
+    /// One verdict was recorded.
+    Verdict {
+        trial_idx: usize,
+        done: usize,
+        total: usize,
+        /// The call failed or the output did not parse.
+        failed: bool,
+    },
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    pub experiment: String,
+    pub experiment_id: i64,
+    pub resumed: bool,
+    pub n_trials: usize,
+    pub total: usize,
+    /// Verdicts present before this run.
+    pub already_done: usize,
+    /// Verdicts recorded by this run (calls that failed included).
+    pub judged_now: usize,
+    /// Calls of this run that failed (recorded with their error; retried by the next run).
+    pub n_errors: usize,
+    /// Calls answered from the response cache, without calling the judge.
+    pub cache_hits: usize,
+    /// Calls this run made to judges: with exact verdicts, one forward pass per prompt
+    /// however many trials and repeats it answers.
+    pub model_calls: usize,
+    /// Prompt tokens the judges actually decoded (a shared prefix counted once), or the
+    /// prompt tokens they were sent where they do not say.
+    pub prompt_tokens_decoded: u64,
+    /// Cancelled before everything was judged.
+    pub interrupted: bool,
+}
