@@ -5,6 +5,8 @@
  * plausible data, and plays a run over its channel.
  */
 
+import AXES from "../src/lib/axes.json";
+
 type Cb = (payload: unknown) => void;
 const callbacks = new Map<number, Cb>();
 let nextId = 1;
@@ -177,6 +179,7 @@ function listing(i: number) {
 }
 
 const handlers: Record<string, (args: any) => unknown> = {
+  sweep_axes: () => AXES,
   app_info: () => ({ version: "0.1.0", db_path: "/root/.local/share/judgelab/judgelab.sqlite", default_model: judges[0].path, bundled_datasets: ["/work/main/datasets/llmbar_natural.jsonl", "/work/main/datasets/pandalm_test.jsonl", "/work/main/datasets/topical_chat_usr.jsonl"] }),
   list_datasets: () => datasets,
   import_dataset: ({ path, name }) => {

@@ -66,8 +66,8 @@ items = 8
     const built = buildExperiment(
       draft({
         ...SWEEP,
-        backend: "openai",
-        remote: { name: "oai", base_url: "https://api.openai.com/v1", model: "gpt-4o-mini", api_key_env: "OPENAI_API_KEY" },
+        models: [],
+        remotes: [{ name: "oai", base_url: "https://api.openai.com/v1", model: "gpt-4o-mini", api_key_env: "OPENAI_API_KEY" }],
         context_size: "4096",
       }),
       "pairwise",
@@ -102,8 +102,8 @@ model = "gpt-4o-mini"
         ...SWEEP,
         exact: true,
         constraint: "grammar",
-        backend: "openai",
-        remote: { name: "oai", base_url: "http://x/v1", model: "m", api_key_env: null },
+        models: [],
+        remotes: [{ name: "oai", base_url: "http://x/v1", model: "m", api_key_env: null }],
       }),
       "pairwise",
     );
@@ -119,6 +119,47 @@ model = "gpt-4o-mini"
     expect(buildExperiment(draft(SWEEP), "pairwise").toml).not.toContain("order");
   });
 
+  it("lists local and remote judges together as [[judges]]", () => {
+    const built = buildExperiment(
+      draft({
+        ...SWEEP,
+        models: ["default", "/m/My Model.gguf"],
+        remotes: [{ name: "gpt 4o", base_url: "https://api.openai.com/v1", model: "gpt-4o", api_key_env: "OPENAI_API_KEY" }],
+        exact: true,
+        context_size: "4096",
+        constraint: "none, grammar",
+      }),
+      "pairwise",
+    );
+    expect(built.errors).toEqual([]);
+    expect(built.toml).toContain(`[[judges]]
+name = "default"
+backend = "llama"
+model = "default"
+context_size = 4096
+exact = true
+
+[[judges]]
+name = "My-Model"
+backend = "llama"
+model = "/m/My Model.gguf"
+context_size = 4096
+exact = true
+
+[[judges]]
+name = "gpt-4o"
+backend = "openai"
+base_url = "https://api.openai.com/v1"
+api_key_env = "OPENAI_API_KEY"
+model = "gpt-4o"
+
+[judge]
+template = "pairwise"
+`);
+    // A grammar needs every judge local: the axis is not offered.
+    expect(built.toml).not.toContain("constraint");
+  });
+
   it("leaves the order axis out for ratings", () => {
     const built = buildExperiment(draft({ ...SWEEP, templates: ["single"], order: "nonsense" }), "single");
     expect(built.errors).toEqual([]);
@@ -129,8 +170,7 @@ model = "gpt-4o-mini"
     [{ name: "" }, "name: give the experiment a name"],
     [{ name: "a b" }, `name: "a b" must be 1 to 100 letters, digits, '.', '_' or '-'`],
     [{ dataset: "" }, "dataset: pick a dataset"],
-    [{ models: [] }, "judge: pick at least one local model"],
-    [{ backend: "openai" as const }, "judge: pick a remote judge"],
+    [{ models: [] }, "judge: pick at least one judge"],
     [{ templates: [] }, "template: pick at least one template"],
     [{ temperature: "0, x" }, 'temperature: "x" is not a number'],
     [{ top_p: "0" }, "top_p: 0 must be above 0 and at most 1"],

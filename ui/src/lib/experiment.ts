@@ -16,18 +16,16 @@ export interface RemoteJudge {
   api_key_env: string | null;
 }
 
-export type Backend = "llama" | "openai";
 export type OutputKind = "" | "label" | "digit" | "json";
 
 /** The builder's fields. Sweep values stay text so that what the user typed survives. */
 export interface ExperimentDraft {
   name: string;
   dataset: string;
-  backend: Backend;
   /** Local judges: `default` or GGUF paths. */
   models: string[];
-  /** The remote judge, by its name in the judges list. */
-  remote: RemoteJudge | null;
+  /** Remote judges, from the judges list. Local and remote judges may be mixed. */
+  remotes: RemoteJudge[];
   /** Template references: built-in names or `.jinja` paths. */
   templates: string[];
   /** Empty: the task's default (a label for pairwise data, a digit for ratings). */
@@ -52,9 +50,8 @@ export function defaultDraft(): ExperimentDraft {
   return {
     name: "",
     dataset: "",
-    backend: "llama",
     models: ["default"],
-    remote: null,
+    remotes: [],
     templates: [],
     output: "",
     temperature: "0",
@@ -75,13 +72,27 @@ export function defaultDraft(): ExperimentDraft {
 /** The draft's fields of the sweep's axes: their keys in the experiment file. */
 export type SweepKey = "temperature" | "top_p" | "max_tokens" | "few_shot" | "few_shot_max_tokens" | "order" | "constraint";
 
-/** The axes of the `[sweep]` table that apply to this experiment, in the registry's order. */
-export function sweepAxes(axes: AxisView[], task: string | null, backend: Backend): AxisView[] {
+/**
+ * The axes of the `[sweep]` table the builder shows as fields, in the registry's order: those
+ * that apply to this experiment (`allLocal`: it has no remote judge). The judge axis is the
+ * judge checklist itself.
+ */
+export function sweepAxes(axes: AxisView[], task: string | null, allLocal: boolean): AxisView[] {
   return axes.filter(
     (a) =>
       a.section === "sweep" &&
-      (a.applies === "all" || (a.applies === "pairwise" && task !== "single") || (a.applies === "local" && backend === "llama")),
+      a.kind !== "name" &&
+      (a.applies === "all" || (a.applies === "pairwise" && task !== "single") || (a.applies === "local" && allLocal)),
   );
+}
+
+/** A judge name the engine accepts, from a file stem or an endpoint's name. */
+function judgeName(text: string, taken: Set<string>): string {
+  const base = text.replace(/[^A-Za-z0-9._\-/:]/g, "-").slice(0, 90) || "judge";
+  let name = base;
+  for (let i = 2; taken.has(name); i++) name = `${base}-${i}`;
+  taken.add(name);
+  return name;
 }
 
 /** An axis's values as typed, checked as the engine will check them; `[]` for an empty optional axis. */
@@ -159,20 +170,16 @@ export function buildExperiment(draft: ExperimentDraft, task: string | null, axe
   }
   if (draft.dataset.trim() === "") errors.push("dataset: pick a dataset");
 
-  let models: string[] = [];
-  if (draft.backend === "llama") {
-    models = draft.models;
-    if (models.length === 0) errors.push("judge: pick at least one local model");
-  } else if (draft.remote === null) {
-    errors.push("judge: pick a remote judge");
-  } else {
-    models = [draft.remote.model];
-  }
+  const locals = draft.models;
+  const remotes = draft.remotes;
+  if (locals.length + remotes.length === 0) errors.push("judge: pick at least one judge");
+  const local = remotes.length === 0;
+  // One [judge] table serves local models, or one endpoint; anything more is [[judges]].
+  const named = remotes.length > 1 || (remotes.length > 0 && locals.length > 0);
   if (draft.templates.length === 0) errors.push("template: pick at least one template");
 
-  const local = draft.backend === "llama";
   const sweep: string[] = [];
-  for (const axis of sweepAxes(axes, task, draft.backend)) {
+  for (const axis of sweepAxes(axes, task, local)) {
     const values = take(parseAxis(axis, draft[axis.key as SweepKey] ?? ""));
     // A choice left at its default is the experiment without the axis: not written.
     const atDefault = axis.kind === "choice" && values.length === 1 && values[0] === axis.default;
@@ -180,36 +187,49 @@ export function buildExperiment(draft: ExperimentDraft, task: string | null, axe
     const show = axis.kind === "real" ? tomlFloat : axis.kind === "count" ? String : tomlString;
     sweep.push(`${axis.key} = ${tomlArray(values as never[], show as (v: never) => string)}`);
   }
-  if (local && draft.exact && draft.output === "json") {
+  if (locals.length > 0 && draft.exact && draft.output === "json") {
     errors.push("output: exact verdicts need a one-token verdict (label or digit), not JSON");
   }
   const repeats = take(parseOptionalInt("repeats", draft.repeats, { min: 1, max: 10000 }))[0] ?? null;
   const seed = take(parseOptionalInt("seed", draft.seed, { min: 0, max: Number.MAX_SAFE_INTEGER }))[0] ?? null;
   const items = take(parseOptionalInt("items", draft.items, { min: 1, max: Number.MAX_SAFE_INTEGER }))[0] ?? null;
   const contextSize =
-    draft.backend === "llama"
+    locals.length > 0
       ? (take(parseOptionalInt("context_size", draft.context_size, { min: 256, max: 1 << 20 }))[0] ?? null)
       : null;
 
   if (errors.length > 0) return { toml: null, errors };
 
-  const lines: string[] = [
-    `name = ${tomlString(name)}`,
-    `dataset = ${tomlString(draft.dataset)}`,
-    "",
-    "[judge]",
-    `backend = ${tomlString(draft.backend)}`,
+  const lines: string[] = [`name = ${tomlString(name)}`, `dataset = ${tomlString(draft.dataset)}`, ""];
+  const localKeys = (): string[] => [
+    ...(contextSize !== null ? [`context_size = ${contextSize}`] : []),
+    ...(draft.exact ? ["exact = true"] : []),
   ];
-  if (draft.backend === "openai" && draft.remote) {
-    // The engine reads the endpoint from [judge] itself (RawJudge), not from a sub-table.
-    lines.push(`base_url = ${tomlString(draft.remote.base_url)}`);
-    if (draft.remote.api_key_env) lines.push(`api_key_env = ${tomlString(draft.remote.api_key_env)}`);
+  const endpointKeys = (r: RemoteJudge): string[] => [
+    `base_url = ${tomlString(r.base_url)}`,
+    ...(r.api_key_env ? [`api_key_env = ${tomlString(r.api_key_env)}`] : []),
+  ];
+  if (named) {
+    const taken = new Set<string>();
+    for (const model of locals) {
+      const stem = model === "default" ? "default" : (model.split(/[\\/]/).pop() ?? model).replace(/\.gguf$/i, "");
+      lines.push("[[judges]]", `name = ${tomlString(judgeName(stem, taken))}`, 'backend = "llama"');
+      lines.push(`model = ${tomlString(model)}`, ...localKeys(), "");
+    }
+    for (const r of remotes) {
+      lines.push("[[judges]]", `name = ${tomlString(judgeName(r.name, taken))}`, 'backend = "openai"');
+      lines.push(...endpointKeys(r), `model = ${tomlString(r.model)}`, "");
+    }
+    lines.push("[judge]");
+  } else if (local) {
+    lines.push("[judge]", 'backend = "llama"', `model = ${oneOrMany(locals)}`);
+  } else {
+    // The engine reads the endpoint from [judge] itself, not from a sub-table.
+    lines.push("[judge]", 'backend = "openai"', ...endpointKeys(remotes[0]), `model = ${tomlString(remotes[0].model)}`);
   }
-  lines.push(`model = ${oneOrMany(models)}`);
   lines.push(`template = ${oneOrMany(draft.templates)}`);
   if (draft.output) lines.push(`output = ${tomlString(draft.output)}`);
-  if (contextSize !== null) lines.push(`context_size = ${contextSize}`);
-  if (local && draft.exact) lines.push("exact = true");
+  if (local && !named) lines.push(...localKeys());
 
   lines.push("", "[sweep]");
   lines.push(...sweep);
