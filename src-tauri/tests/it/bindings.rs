@@ -4,15 +4,13 @@
 
 use std::path::Path;
 
-#[test]
-fn bindings_are_up_to_date() {
-    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/lib/bindings.ts");
-    let fresh = tempfile::tempdir().expect("temp dir");
-    let generated = fresh.path().join("bindings.ts");
-    judgelab_app::export_bindings(&generated).expect("bindings export");
-    let generated = std::fs::read_to_string(&generated).expect("generated bindings");
+/// Checks that the committed `ui/src/lib/{file}` is `generated` (or writes it, blessing).
+fn check(file: &str, generated: &str) {
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ui/src/lib")
+        .join(file);
     if std::env::var_os("JUDGELAB_BLESS").is_some() {
-        std::fs::write(&committed, &generated).expect("write bindings");
+        std::fs::write(&committed, generated).expect("write the generated file");
         return;
     }
     let old = std::fs::read_to_string(&committed).unwrap_or_default();
@@ -23,21 +21,21 @@ fn bindings_are_up_to_date() {
     );
 }
 
-/// The sweep's axes as the UI's unit tests read them (`ui/src/lib/axes.json`), generated
-/// from `core::sweep` like the bindings.
+#[test]
+fn bindings_are_up_to_date() {
+    let fresh = tempfile::tempdir().expect("temp dir");
+    let generated = fresh.path().join("bindings.ts");
+    judgelab_app::export_bindings(&generated).expect("bindings export");
+    check(
+        "bindings.ts",
+        &std::fs::read_to_string(&generated).expect("generated bindings"),
+    );
+}
+
+/// The sweep's axes as the UI's unit tests read them, generated from `core::sweep` like
+/// the bindings.
 #[test]
 fn axes_are_up_to_date() {
-    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/lib/axes.json");
-    let generated =
-        serde_json::to_string_pretty(&judgelab_app::sweep_axes()).expect("axes serialise") + "\n";
-    if std::env::var_os("JUDGELAB_BLESS").is_some() {
-        std::fs::write(&committed, &generated).expect("write axes");
-        return;
-    }
-    let old = std::fs::read_to_string(&committed).unwrap_or_default();
-    assert!(
-        old == generated,
-        "{} is stale: run `JUDGELAB_BLESS=1 cargo test -p judgelab-app --test it bindings` and commit it",
-        committed.display()
-    );
+    let axes = serde_json::to_string_pretty(&judgelab_app::sweep_axes()).expect("axes serialise");
+    check("axes.json", &(axes + "\n"));
 }
