@@ -68,9 +68,21 @@ fn badge(status: FrontStatus) -> String {
 }
 
 pub fn render(a: &Analysis<'_>, figures: &Figures) -> String {
-    let e = &a.summary.experiment;
-    let q = a.quality_title();
     let mut h = String::new();
+    head(&mut h, a);
+    pick(&mut h, a, figures);
+    trials(&mut h, a);
+    parameters(&mut h, a, figures);
+    latency(&mut h, a, figures);
+    confusion(&mut h, a, figures);
+    position(&mut h, a);
+    reading(&mut h, a);
+    h
+}
+
+/// The page's head and the experiment's one-line summary.
+fn head(h: &mut String, a: &Analysis<'_>) {
+    let e = &a.summary.experiment;
     let _ = writeln!(
         h,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta name=\"generator\" content=\"judgelab {}\">\n<meta name=\"judgelab-report-version\" content=\"1\">\n<title>Judgelab report: {}</title>\n<style>{STYLE}</style></head><body>",
@@ -92,7 +104,11 @@ pub fn render(a: &Analysis<'_>, figures: &Figures) -> String {
         e.n_expected,
         escape(&e.created_at)
     );
+}
 
+/// The recommendation, the findings and both Pareto charts.
+fn pick(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
+    let q = a.quality_title();
     h.push_str("<h2>Which configuration to pick</h2>\n<div class=\"pick\"><ul>\n");
     for f in &a.findings {
         let _ = writeln!(h, "<li>{}</li>", escape(f));
@@ -119,7 +135,12 @@ pub fn render(a: &Analysis<'_>, figures: &Figures) -> String {
         escape(&a.cost.title(a.task)),
         figures.pareto_latency
     );
+}
 
+/// Every trial with its intervals, and the baselines.
+fn trials(h: &mut String, a: &Analysis<'_>) {
+    let e = &a.summary.experiment;
+    let q = a.quality_title();
     h.push_str("<h2>Trials</h2>\n");
     let _ = writeln!(
         h,
@@ -201,11 +222,18 @@ pub fn render(a: &Analysis<'_>, figures: &Figures) -> String {
         h.push_str("<td colspan=\"7\"></td></tr>\n");
     }
     h.push_str("</table></div>\n<p class=\"note\">★ highest quality; the highlighted row is the recommendation. Small print: the 95% interval.</p>\n");
+}
 
+/// The metric against the swept parameter that matters most.
+fn parameters(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
+    let q = a.quality_title();
     if let Some(svg) = &figures.parameter {
         let _ = writeln!(h, "<h2>How the parameters matter</h2>\n<figure>{svg}<figcaption>{q} of each trial (95% intervals) against one swept parameter, one line per setting of the others.</figcaption></figure>");
     }
+}
 
+/// Latency: the CDF chart and each trial's percentiles and tokens.
+fn latency(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
     let _ = writeln!(h, "<h2>Latency</h2>\n<figure>{}<figcaption>Share of calls answered within a given time, per trial. The tail (p95, p99) is what users feel.</figcaption></figure>", figures.latency);
     h.push_str("<table><tr><th class=\"l\">trial</th><th>p50 (ms)</th><th>p95 (ms)</th><th>p99 (ms)</th><th>TTFT p50</th><th>TTFT p95</th><th>prompt tokens / item</th><th>completion tokens / item</th></tr>\n");
     for (i, t) in a.summary.trials.iter().enumerate() {
@@ -225,7 +253,10 @@ pub fn render(a: &Analysis<'_>, figures: &Figures) -> String {
         );
     }
     h.push_str("</table>\n");
+}
 
+/// Confusion matrices: the recommended trial's chart, every trial's table.
+fn confusion(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
     let _ = writeln!(h, "<h2>Where the recommended judge goes wrong</h2>\n<figure>{}<figcaption>Rows: the human label; columns: the judge's verdict, with unparsable outputs in a column of their own.</figcaption></figure>", figures.confusion);
     h.push_str("<details><summary>Confusion matrices of every trial</summary>\n");
     for (i, t) in a.summary.trials.iter().enumerate() {
@@ -249,7 +280,10 @@ pub fn render(a: &Analysis<'_>, figures: &Figures) -> String {
         h.push_str("</table>\n");
     }
     h.push_str("</details>\n");
+}
 
+/// Position bias, where answers were shown in both orders, and every metric of every trial.
+fn position(h: &mut String, a: &Analysis<'_>) {
     if a.has_orders() {
         h.push_str("<h2>Position bias</h2>\n<p class=\"note\">Consistency: items judged in both orders whose two verdicts agree. First preferred: verdicts that chose the answer shown first (50% is unbiased; ties choose neither).</p><table><tr><th class=\"l\">trial</th><th>consistency</th><th>first preferred</th><th>verdicts</th></tr>\n");
         for (i, t) in a.summary.trials.iter().enumerate() {
@@ -282,7 +316,11 @@ pub fn render(a: &Analysis<'_>, figures: &Figures) -> String {
         h.push_str("</tr>\n");
     }
     h.push_str("</table></div></details>\n");
+}
 
+/// How to read the numbers, and the experiment file that reproduces the run.
+fn reading(h: &mut String, a: &Analysis<'_>) {
+    let e = &a.summary.experiment;
     h.push_str("<h2>How to read this</h2><ul class=\"note\">\n<li><b>Kappa</b> is agreement corrected for chance: 0 is what a judge guessing with the same label frequencies gets, 1 is perfect. Accuracy, and the kappa of pairwise data, count an unparsable output as wrong.</li>\n<li>A <b>95% interval</b> comes from re-drawing the judged items with replacement; two trials whose intervals overlap heavily are not shown to differ. The paired “vs best” interval is sharper, because it compares the same items.</li>\n<li>The <b>baselines</b> need no model: always the most common label, and (pairwise) “the longer answer wins”. A judge that does not beat them measures length, not quality.</li>\n</ul>\n");
 
     let _ = writeln!(
@@ -292,5 +330,4 @@ pub fn render(a: &Analysis<'_>, figures: &Figures) -> String {
         escape(&e.spec)
     );
     h.push_str("<p class=\"note\">Files beside this report: trials.csv (one row per trial), verdicts.csv (one row per call), report.md, and each chart as SVG and PNG.</p>\n</body></html>\n");
-    h
 }
