@@ -98,6 +98,18 @@ impl From<EngineError> for AppError {
     }
 }
 
+/// A trial that is not there is not found; a metric the task lacks is the user's to fix.
+impl From<judgelab_core::results::ResultsError> for AppError {
+    fn from(e: judgelab_core::results::ResultsError) -> AppError {
+        match e {
+            judgelab_core::results::ResultsError::NoTrial { .. } => {
+                AppError::not_found(e.to_string())
+            }
+            _ => AppError::invalid(e.to_string()),
+        }
+    }
+}
+
 impl From<judgelab_store::StoreError> for AppError {
     fn from(e: judgelab_store::StoreError) -> AppError {
         EngineError::from(e).into()

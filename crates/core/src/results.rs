@@ -333,9 +333,14 @@ impl ExperimentSummary {
 
     /// The trial with store id `trial_id`.
     pub fn trial(&self, trial_id: i64) -> Result<&TrialSummary, ResultsError> {
+        Ok(&self.trials[self.trial_index(trial_id)?])
+    }
+
+    /// Where the trial with store id `trial_id` stands in `trials`.
+    pub fn trial_index(&self, trial_id: i64) -> Result<usize, ResultsError> {
         self.trials
             .iter()
-            .find(|t| t.id == trial_id)
+            .position(|t| t.id == trial_id)
             .ok_or_else(|| ResultsError::NoTrial {
                 id: trial_id,
                 experiment: self.experiment.name.clone(),

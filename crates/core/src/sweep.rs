@@ -519,11 +519,7 @@ impl Axis {
 
     /// Whether the trial's value is the axis's default (an axis left at it is not shown).
     pub fn is_default(self, p: &TrialParams) -> bool {
-        match self {
-            Axis::Order => p.order == Order::Ab,
-            Axis::Constraint => p.constraint == Constraint::None,
-            _ => self.text(p) == self.info().default,
-        }
+        self.text(p) == self.info().default
     }
 }
 

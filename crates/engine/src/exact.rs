@@ -57,7 +57,7 @@ impl Reader {
         {
             return Err(format!(
                 "exact verdicts need every verdict to be one token, and {missing:?} is not one \
-                 token of this model (set judge.exact = false to generate instead)"
+                 token of this model (set the judge's exact = false to generate instead)"
             ));
         }
         let allowed = (constraint == Constraint::Grammar).then(|| {

@@ -52,9 +52,7 @@ pub(crate) async fn summary(
 
 /// The metric asked for, or the task's usual one.
 pub(crate) fn quality(summary: &ExperimentSummary, metric: Option<&str>) -> AppResult<Quality> {
-    summary
-        .metric(metric)
-        .map_err(|e| AppError::invalid(e.to_string()))
+    Ok(summary.metric(metric)?)
 }
 
 #[tauri::command]
@@ -71,14 +69,7 @@ pub async fn experiment_results(
 }
 
 fn find_trial(summary: &ExperimentSummary, trial_id: u32) -> AppResult<usize> {
-    let t = summary
-        .trial(i64::from(trial_id))
-        .map_err(|e| AppError::not_found(e.to_string()))?;
-    Ok(summary
-        .trials
-        .iter()
-        .position(|other| other.id == t.id)
-        .expect("the trial is one of them"))
+    Ok(summary.trial_index(i64::from(trial_id))?)
 }
 
 /// Each item's human label, by item id: a trial's verdict list looks one up per verdict.
@@ -239,9 +230,7 @@ pub async fn compare_trials(
 ) -> AppResult<Comparison> {
     let summary = summary(&state, &name, resamples.min(10_000)).await?;
     let q = quality(&summary, metric.as_deref())?;
-    let c = summary
-        .compare(i64::from(first), i64::from(second), q)
-        .map_err(|e| AppError::not_found(e.to_string()))?;
+    let c = summary.compare(i64::from(first), i64::from(second), q)?;
     Ok(Comparison {
         first,
         second,

@@ -193,7 +193,6 @@ impl RawJudge {
             ("backend", self.backend.is_some()),
             ("model", self.model.is_some()),
             ("name", self.name.is_some()),
-            ("price", self.price.is_some()),
         ] {
             if given {
                 keys.push(key);

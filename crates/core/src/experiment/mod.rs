@@ -823,6 +823,44 @@ items = 20
         ]
     }
 
+    /// The registry's `identity` flag is what `Experiment::identity` does: changing any axis
+    /// declared part of it changes the hash.
+    #[test]
+    fn every_identity_axis_changes_the_identity() {
+        let changed = |axis: Axis| -> String {
+            let (old, new) = match axis {
+                Axis::Judge => (
+                    "model = \"default\"",
+                    "model = [\"default\", \"/m/x.gguf\"]",
+                ),
+                Axis::Template => (
+                    "template = \"pairwise\"",
+                    "template = [\"pairwise\", \"single\"]",
+                ),
+                Axis::FewShot => ("few_shot = [0, 2]", "few_shot = [0, 1]"),
+                Axis::FewShotMaxTokens => {
+                    ("repeats = 1", "few_shot_max_tokens = [64]\nrepeats = 1")
+                }
+                Axis::MaxTokens => ("max_tokens = [4]", "max_tokens = [5]"),
+                Axis::Temperature => ("temperature = [0, 0.7]", "temperature = [0, 0.8]"),
+                Axis::TopP => ("top_p = [0.9, 1.0]", "top_p = [0.8, 1.0]"),
+                Axis::Order => ("repeats = 1", "order = [\"ab\", \"ba\"]\nrepeats = 1"),
+                Axis::Constraint => ("repeats = 1", "constraint = \"grammar\"\nrepeats = 1"),
+            };
+            assert!(GRID.contains(old), "{axis:?}");
+            GRID.replace(old, new)
+        };
+        let base = Experiment::from_toml("e.toml", GRID).unwrap().identity();
+        for axis in Axis::ALL {
+            let other = Experiment::from_toml("e.toml", &changed(axis)).unwrap();
+            assert_ne!(
+                other.trials(),
+                Experiment::from_toml("e.toml", GRID).unwrap().trials()
+            );
+            assert_eq!(other.identity() != base, axis.info().identity, "{axis:?}");
+        }
+    }
+
     #[test]
     fn old_experiment_files_keep_their_identity() {
         // Computed by the code before named judges (6d2f9b9: `Experiment` serialised).
