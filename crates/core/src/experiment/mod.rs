@@ -171,7 +171,9 @@ struct RawLimits {
 }
 
 impl Experiment {
-    /// Parses and validates the TOML `text` of the file at `path` (named in errors).
+    /// Parses and validates the TOML `text` of the file at `path` (named in errors), in
+    /// steps: the raw form, the judges, what they share, the sweep, whether the judges can
+    /// do what the sweep asks, the limits.
     pub fn from_toml(path: &str, text: &str) -> Result<Experiment, ExperimentError> {
         let raw: RawExperiment = toml::from_str(text).map_err(|e| ExperimentError::Parse {
             path: path.to_string(),
@@ -187,134 +189,25 @@ impl Experiment {
         if raw.dataset.trim().is_empty() {
             return Err(invalid("dataset", "is empty".into()));
         }
-
         let single_form = raw.judges.is_none();
-        let judges = match &raw.judges {
+        let declared = match &raw.judges {
             None => judges::single_form(&raw.judge, &invalid)?,
             Some(list) => judges::named_form(list, &raw.judge, &invalid)?,
         };
-        let templates = match raw.judge.template.clone() {
-            Some(t) => non_empty_unique("judge.template", t.into_vec(), &invalid)?,
-            None => {
-                return Err(invalid(
-                    "judge.template",
-                    "is required: a built-in template name or a .jinja file".into(),
-                ))
-            }
-        };
-        let output = raw
-            .judge
-            .output
-            .map(|o| {
-                OutputKind::from_name(&o).ok_or_else(|| {
-                    invalid(
-                        "judge.output",
-                        format!("{o:?} is not an output kind (expected \"label\", \"digit\" or \"json\")"),
-                    )
-                })
-            })
-            .transpose()?;
-        let batch_size = raw.judge.batch_size.unwrap_or(8);
-        if !(1..=256).contains(&batch_size) {
-            return Err(invalid(
-                "judge.batch_size",
-                format!("{batch_size} must be between 1 and 256"),
-            ));
-        }
-
-        let s = raw.sweep;
-        let temperature = reals(Axis::Temperature, s.temperature, &invalid)?;
-        let top_p = reals(Axis::TopP, s.top_p, &invalid)?;
-        let max_tokens = counts(Axis::MaxTokens, s.max_tokens, &invalid)?;
-        let few_shot = counts(Axis::FewShot, s.few_shot, &invalid)?;
-        // No limit unless some are given.
-        let few_shot_max_tokens = match s.few_shot_max_tokens {
-            None => vec![None],
-            values => counts(Axis::FewShotMaxTokens, values, &invalid)?
-                .into_iter()
-                .map(Some)
-                .collect(),
-        };
-        let order = named(
-            Axis::Order,
-            s.order,
-            Order::from_name,
-            "an answer order",
-            &invalid,
-        )?;
-        let constraint = named(
-            Axis::Constraint,
-            s.constraint,
-            Constraint::from_name,
-            "an output constraint",
-            &invalid,
-        )?;
-        let judges = swept_judges(judges, s.judge, single_form, &invalid)?;
-        if constraint.contains(&Constraint::Grammar) {
-            if let Some(j) = judges.iter().find(|j| j.remote().is_some()) {
-                let why = if single_form {
-                    "\"grammar\" needs backend = \"llama\" (remote endpoints constrain JSON with json_schema)".to_string()
-                } else {
-                    format!("\"grammar\" needs local judges; {:?} is remote (remote endpoints constrain JSON with json_schema)", j.name)
-                };
-                return Err(invalid("sweep.constraint", why));
-            }
-        }
-        if output == Some(OutputKind::Json) {
-            if let Some(j) = judges.iter().find(|j| j.exact()) {
-                let key = if single_form {
-                    "judge.exact".to_string()
-                } else {
-                    format!("judges.{}.exact", j.name)
-                };
-                return Err(invalid(
-                    &key,
-                    "needs a one-token verdict: output = \"label\" or \"digit\", not \"json\""
-                        .into(),
-                ));
-            }
-        }
-        let repeats = ints(
-            "sweep.repeats",
-            vec![s.repeats.unwrap_or(1)],
-            1,
-            10_000,
-            &invalid,
-        )?[0];
-        let seed = s.seed.unwrap_or(0);
-        if seed < 0 {
-            return Err(invalid(
-                "sweep.seed",
-                format!("{seed} must not be negative"),
-            ));
-        }
-        let items = match raw.limits.items {
-            None => None,
-            Some(n) if n >= 1 => Some(n as usize),
-            Some(n) => return Err(invalid("limits.items", format!("{n} must be at least 1"))),
-        };
-
+        let (templates, judge) = shared_judge(&raw.judge, &invalid)?;
+        let judges = swept_judges(declared, raw.sweep.judge.clone(), single_form, &invalid)?;
         let names = judges.iter().map(|j| j.name.clone()).collect();
+        let sweep = sweep(raw.sweep, names, templates, &invalid)?;
+        check_judges_can(&judges, &sweep, &judge, single_form, &invalid)?;
+        let limits = limits(raw.limits, &invalid)?;
         Ok(Experiment {
             name,
             dataset: raw.dataset,
             judges,
-            judge: JudgeSpec { output, batch_size },
+            judge,
             single_form,
-            sweep: Sweep {
-                judges: names,
-                templates,
-                temperature,
-                top_p,
-                max_tokens,
-                few_shot,
-                few_shot_max_tokens,
-                order,
-                constraint,
-                repeats,
-                seed: seed as u64,
-            },
-            limits: Limits { items },
+            sweep,
+            limits,
         })
     }
 
@@ -365,6 +258,152 @@ impl Experiment {
 }
 
 type Invalid<'a> = dyn Fn(&str, String) -> ExperimentError + 'a;
+
+/// What every judge shares: the templates (an axis of the sweep), the output kind and the
+/// batch size.
+fn shared_judge(
+    raw: &judges::RawJudge,
+    invalid: &Invalid<'_>,
+) -> Result<(Vec<String>, JudgeSpec), ExperimentError> {
+    let templates = match raw.template.clone() {
+        Some(t) => non_empty_unique("judge.template", t.into_vec(), invalid)?,
+        None => {
+            return Err(invalid(
+                "judge.template",
+                "is required: a built-in template name or a .jinja file".into(),
+            ))
+        }
+    };
+    let output = raw
+        .output
+        .as_ref()
+        .map(|o| {
+            OutputKind::from_name(o).ok_or_else(|| {
+                invalid(
+                    "judge.output",
+                    format!(
+                        "{o:?} is not an output kind (expected \"label\", \"digit\" or \"json\")"
+                    ),
+                )
+            })
+        })
+        .transpose()?;
+    let batch_size = raw.batch_size.unwrap_or(8);
+    if !(1..=256).contains(&batch_size) {
+        return Err(invalid(
+            "judge.batch_size",
+            format!("{batch_size} must be between 1 and 256"),
+        ));
+    }
+    Ok((templates, JudgeSpec { output, batch_size }))
+}
+
+/// The sweep's axes, each checked against its registry entry, with the judges and
+/// templates it ranges over, its repeats and its seed.
+fn sweep(
+    s: RawSweep,
+    judges: Vec<String>,
+    templates: Vec<String>,
+    invalid: &Invalid<'_>,
+) -> Result<Sweep, ExperimentError> {
+    let temperature = reals(Axis::Temperature, s.temperature, invalid)?;
+    let top_p = reals(Axis::TopP, s.top_p, invalid)?;
+    let max_tokens = counts(Axis::MaxTokens, s.max_tokens, invalid)?;
+    let few_shot = counts(Axis::FewShot, s.few_shot, invalid)?;
+    // No limit unless some are given.
+    let few_shot_max_tokens = match s.few_shot_max_tokens {
+        None => vec![None],
+        values => counts(Axis::FewShotMaxTokens, values, invalid)?
+            .into_iter()
+            .map(Some)
+            .collect(),
+    };
+    let order = named(
+        Axis::Order,
+        s.order,
+        Order::from_name,
+        "an answer order",
+        invalid,
+    )?;
+    let constraint = named(
+        Axis::Constraint,
+        s.constraint,
+        Constraint::from_name,
+        "an output constraint",
+        invalid,
+    )?;
+    let repeats = ints(
+        "sweep.repeats",
+        vec![s.repeats.unwrap_or(1)],
+        1,
+        10_000,
+        invalid,
+    )?[0];
+    let seed = s.seed.unwrap_or(0);
+    if seed < 0 {
+        return Err(invalid(
+            "sweep.seed",
+            format!("{seed} must not be negative"),
+        ));
+    }
+    Ok(Sweep {
+        judges,
+        templates,
+        temperature,
+        top_p,
+        max_tokens,
+        few_shot,
+        few_shot_max_tokens,
+        order,
+        constraint,
+        repeats,
+        seed: seed as u64,
+    })
+}
+
+/// Refuses a sweep its judges cannot run: a grammar on a remote endpoint, exact verdicts
+/// of JSON output.
+fn check_judges_can(
+    judges: &[NamedJudge],
+    sweep: &Sweep,
+    judge: &JudgeSpec,
+    single_form: bool,
+    invalid: &Invalid<'_>,
+) -> Result<(), ExperimentError> {
+    if sweep.constraint.contains(&Constraint::Grammar) {
+        if let Some(j) = judges.iter().find(|j| j.remote().is_some()) {
+            let why = if single_form {
+                "\"grammar\" needs backend = \"llama\" (remote endpoints constrain JSON with json_schema)".to_string()
+            } else {
+                format!("\"grammar\" needs local judges; {:?} is remote (remote endpoints constrain JSON with json_schema)", j.name)
+            };
+            return Err(invalid("sweep.constraint", why));
+        }
+    }
+    if judge.output == Some(OutputKind::Json) {
+        if let Some(j) = judges.iter().find(|j| j.exact()) {
+            let key = if single_form {
+                "judge.exact".to_string()
+            } else {
+                format!("judges.{}.exact", j.name)
+            };
+            return Err(invalid(
+                &key,
+                "needs a one-token verdict: output = \"label\" or \"digit\", not \"json\"".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn limits(raw: RawLimits, invalid: &Invalid<'_>) -> Result<Limits, ExperimentError> {
+    let items = match raw.items {
+        None => None,
+        Some(n) if n >= 1 => Some(n as usize),
+        Some(n) => return Err(invalid("limits.items", format!("{n} must be at least 1"))),
+    };
+    Ok(Limits { items })
+}
 
 /// `written`, trimmed, if it is 1 to 100 ASCII letters, digits or `allowed` characters.
 fn checked_name(
@@ -452,7 +491,6 @@ fn non_empty_unique(
     Ok(values)
 }
 
-/// Distinct names, each read by `from_name`; `what` says what a name should be.
 /// The sweep key of `axis`, as errors name it.
 fn sweep_key(axis: Axis) -> String {
     format!("sweep.{}", axis.key())
@@ -480,6 +518,7 @@ fn named<T>(
                 .join(", ")
         ),
     };
+    // Distinct names, each read by `from_name`; `what` says what a name should be.
     non_empty_unique(key, values, invalid)?
         .iter()
         .map(|v| {

@@ -1,0 +1,274 @@
+//! Judging one group of trials ([`calls::groups`](crate::calls::groups)) in named steps:
+//! load its judge and, for exact verdicts, the reader of its first-token distributions;
+//! replay what the response cache already has; send the rest to the judge on a worker
+//! thread, in batches; record every response the moment it arrives, and record a call the
+//! judge left unanswered as failed, to be retried by the next run.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use judgelab_core::judge::Completion;
+use judgelab_core::{Item, Judge, JudgeRequest, JudgeResponse};
+use judgelab_store::Store;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use super::interface::{RunEvent, RunOptions};
+use super::loaded::Judges;
+use crate::calls::{prepare, rows, Group, Pending};
+use crate::exact::Reader;
+use crate::resolve::Resolved;
+use crate::EngineError;
+
+/// What every group of a run shares.
+pub(super) struct Run<'a> {
+    pub store: &'a Store,
+    pub r: &'a Resolved,
+    pub options: &'a RunOptions,
+    pub index: &'a HashMap<&'a str, &'a Item>,
+    /// Verdicts the experiment needs in all.
+    pub total: usize,
+}
+
+/// The run's counts so far.
+#[derive(Default)]
+pub(super) struct Tally {
+    /// Verdicts the experiment has (failed calls not counted).
+    pub done: usize,
+    pub judged_now: usize,
+    pub n_errors: usize,
+    pub cache_hits: usize,
+    pub model_calls: usize,
+    pub prompt_tokens_decoded: u64,
+}
+
+/// Judges the missing calls of `group`, recording each verdict as it arrives.
+pub(super) async fn judge_group(
+    run: &Run<'_>,
+    judges: &mut Judges<'_>,
+    group: &Group<'_>,
+    tally: &mut Tally,
+    on_event: &mut (dyn FnMut(RunEvent) + Send),
+) -> Result<(), EngineError> {
+    let judge = judges.get(&group.first().params.judge, on_event).await?;
+    let reader = match group.exact {
+        true => Some(reader(run.r, group, judge.as_ref())?),
+        false => None,
+    };
+    let (pending, requests) = prepare(run.r, group, run.index)?;
+    let (hits, misses) = replay(run, &pending, requests).await?;
+    let (worker, rx) = send(run, judge, misses);
+    let responses = Responses::new(hits, rx, pending.len());
+    record(
+        run,
+        group,
+        &pending,
+        reader.as_ref(),
+        responses,
+        tally,
+        on_event,
+    )
+    .await?;
+    worker
+        .await
+        .map_err(|e| EngineError::Judge(format!("the judge thread panicked: {e}")))
+}
+
+/// What reads an exact group's verdicts from the judge's first-token logits.
+fn reader(r: &Resolved, group: &Group<'_>, judge: &dyn Judge) -> Result<Reader, EngineError> {
+    let model = &group.first().params.judge;
+    let invalid = |message: String| EngineError::Invalid {
+        path: "judge.exact".into(),
+        message,
+    };
+    let vocabulary = judge
+        .vocabulary()
+        .ok_or_else(|| invalid(format!("the judge of model {model:?} cannot return logits")))?;
+    Reader::new(
+        vocabulary,
+        r.output,
+        r.dataset.task,
+        r.allow_tie(),
+        group.first().params.constraint,
+    )
+    .map_err(|message| invalid(format!("model {model:?}: {message}")))
+}
+
+/// Splits `requests` into the responses the cache already has and the requests still to
+/// send. Remote calls already answered (by this experiment before a `--replace`, or by
+/// another one) are replayed from the cache: nothing is paid for twice.
+async fn replay(
+    run: &Run<'_>,
+    pending: &[Pending],
+    requests: Vec<JudgeRequest>,
+) -> Result<(Vec<JudgeResponse>, Vec<JudgeRequest>), EngineError> {
+    let mut hits = Vec::new();
+    let mut misses = Vec::with_capacity(requests.len());
+    for request in requests {
+        let cached = match pending[request.key].cache_key.as_deref() {
+            Some(key) if !run.options.no_cache => run.store.cached_response(key).await?,
+            _ => None,
+        };
+        match cached.and_then(|json| serde_json::from_str::<Completion>(&json).ok()) {
+            Some(completion) => hits.push(JudgeResponse {
+                key: request.key,
+                result: Ok(completion),
+            }),
+            None => misses.push(request),
+        }
+    }
+    Ok((hits, misses))
+}
+
+/// Sends `requests` to `judge` on a blocking thread, `batch_size` at a time, until they
+/// are done or the run is cancelled; responses come back on the channel.
+fn send(
+    run: &Run<'_>,
+    judge: Arc<dyn Judge>,
+    requests: Vec<JudgeRequest>,
+) -> (
+    tokio::task::JoinHandle<()>,
+    UnboundedReceiver<JudgeResponse>,
+) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<JudgeResponse>();
+    let cancel = Arc::clone(&run.options.cancel);
+    let batch_size = run.r.experiment.judge.batch_size;
+    let worker = tokio::task::spawn_blocking(move || {
+        let mut requests = requests.into_iter().peekable();
+        while requests.peek().is_some() && !cancel.load(Ordering::SeqCst) {
+            let batch: Vec<JudgeRequest> = requests.by_ref().take(batch_size).collect();
+            judge.judge_batch(batch, &cancel, &mut |response| {
+                let _ = tx.send(response);
+            });
+        }
+    });
+    (worker, rx)
+}
+
+/// Where a response came from.
+#[derive(Clone, Copy, PartialEq)]
+enum Source {
+    /// Replayed from the response cache.
+    Cache,
+    Judge,
+    /// A call the judge returned without answering.
+    Unanswered,
+}
+
+/// The responses of one group: replayed ones first, then the judge's as they come. A
+/// judge that stops without answering every request (a crashed worker) must not drop
+/// calls silently: what is unanswered when it returns, uncancelled, comes back as a failed
+/// call.
+struct Responses {
+    replayed: Vec<JudgeResponse>,
+    rx: UnboundedReceiver<JudgeResponse>,
+    answered: Vec<bool>,
+    unanswered: Vec<JudgeResponse>,
+    flushed: bool,
+}
+
+impl Responses {
+    fn new(
+        replayed: Vec<JudgeResponse>,
+        rx: UnboundedReceiver<JudgeResponse>,
+        n_calls: usize,
+    ) -> Self {
+        Responses {
+            replayed,
+            rx,
+            answered: vec![false; n_calls],
+            unanswered: Vec::new(),
+            flushed: false,
+        }
+    }
+
+    /// The next response to a call not answered before; `None` once every call is
+    /// answered or the run is cancelled.
+    async fn next(&mut self, cancel: &AtomicBool) -> Option<(JudgeResponse, Source)> {
+        loop {
+            let (response, source) = if let Some(r) = self.replayed.pop() {
+                (r, Source::Cache)
+            } else if let Some(r) = self.unanswered.pop() {
+                (r, Source::Unanswered)
+            } else {
+                match self.rx.recv().await {
+                    Some(r) => (r, Source::Judge),
+                    None if self.flushed || cancel.load(Ordering::SeqCst) => return None,
+                    None => {
+                        self.flushed = true;
+                        self.unanswered = (0..self.answered.len())
+                            .filter(|&key| !self.answered[key])
+                            .map(|key| JudgeResponse {
+                                key,
+                                result: Err("the judge returned no response for this call".into()),
+                            })
+                            .collect();
+                        continue;
+                    }
+                }
+            };
+            match self.answered.get_mut(response.key) {
+                Some(answered) if !*answered => {
+                    *answered = true;
+                    return Some((response, source));
+                }
+                // A key the group never sent, or a second answer to one call.
+                _ => continue,
+            }
+        }
+    }
+}
+
+/// Records every response of the group as it arrives: its verdicts, and a fresh remote
+/// completion in the response cache.
+async fn record(
+    run: &Run<'_>,
+    group: &Group<'_>,
+    pending: &[Pending],
+    reader: Option<&Reader>,
+    mut responses: Responses,
+    tally: &mut Tally,
+    on_event: &mut (dyn FnMut(RunEvent) + Send),
+) -> Result<(), EngineError> {
+    let cancel = &run.options.cancel;
+    while let Some((response, source)) = responses.next(cancel).await {
+        if source == Source::Judge {
+            tally.model_calls += 1;
+            if let Ok(c) = &response.result {
+                tally.prompt_tokens_decoded +=
+                    u64::from(c.decoded_tokens.unwrap_or(c.prompt_tokens));
+            }
+        }
+        let p = &pending[response.key];
+        let hit = source == Source::Cache;
+        if let (Some(key), Ok(completion), false) = (&p.cache_key, &response.result, hit) {
+            let json = serde_json::to_string(completion).expect("completions serialise");
+            run.store.cache_response(key, &json).await?;
+        }
+        for (trial_idx, mut row) in rows(run.r, group, p, &response, reader) {
+            row.cache_hit = hit;
+            tally.cache_hits += usize::from(hit);
+            let failed = row.outcome.label().is_none();
+            tally.n_errors += usize::from(row.outcome.is_call_failure());
+            let written = match run.store.record_verdict(&row).await {
+                Ok(written) => written,
+                Err(e) => {
+                    cancel.store(true, Ordering::SeqCst);
+                    return Err(e.into());
+                }
+            };
+            // Not written: another process stored this verdict first; it counts once.
+            tally.judged_now += usize::from(written);
+            if !row.outcome.is_call_failure() {
+                tally.done += 1;
+            }
+            on_event(RunEvent::Verdict {
+                trial_idx: group.trials[trial_idx].0.trial_idx,
+                done: tally.done,
+                total: run.total,
+                failed,
+            });
+        }
+    }
+    Ok(())
+}
