@@ -5,7 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use judgelab_testkit::{free_port, LlamaServer};
 use serde_json::Value;
+
+mod old_databases;
 
 struct Env {
     dir: tempfile::TempDir,
@@ -759,80 +762,6 @@ fn csv_rows(text: &str) -> Vec<Vec<String>> {
     rows.into_iter().skip(1).collect()
 }
 
-/// A running `llama-cpp-python` OpenAI-compatible server, stopped when dropped.
-struct LlamaServer {
-    child: std::process::Child,
-    base_url: String,
-    log: PathBuf,
-}
-
-impl LlamaServer {
-    fn start(dir: &Path) -> LlamaServer {
-        LlamaServer::start_on(dir, free_port())
-    }
-
-    fn start_on(dir: &Path, port: u16) -> LlamaServer {
-        let python = std::env::var_os("JUDGELAB_LLAMA_SERVER_PYTHON").expect(
-            "JUDGELAB_LLAMA_SERVER_PYTHON is not set: run the tests with `cargo xtask test`, which installs llama-cpp-python[server]",
-        );
-        let log = dir.join("server.log");
-        let child = Command::new(python)
-            .args(["-m", "llama_cpp.server", "--model"])
-            .arg(judgelab_engine::default_model_path())
-            .args([
-                "--model_alias",
-                "smollm2",
-                "--host",
-                "127.0.0.1",
-                "--n_ctx",
-                "2048",
-            ])
-            .args(["--port", &port.to_string()])
-            .stdout(std::fs::File::create(&log).unwrap())
-            .stderr(std::fs::File::create(dir.join("server.err")).unwrap())
-            .spawn()
-            .unwrap();
-        let server = LlamaServer {
-            child,
-            base_url: format!("http://127.0.0.1:{port}/v1"),
-            log,
-        };
-        let start = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                start.elapsed() < Duration::from_secs(120),
-                "the server did not start"
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        server
-    }
-
-    /// Chat completion requests the server has answered so far.
-    fn posts(&self) -> usize {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .matches("POST /v1/chat/completions")
-            .count()
-    }
-}
-
-impl Drop for LlamaServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A port nothing listens on yet.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// `examples/local-and-remote.toml` (the default model locally, and served by a real
 /// llama-cpp-python server) runs as one experiment, resumes what failed, and reports both
 /// judges on one Pareto chart.
@@ -882,7 +811,8 @@ fn a_local_and_a_remote_judge_in_one_experiment() {
     );
 
     // The server up: resuming judges only the remote calls that failed.
-    let server = LlamaServer::start_on(env.dir.path(), port);
+    let server =
+        LlamaServer::start_on(env.dir.path(), &judgelab_engine::default_model_path(), port);
     let out = env.run(&["run", file.to_str().unwrap()]);
     let err = text(&out.stderr);
     assert!(out.status.success(), "{err}");
@@ -936,7 +866,7 @@ const SENTINEL_KEY: &str = "sk-judgelab-sentinel-4f1c2a";
 #[test]
 fn remote_judges_against_a_real_llama_cpp_python_server() {
     let env = Env::new();
-    let server = LlamaServer::start(env.dir.path());
+    let server = LlamaServer::start(env.dir.path(), &judgelab_engine::default_model_path());
     let experiment = |name: &str, stream: bool| {
         env.file(
             &format!("{name}.toml"),

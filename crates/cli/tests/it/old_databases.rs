@@ -1,0 +1,220 @@
+//! Databases written at every earlier schema version open, migrate and resume. Each of
+//! `tests/old-databases/0001` … `0004` holds a database that the CLI of the last commit at
+//! that schema version wrote (`make.sh` says how), the experiment files it ran, and what
+//! that CLI's `show --json` printed. Today's CLI must read the same numbers from it, and
+//! running each experiment again must judge nothing that is stored: only the calls that
+//! failed are retried, against a server that refuses them again.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::{text, Env};
+
+/// Where the fixtures' remote judge was served; nothing serves it now but [`Refuser`].
+const REMOTE_PORT: u16 = 47803;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/old-databases")
+}
+
+/// Answers every HTTP request with 503 and counts the chat completions it refused.
+struct Refuser {
+    completions: Arc<AtomicUsize>,
+}
+
+impl Refuser {
+    fn bind(port: u16) -> Refuser {
+        let listener = TcpListener::bind(("127.0.0.1", port)).unwrap_or_else(|e| {
+            panic!("port {port}, where the old databases' remote judge was served, is taken: {e}")
+        });
+        let completions = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&completions);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let mut reader = BufReader::new(&stream);
+                let mut request_line = String::new();
+                if reader.read_line(&mut request_line).is_err() {
+                    continue;
+                }
+                if request_line.contains("/chat/completions") {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                }
+                // The headers, then an answer that refuses whatever was asked.
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    line.clear();
+                }
+                let _ = (&stream).write_all(
+                    b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                );
+            }
+        });
+        Refuser { completions }
+    }
+
+    fn completions(&self) -> usize {
+        self.completions.load(Ordering::SeqCst)
+    }
+}
+
+/// What `show --json` printed at `version`, in today's shape. Until 9be0b85 a trial's
+/// metrics were an object of their own; they are the trial's fields now. And 5d7bfee
+/// redefined pairwise kappa on purpose: a parse failure became a category of its own rather
+/// than an item left out, so a 0001 trial with parse failures has another kappa today.
+fn in_todays_shape(version: &str, mut shown: Value) -> Value {
+    let pairwise = shown["experiment"]["task"] == "pairwise";
+    for trial in shown["trials"].as_array_mut().expect("trials") {
+        let trial = trial.as_object_mut().expect("a trial");
+        if let Some(Value::Object(metrics)) = trial.remove("metrics") {
+            trial.extend(metrics);
+        }
+        let failures = trial["parse_failure_rate"].as_f64().unwrap_or(0.0) > 0.0;
+        if version == "0001" && pairwise && failures {
+            trial.remove("kappa");
+        }
+    }
+    shown
+}
+
+/// Every number, string and flag of `old` is in `new` at the same place (what was added
+/// since is not compared, and a null may be left out); differences are listed by their
+/// JSON path.
+fn differences(old: &Value, new: &Value, path: &str, out: &mut Vec<String>) {
+    match (old, new) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (key, value) in a {
+                match b.get(key) {
+                    Some(other) => differences(value, other, &format!("{path}.{key}"), out),
+                    None if value.is_null() => {}
+                    None => out.push(format!("{path}.{key}: gone (was {value})")),
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                differences(x, y, &format!("{path}[{i}]"), out);
+            }
+        }
+        (Value::Number(a), Value::Number(b)) => {
+            let (a, b) = (a.as_f64().unwrap(), b.as_f64().unwrap());
+            if (a - b).abs() > 1e-9 * a.abs().max(1.0) {
+                out.push(format!("{path}: {a} is now {b}"));
+            }
+        }
+        (a, b) if a != b => out.push(format!("{path}: {a} is now {b}")),
+        _ => {}
+    }
+}
+
+/// Copies a version's folder and the datasets beside it into `dir`, the database to `db`.
+fn copy_fixture(version: &str, dir: &Path, db: &Path) -> Vec<String> {
+    let from = fixtures();
+    std::fs::create_dir_all(dir.join("datasets")).unwrap();
+    for entry in std::fs::read_dir(from.join("datasets")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), dir.join("datasets").join(entry.file_name())).unwrap();
+    }
+    std::fs::create_dir_all(dir.join(version)).unwrap();
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(from.join(version)).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            std::fs::copy(&path, dir.join(version).join(path.file_name().unwrap())).unwrap();
+            names.push(path.file_stem().unwrap().to_str().unwrap().to_string());
+        }
+    }
+    std::fs::copy(from.join(version).join("judgelab.sqlite"), db).unwrap();
+    names.sort();
+    names
+}
+
+/// The calls a run answered from the response cache, as the CLI reports them.
+fn cache_hits(stderr: &str) -> u64 {
+    stderr
+        .lines()
+        .find_map(|l| l.strip_suffix(" of them answered from the response cache (no call made; --no-cache to call again)"))
+        .map_or(0, |n| n.trim().parse().unwrap())
+}
+
+/// The calls without a verdict: each failed and is stored with its error.
+fn failed_calls(shown: &Value) -> u64 {
+    let e = &shown["experiment"];
+    e["n_expected"].as_u64().unwrap() - e["n_stored"].as_u64().unwrap()
+}
+
+#[test]
+fn databases_of_every_earlier_schema_migrate_report_the_same_numbers_and_resume() {
+    let refuser = Refuser::bind(REMOTE_PORT);
+    let mut retried = 0u64;
+    for version in ["0001", "0002", "0003", "0004"] {
+        let env = Env::new();
+        let names = copy_fixture(version, env.dir.path(), &env.db());
+        assert!(!names.is_empty(), "{version} has no experiments");
+        for name in &names {
+            let printed: Value = serde_json::from_str(
+                &std::fs::read_to_string(
+                    fixtures()
+                        .join(version)
+                        .join("show")
+                        .join(format!("{name}.json")),
+                )
+                .unwrap(),
+            )
+            .unwrap();
+            let expected = in_todays_shape(version, printed);
+            let shown = env.show(name);
+            let mut diff = Vec::new();
+            differences(&expected, &shown, "", &mut diff);
+            assert!(diff.is_empty(), "{version}/{name}: {}", diff.join("\n"));
+
+            // Resuming judges nothing that is stored. Failed calls are retried: a request
+            // that another trial sent and got answered comes from the response cache, the
+            // rest reaches the server and is refused again.
+            let failed = failed_calls(&shown);
+            let file = env.dir.path().join(version).join(format!("{name}.toml"));
+            let out = env.run(&["run", file.to_str().unwrap()]);
+            let err = text(&out.stderr);
+            let at = format!("{version}/{name}");
+            assert!(err.contains(&format!("resuming {name:?}")), "{at}: {err}");
+            let hits = cache_hits(&err);
+            if failed == 0 {
+                assert!(out.status.success(), "{at}: {err}");
+                assert!(err.contains("is complete: nothing to judge"), "{at}: {err}");
+            } else {
+                assert!(
+                    err.contains(&format!("judged {failed} verdicts")),
+                    "{at}: {err}"
+                );
+                retried += failed - hits;
+            }
+            let resumed = env.show(name);
+            let stored = |v: &Value| v["experiment"]["n_stored"].as_u64().unwrap();
+            assert_eq!(stored(&resumed), stored(&shown) + hits, "{at}: {err}");
+            let trials = |v: &Value| v["trials"].as_array().unwrap().clone();
+            for (before, after) in trials(&shown).iter().zip(trials(&resumed).iter()) {
+                let counts = |t: &Value| (t["n"].clone(), t["n_errors"].clone());
+                if counts(after) != counts(before) {
+                    // A failed call answered from the cache: this trial has its verdict now.
+                    continue;
+                }
+                let mut diff = Vec::new();
+                differences(before, after, "", &mut diff);
+                assert!(diff.is_empty(), "{at}, after resuming: {}", diff.join("\n"));
+            }
+        }
+    }
+    assert!(
+        retried > 0,
+        "the fixtures have failed remote calls to retry"
+    );
+    assert_eq!(
+        refuser.completions() as u64,
+        retried,
+        "only the failed calls that the cache could not answer were sent again"
+    );
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Rebuilds the old-database fixtures: each version's experiments run with the CLI of the
+# last commit at that schema version, then `show --json` as that CLI printed it.
+#   BIN=<dir with judgelab-ab850e9, judgelab-5d7bfee, judgelab-9e0a96d, judgelab-eb36354>
+#   ./make.sh [VERSION...]   (default: all of 0001 0002 0003 0004)
+#   PYTHON=<python with llama-cpp-python[server]>  MODEL=<the default model's .gguf>
+# Build each binary from a worktree of its commit (`cargo build --bin judgelab`). Never
+# needed by the tests: the databases are committed.
+set -euo pipefail
+cd "$(dirname "$0")"
+: "${BIN:?}" "${PYTHON:?}" "${MODEL:?}"
+
+make() {
+  local version=$1 commit=$2; shift 2
+  local bin="$BIN/judgelab-$commit" db="$version/judgelab.sqlite"
+  rm -f "$db" "$db"-wal "$db"-shm
+  rm -rf "$version/show" && mkdir -p "$version/show"
+  for exp in "$@"; do
+    "$bin" --db "$db" run --threads 2 "$version/$exp.toml" || true   # failed calls exit non-zero
+  done
+  for exp in "$@"; do
+    "$bin" --db "$db" show "$exp" --json > "$version/show/$exp.json"
+  done
+  "$PYTHON" -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('pragma wal_checkpoint(truncate)'); c.close()" "$db"
+  rm -f "$db"-wal "$db"-shm
+}
+
+server() {
+  "$PYTHON" -m llama_cpp.server --model "$MODEL" --model_alias smollm2 --host 127.0.0.1 \
+    --port 47803 --n_ctx 512 > /tmp/old-databases-server.log 2>&1 &
+  SERVER=$!
+  trap 'kill $SERVER 2>/dev/null || true' EXIT
+  for _ in $(seq 120); do
+    curl -sf http://127.0.0.1:47803/v1/models > /dev/null && return
+    sleep 1
+  done
+  echo "the server did not start: /tmp/old-databases-server.log" >&2
+  exit 1
+}
+
+versions=("$@")
+[ ${#versions[@]} -gt 0 ] || versions=(0001 0002 0003 0004)
+for version in "${versions[@]}"; do
+  case $version in
+    0001) make 0001 ab850e9 pairwise ratings ;;
+    0002) make 0002 5d7bfee pairwise ratings ;;
+    0003) [ -n "${SERVER:-}" ] || server; make 0003 9e0a96d local remote ;;
+    0004) [ -n "${SERVER:-}" ] || server; make 0004 eb36354 exact ratings remote ;;
+    *) echo "no such version: $version" >&2; exit 2 ;;
+  esac
+done
