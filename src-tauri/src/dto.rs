@@ -143,6 +143,10 @@ pub enum JudgeInfo {
         /// The model name the endpoint knows.
         model: String,
         api_key_env: Option<String>,
+        /// Requests in flight at once; none: the engine's default. A local server with few
+        /// slots (llama-cpp-python has one) wants 1.
+        #[serde(default)]
+        concurrency: Option<u32>,
     },
 }
 

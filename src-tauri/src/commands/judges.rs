@@ -75,6 +75,7 @@ pub async fn add_remote_judge(
     base_url: String,
     model: String,
     api_key_env: Option<String>,
+    concurrency: Option<u32>,
 ) -> AppResult<JudgeInfo> {
     let base_url = base_url.trim().trim_end_matches('/').to_string();
     if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
@@ -85,11 +86,17 @@ pub async fn add_remote_judge(
     if model.trim().is_empty() || name.trim().is_empty() {
         return Err(AppError::invalid("a remote judge needs a name and a model"));
     }
+    if let Some(c) = concurrency.filter(|c| !(1..=256).contains(c)) {
+        return Err(AppError::invalid(format!(
+            "parallel requests: {c} must be between 1 and 256"
+        )));
+    }
     let judge = JudgeInfo::Remote {
         name: name.trim().to_string(),
         base_url,
         model: model.trim().to_string(),
         api_key_env: api_key_env.filter(|k| !k.trim().is_empty()),
+        concurrency,
     };
     let mut judges = added(&state);
     judges.retain(|j| !matches!(j, JudgeInfo::Remote { name: n, .. } if *n == name.trim()));

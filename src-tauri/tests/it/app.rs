@@ -1,11 +1,13 @@
 //! The real app, driven end to end under X (Xvfb when no display is set) through
 //! tauri-driver and WebKitWebDriver, on a fresh database and the real default model: import
 //! LLMBar Natural, preview a template, build a 2×2 sweep on 8 items, run it, see four points
-//! on the Pareto chart, open a verdict, export the report. A screenshot of each screen goes
+//! on the Pareto chart, open a verdict, export the report; then a local and a remote judge
+//! (a real llama-cpp-python server) in one experiment, run and resumed. A screenshot of each screen goes
 //! to `target/e2e-screenshots/`.
 
 use std::path::{Path, PathBuf};
 
+use judgelab_testkit::LlamaServer;
 use serde_json::json;
 
 use crate::webdriver::{display, Session};
@@ -197,10 +199,7 @@ fn the_whole_workflow_in_the_real_app() {
         json!([testid("pareto-point")]),
         60,
     );
-    assert_eq!(
-        s.count(&format!("{} tbody tr", testid("trials-table"))) >= 4,
-        true
-    );
+    assert!(s.count(&format!("{} tbody tr", testid("trials-table"))) >= 4);
     shot(&s, "06-results");
     s.find(&testid("pareto-point")).click();
     s.wait(&testid("trial-view"), 30);
@@ -243,9 +242,15 @@ fn the_whole_workflow_in_the_real_app() {
         .count();
     assert_eq!(verdicts, 32, "one row per call");
 
+    mixed_judges(&s, tmp.path(), &shot);
+
     // Closing the window mid-run loses nothing: the calls in flight are recorded first.
     s.find(&testid("nav-builder")).click();
     s.find(&testid("exp-name")).fill("e2e-close");
+    check(&s, "exp-remote-smollm2-server", false);
+    s.find(&testid("exp-temperature")).fill("0, 0.7");
+    s.find(&testid("exp-few_shot")).fill("0, 1");
+    s.find(&testid("exp-items")).fill("8");
     text_is(&s, "plan-calls", "32", 60);
     s.find(&testid("run-button")).click();
     s.wait_until(
@@ -285,6 +290,103 @@ fn the_whole_workflow_in_the_real_app() {
     assert!(
         (shown..32).contains(&stored),
         "{stored} verdicts stored after closing at {shown} of 32"
+    );
+}
+
+/// A local and a remote judge in one experiment: the default model, and the same model
+/// served by a real llama-cpp-python server, added under Judges. The run judges both, the
+/// Pareto chart shows a point for each, and running it again resumes it with nothing to
+/// call.
+fn mixed_judges(s: &Session, dir: &Path, shot: &dyn Fn(&Session, &str)) {
+    let server = LlamaServer::start(dir, &judgelab_engine::default_model_path());
+    s.find(&testid("nav-judges")).click();
+    s.find(&testid("remote-name")).fill("smollm2-server");
+    s.find(&testid("remote-url")).fill(&server.base_url);
+    s.find(&testid("remote-model")).fill("smollm2");
+    // llama-cpp-python serves one request at a time.
+    s.find(&testid("remote-concurrency")).fill("1");
+    s.find(&testid("add-remote-judge")).click();
+    s.wait(
+        "[data-testid=\"remote-row\"][data-name=\"smollm2-server\"]",
+        15,
+    );
+    shot(s, "09-judges-remote");
+
+    // Builder: one point per judge on 4 items = 2 trials, 8 calls.
+    s.find(&testid("nav-builder")).click();
+    s.find(&testid("exp-name")).fill("e2e-mixed");
+    check(s, "exp-judge-default", true);
+    check(s, "exp-remote-smollm2-server", true);
+    s.find(&testid("exp-temperature")).fill("0");
+    s.find(&testid("exp-few_shot")).fill("0");
+    s.find(&testid("exp-items")).fill("4");
+    text_is(s, "plan-trials", "2", 60);
+    text_is(s, "plan-calls", "8", 10);
+    shot(s, "10-builder-mixed");
+    // A run's card says how often it was started and, once it ends, what it judged.
+    let card = "[data-testid=\"run-card\"][data-name=\"e2e-mixed\"]";
+    let generation = || {
+        s.script(
+            "const el = document.querySelector(arguments[0]); return el ? Number(el.dataset.generation) : -1;",
+            json!([card]),
+        )
+        .as_i64()
+        .expect("a number")
+    };
+    let run = |what: &str| -> u32 {
+        let before = generation();
+        s.find(&testid("run-button")).click();
+        s.wait_until(
+            what,
+            "const el = document.querySelector(arguments[0]); if (!el || Number(el.dataset.generation) <= arguments[1]) return false; const st = el.querySelector('[data-testid=run-status]').dataset.state; return st === 'finished' || st === 'failed';",
+            json!([card, before]),
+            600,
+        );
+        let status = s.find(&format!("{card} {}", testid("run-status")));
+        assert_eq!(
+            status.attr("data-state").as_deref(),
+            Some("finished"),
+            "run: {}",
+            status.text()
+        );
+        s.find(card)
+            .attr("data-judged-now")
+            .and_then(|d| d.parse::<u32>().ok())
+            .expect("the card says what the run judged")
+    };
+    assert_eq!(run("the mixed run finishes"), 8);
+    let posts = server.posts();
+    assert!(posts >= 4, "{posts} requests reached the server");
+    shot(s, "11-runs-mixed");
+
+    // Results: both judges on one Pareto chart.
+    s.find(&testid("nav-results")).click();
+    select(s, "results-experiment", "e2e-mixed");
+    s.wait_until(
+        "two points on the Pareto chart",
+        "return document.querySelectorAll(arguments[0]).length === 2",
+        json!([testid("pareto-point")]),
+        60,
+    );
+    let labels = s.script(
+        "return [...document.querySelectorAll(arguments[0])].map(el => el.textContent.trim()).join(' | ')",
+        json!([format!("{} .label-cell", testid("trial-row"))]),
+    );
+    let labels = labels.as_str().expect("text");
+    assert!(
+        labels.contains("=default") && labels.contains("=smollm2-server"),
+        "trial labels: {labels}"
+    );
+    shot(s, "12-results-mixed");
+
+    // Running it again resumes it: everything is stored, nothing is called.
+    s.find(&testid("nav-builder")).click();
+    text_is(s, "plan-calls", "8", 60);
+    assert_eq!(run("the resumed run finishes"), 0);
+    assert_eq!(
+        server.posts(),
+        posts,
+        "a resumed run called the server again"
     );
 }
 

@@ -17,7 +17,7 @@ export const commands = {
 	previewTemplate: (request: PreviewRequest) => typedError<Preview, AppError>(__TAURI_INVOKE("preview_template", { request })),
 	listJudges: () => __TAURI_INVOKE<JudgeInfo[]>("list_judges"),
 	addLocalJudge: (path: string) => typedError<JudgeInfo, AppError>(__TAURI_INVOKE("add_local_judge", { path })),
-	addRemoteJudge: (name: string, baseUrl: string, model: string, apiKeyEnv: string | null) => typedError<JudgeInfo, AppError>(__TAURI_INVOKE("add_remote_judge", { name, baseUrl, model, apiKeyEnv })),
+	addRemoteJudge: (name: string, baseUrl: string, model: string, apiKeyEnv: string | null, concurrency: number | null) => typedError<JudgeInfo, AppError>(__TAURI_INVOKE("add_remote_judge", { name, baseUrl, model, apiKeyEnv, concurrency })),
 	planExperiment: (spec: string) => typedError<Plan, AppError>(__TAURI_INVOKE("plan_experiment", { spec })),
 	startRun: (spec: string, replace: boolean, onEvent: Channel<RunUpdate>) => typedError<string, AppError>(__TAURI_INVOKE("start_run", { spec, replace, onEvent })),
 	stopRun: (name: string) => __TAURI_INVOKE<boolean>("stop_run", { name }),
@@ -224,7 +224,12 @@ export type JudgeInfo = { kind: "local";
 /**  What an experiment writes: `default` or the file's path. */
 model: string; path: string; size_mb: number | null; present: boolean } | { kind: "remote"; name: string; base_url: string; 
 /**  The model name the endpoint knows. */
-model: string; api_key_env: string | null };
+model: string; api_key_env: string | null; 
+/**
+ *  Requests in flight at once; none: the engine's default. A local server with few
+ *  slots (llama-cpp-python has one) wants 1.
+ */
+concurrency?: number | null };
 
 /**  What a call came to, as the verdict list filters it. */
 export type OutcomeKind = "verdict" | "parse_failure" | "call_failed";

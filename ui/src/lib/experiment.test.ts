@@ -67,7 +67,7 @@ items = 8
       draft({
         ...SWEEP,
         models: [],
-        remotes: [{ name: "oai", base_url: "https://api.openai.com/v1", model: "gpt-4o-mini", api_key_env: "OPENAI_API_KEY" }],
+        remotes: [{ name: "oai", base_url: "https://api.openai.com/v1", model: "gpt-4o-mini", api_key_env: "OPENAI_API_KEY", concurrency: null }],
         context_size: "4096",
       }),
       "pairwise",
@@ -103,7 +103,7 @@ model = "gpt-4o-mini"
         exact: true,
         constraint: "grammar",
         models: [],
-        remotes: [{ name: "oai", base_url: "http://x/v1", model: "m", api_key_env: null }],
+        remotes: [{ name: "oai", base_url: "http://x/v1", model: "m", api_key_env: null, concurrency: null }],
       }),
       "pairwise",
     );
@@ -124,7 +124,7 @@ model = "gpt-4o-mini"
       draft({
         ...SWEEP,
         models: ["default", "/m/My Model.gguf"],
-        remotes: [{ name: "gpt 4o", base_url: "https://api.openai.com/v1", model: "gpt-4o", api_key_env: "OPENAI_API_KEY" }],
+        remotes: [{ name: "gpt 4o", base_url: "https://api.openai.com/v1", model: "gpt-4o", api_key_env: "OPENAI_API_KEY", concurrency: 2 }],
         exact: true,
         context_size: "4096",
         constraint: "none, grammar",
@@ -151,6 +151,7 @@ name = "gpt-4o"
 backend = "openai"
 base_url = "https://api.openai.com/v1"
 api_key_env = "OPENAI_API_KEY"
+concurrency = 2
 model = "gpt-4o"
 
 [judge]

@@ -14,6 +14,8 @@ export interface RemoteJudge {
   base_url: string;
   model: string;
   api_key_env: string | null;
+  /** Requests in flight at once; null: the engine's default. */
+  concurrency: number | null;
 }
 
 export type OutputKind = "" | "label" | "digit" | "json";
@@ -208,6 +210,7 @@ export function buildExperiment(draft: ExperimentDraft, task: string | null, axe
   const endpointKeys = (r: RemoteJudge): string[] => [
     `base_url = ${tomlString(r.base_url)}`,
     ...(r.api_key_env ? [`api_key_env = ${tomlString(r.api_key_env)}`] : []),
+    ...(r.concurrency !== null ? [`concurrency = ${r.concurrency}`] : []),
   ];
   if (named) {
     const taken = new Set<string>();
