@@ -223,15 +223,19 @@ fn the_whole_workflow_in_the_real_app() {
         120,
     );
     shot(&s, "08-export");
+    // What the screen lists is on disk (the CLI's test checks the report's every file).
+    let listed = s.script(
+        "return document.querySelector(arguments[0]).textContent",
+        json!([testid("export-files")]),
+    );
+    let listed = listed.as_str().expect("text");
     for file in [
         "report.html",
-        "report.md",
         "trials.csv",
         "verdicts.csv",
-        "experiment.toml",
-        "pareto-quality-cost.svg",
         "pareto-quality-cost.png",
     ] {
+        assert!(listed.contains(file), "{file} is not listed: {listed}");
         assert!(out.join(file).is_file(), "{file} was not exported");
     }
     let trials = std::fs::read_to_string(out.join("trials.csv")).expect("trials.csv");
