@@ -167,6 +167,13 @@ pub struct Plan {
     pub spec_path: String,
 }
 
+/// One reason calls of a run failed, and how many calls.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct FailureCauseView {
+    pub error: String,
+    pub n_calls: u32,
+}
+
 /// What a run reports while it goes, streamed over a channel.
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -198,6 +205,8 @@ pub enum RunUpdate {
         /// trials it served.
         model_calls: u32,
         prompt_tokens_decoded: u32,
+        /// Why this run's calls failed, the most frequent cause first.
+        failures: Vec<FailureCauseView>,
     },
     Failed {
         error: crate::error::AppError,

@@ -453,6 +453,7 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
             store.path().display(),
             path.display()
         );
+        print_failures(&summary.failures);
         return Ok(ExitCode::from(130));
     }
     if summary.judged_now == 0 && summary.n_errors == 0 {
@@ -465,6 +466,7 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
             summary.judged_now, summary.n_errors
         );
     }
+    print_failures(&summary.failures);
     if summary.model_calls > 0 {
         eprintln!(
             "{} model calls ({:.1} verdicts a call), {} prompt tokens decoded",
@@ -713,4 +715,24 @@ async fn list(store: &Store) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why calls failed, each distinct error once with its count: a user sees the cause (a 401
+/// and where the key came from, a refused connection) without opening the database.
+fn print_failures(failures: &[judgelab_engine::FailureCause]) {
+    const SHOWN: usize = 5;
+    if failures.is_empty() {
+        return;
+    }
+    eprintln!("failed calls, by cause:");
+    for f in failures.iter().take(SHOWN) {
+        eprintln!("  {} × {}", f.n_calls, f.error);
+    }
+    if failures.len() > SHOWN {
+        let rest: usize = failures[SHOWN..].iter().map(|f| f.n_calls).sum();
+        eprintln!(
+            "  and {rest} calls of {} other causes (verdicts.csv of `judgelab report` has each call's error)",
+            failures.len() - SHOWN
+        );
+    }
 }

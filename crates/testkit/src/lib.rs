@@ -1,10 +1,15 @@
 //! What the integration tests of the CLI and of the app share: a real OpenAI-compatible
 //! server on 127.0.0.1 (llama-cpp-python serving a GGUF file as `smollm2`), started by the
-//! test and stopped when dropped. `cargo xtask test` installs llama-cpp-python[server] and
+//! test and stopped when dropped; and a [`Refuser`] that answers every request with one
+//! error status. `cargo xtask test` installs llama-cpp-python[server] and
 //! names its Python in `JUDGELAB_LLAMA_SERVER_PYTHON`. A dev-dependency only.
 
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A running `llama-cpp-python` server, stopped when dropped.
@@ -75,4 +80,58 @@ pub fn free_port() -> u16 {
         .and_then(|l| l.local_addr())
         .expect("a free port")
         .port()
+}
+
+/// An HTTP server on 127.0.0.1 that answers every request with one error status (e.g.
+/// `"401 Unauthorized"`) and counts the chat completions it refused. It serves until the
+/// test ends.
+pub struct Refuser {
+    completions: Arc<AtomicUsize>,
+    /// Up to `/v1`, as an experiment's `base_url`.
+    pub base_url: String,
+}
+
+impl Refuser {
+    pub fn bind(port: u16, status: &'static str) -> Refuser {
+        let listener = TcpListener::bind(("127.0.0.1", port))
+            .unwrap_or_else(|e| panic!("cannot listen on port {port}: {e}"));
+        let port = listener.local_addr().expect("an address").port();
+        let completions = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&completions);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let mut reader = BufReader::new(&stream);
+                let mut request_line = String::new();
+                if reader.read_line(&mut request_line).is_err() {
+                    continue;
+                }
+                if request_line.contains("/chat/completions") {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                }
+                // The headers, then an answer that refuses whatever was asked.
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    line.clear();
+                }
+                let body =
+                    format!("{{\"error\": {{\"message\": \"refused by the test ({status})\"}}}}");
+                let _ = (&stream).write_all(
+                    format!(
+                        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                    .as_bytes(),
+                );
+            }
+        });
+        Refuser {
+            completions,
+            base_url: format!("http://127.0.0.1:{port}/v1"),
+        }
+    }
+
+    /// Chat completion requests refused so far.
+    pub fn completions(&self) -> usize {
+        self.completions.load(Ordering::SeqCst)
+    }
 }

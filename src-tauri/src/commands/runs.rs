@@ -142,6 +142,14 @@ async fn run(
         n_errors: summary.n_errors as u32,
         model_calls: summary.model_calls as u32,
         prompt_tokens_decoded: summary.prompt_tokens_decoded.min(u64::from(u32::MAX)) as u32,
+        failures: summary
+            .failures
+            .into_iter()
+            .map(|f| crate::dto::FailureCauseView {
+                error: f.error,
+                n_calls: f.n_calls as u32,
+            })
+            .collect(),
     })
 }
 

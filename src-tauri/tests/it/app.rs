@@ -298,14 +298,18 @@ fn the_whole_workflow_in_the_real_app() {
 }
 
 /// A local and a remote judge in one experiment: the default model, and the same model
-/// served by a real llama-cpp-python server, added under Judges. The run judges both, the
-/// Pareto chart shows a point for each, and running it again resumes it with nothing to
-/// call.
+/// served by a real llama-cpp-python server, added under Judges. Run before the server is
+/// up, the remote calls fail and the run card says why; resumed with the server up, only
+/// they are judged; the Pareto chart shows a point for each judge, and running it again
+/// calls nothing.
 fn mixed_judges(s: &Session, dir: &Path, shot: &dyn Fn(&Session, &str)) {
-    let server = LlamaServer::start(dir, &judgelab_engine::default_model_path());
+    // The endpoint is added before its server starts, as happens: the first run fails its
+    // remote calls and says why.
+    let port = judgelab_testkit::free_port();
     s.find(&testid("nav-judges")).click();
     s.find(&testid("remote-name")).fill("smollm2-server");
-    s.find(&testid("remote-url")).fill(&server.base_url);
+    s.find(&testid("remote-url"))
+        .fill(&format!("http://127.0.0.1:{port}/v1"));
     s.find(&testid("remote-model")).fill("smollm2");
     // llama-cpp-python serves one request at a time.
     s.find(&testid("remote-concurrency")).fill("1");
@@ -339,6 +343,8 @@ fn mixed_judges(s: &Session, dir: &Path, shot: &dyn Fn(&Session, &str)) {
     };
     let run = |what: &str| -> u32 {
         let before = generation();
+        s.find(&testid("nav-builder")).click();
+        text_is(s, "plan-calls", "8", 60);
         s.find(&testid("run-button")).click();
         s.wait_until(
             what,
@@ -358,10 +364,27 @@ fn mixed_judges(s: &Session, dir: &Path, shot: &dyn Fn(&Session, &str)) {
             .and_then(|d| d.parse::<u32>().ok())
             .expect("the card says what the run judged")
     };
-    assert_eq!(run("the mixed run finishes"), 8);
+    // The local calls are judged; the remote ones fail, with their cause on the card.
+    assert_eq!(run("the run without its server finishes"), 8);
+    s.wait(&format!("{card} {}", testid("run-failures")), 15);
+    let failures = s.script(
+        "return document.querySelector(arguments[0]).textContent",
+        json!([format!("{card} {}", testid("run-failures"))]),
+    );
+    let failures = failures.as_str().expect("text");
+    assert!(
+        failures.contains("4 ×") && failures.contains(&format!("127.0.0.1:{port}")),
+        "failed calls: {failures}"
+    );
+    shot(s, "11-runs-failed");
+
+    // The server up: running again judges only the four remote calls.
+    let server = LlamaServer::start_on(dir, &judgelab_engine::default_model_path(), port);
+    assert_eq!(run("the resumed run finishes"), 4);
+    assert_eq!(s.count(&format!("{card} {}", testid("run-failures"))), 0);
     let posts = server.posts();
     assert!(posts >= 4, "{posts} requests reached the server");
-    shot(s, "11-runs-mixed");
+    shot(s, "12-runs-mixed");
 
     // Results: both judges on one Pareto chart.
     s.find(&testid("nav-results")).click();
@@ -381,12 +404,10 @@ fn mixed_judges(s: &Session, dir: &Path, shot: &dyn Fn(&Session, &str)) {
         labels.contains("=default") && labels.contains("=smollm2-server"),
         "trial labels: {labels}"
     );
-    shot(s, "12-results-mixed");
+    shot(s, "13-results-mixed");
 
     // Running it again resumes it: everything is stored, nothing is called.
-    s.find(&testid("nav-builder")).click();
-    text_is(s, "plan-calls", "8", 60);
-    assert_eq!(run("the resumed run finishes"), 0);
+    assert_eq!(run("the complete run finishes"), 0);
     assert_eq!(
         server.posts(),
         posts,

@@ -189,6 +189,12 @@ export type ExperimentListing = {
 	running: boolean,
 };
 
+/**  One reason calls of a run failed, and how many calls. */
+export type FailureCauseView = {
+	error: string,
+	n_calls: number,
+};
+
 /**  A point of a chart, where it was drawn (in the SVG's pixels). */
 export type Hotspot = {
 	trial_id: number,
@@ -301,7 +307,9 @@ n_failed: number; verdicts_per_second: number | null; eta_seconds: number | null
  *  Calls made to the judge: with exact verdicts one per prompt, however many
  *  trials it served.
  */
-model_calls: number; prompt_tokens_decoded: number } | { event: "failed"; error: AppError };
+model_calls: number; prompt_tokens_decoded: number; 
+/**  Why this run's calls failed, the most frequent cause first. */
+failures: FailureCauseView[] } | { event: "failed"; error: AppError };
 
 export type TemplateInfo = {
 	name: string,

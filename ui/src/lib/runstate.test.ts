@@ -1,6 +1,6 @@
 /** The states a run goes through as its updates arrive. */
 import { describe, expect, it } from "vitest";
-import type { Results } from "./bindings";
+import type { Results, RunUpdate } from "./bindings";
 import { applyUpdate, isActive, liveMetrics, newRun, restartRun, statusDetail, statusText, type RunState } from "./runstate";
 
 function play(run: RunState, ...updates: Parameters<typeof applyUpdate>[1][]): RunState {
@@ -22,7 +22,7 @@ describe("run state", () => {
     );
     expect(running).toMatchObject({ phase: "running", nTrials: 4, trialIdx: 1, done: 30, total: 80, nFailed: 2 });
     expect(isActive(running)).toBe(true);
-    const finished = applyUpdate(running, { event: "finished", interrupted: false, judged_now: 80, n_errors: 0, model_calls: 8, prompt_tokens_decoded: 5120 });
+    const finished = applyUpdate(running, { event: "finished", interrupted: false, judged_now: 80, n_errors: 0, model_calls: 8, prompt_tokens_decoded: 5120, failures: [] });
     expect(finished.phase).toBe("finished");
     expect(statusText(finished)).toBe("finished");
     expect(statusDetail(finished)).toBe("80 verdicts judged in this run with 8 model calls (5,120 prompt tokens decoded).");
@@ -32,7 +32,7 @@ describe("run state", () => {
 
   it("tells a pause from a cancel by what was asked", () => {
     const running = applyUpdate(start, { event: "started", experiment: "exp", resumed: false, n_trials: 1, total: 10, done: 3 });
-    const stop = { event: "finished", interrupted: true, judged_now: 3, n_errors: 0, model_calls: 3, prompt_tokens_decoded: 900 } as const;
+    const stop: RunUpdate = { event: "finished", interrupted: true, judged_now: 3, n_errors: 0, model_calls: 3, prompt_tokens_decoded: 900, failures: [] };
     expect(applyUpdate({ ...running, stopping: "pause" }, stop).phase).toBe("paused");
     expect(applyUpdate({ ...running, stopping: null }, stop).phase).toBe("paused");
     const cancelled = applyUpdate({ ...running, stopping: "cancel" }, stop);
@@ -42,6 +42,15 @@ describe("run state", () => {
       "Cancelled. The 3 verdicts judged so far are kept; running this experiment again judges only what is missing.",
     );
     expect(statusText({ ...running, stopping: "pause" })).toBe("pausing…");
+  });
+
+  it("keeps why calls failed, and forgets it when the run restarts", () => {
+    const running = applyUpdate(start, { event: "started", experiment: "exp", resumed: false, n_trials: 1, total: 20, done: 0 });
+    const failures = [{ error: "HTTP 401 Unauthorized; check the API key ($BAR_KEY)", n_calls: 20 }];
+    const finished = applyUpdate(running, { event: "finished", interrupted: false, judged_now: 20, n_errors: 20, model_calls: 20, prompt_tokens_decoded: 0, failures });
+    expect(finished.failures).toEqual(failures);
+    expect(statusDetail(finished)).toContain("20 failed and will be retried by the next run");
+    expect(restartRun(finished, 3).failures).toEqual([]);
   });
 
   it("keeps the error of a failed run", () => {

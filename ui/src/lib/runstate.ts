@@ -2,7 +2,7 @@
  * A run as the Runs screen shows it, and how each update streamed from the engine changes
  * it. Pure, so that the states a run can go through are tested without a backend.
  */
-import type { AppError, Results, RunUpdate } from "./bindings";
+import type { AppError, FailureCauseView, Results, RunUpdate } from "./bindings";
 
 /** The states `run-status` reports in its `data-state` attribute. */
 export type RunPhase = "loading" | "running" | "paused" | "finished" | "failed" | "cancelled";
@@ -39,6 +39,8 @@ export interface RunState {
   nErrors: number | null;
   modelCalls: number | null;
   promptTokensDecoded: number | null;
+  /** Why this run's calls failed, the most frequent cause first; set when the run ends. */
+  failures: FailureCauseView[];
   error: AppError | null;
   /** What the user asked for while the calls in flight finish. */
   stopping: "pause" | "cancel" | null;
@@ -65,6 +67,7 @@ export function newRun(name: string, spec: string, generation: number): RunState
     nErrors: null,
     modelCalls: null,
     promptTokensDecoded: null,
+    failures: [],
     error: null,
     stopping: null,
     metrics: [],
@@ -85,6 +88,7 @@ export function restartRun(run: RunState, generation: number): RunState {
     nErrors: null,
     modelCalls: null,
     promptTokensDecoded: null,
+    failures: [],
     error: null,
     stopping: null,
     generation,
@@ -136,6 +140,7 @@ export function applyUpdate(run: RunState, update: RunUpdate): RunState {
         nErrors: update.n_errors,
         modelCalls: update.model_calls,
         promptTokensDecoded: update.prompt_tokens_decoded,
+        failures: update.failures,
         etaSeconds: null,
         stopping: null,
       };

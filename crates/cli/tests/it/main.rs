@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use judgelab_testkit::{free_port, LlamaServer};
+use judgelab_testkit::{free_port, LlamaServer, Refuser};
 use serde_json::Value;
 
 mod old_databases;
@@ -791,6 +791,7 @@ fn a_local_and_a_remote_judge_in_one_experiment() {
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("8 failed and will be retried"), "{err}");
+    assert!(err.contains("failed calls, by cause:\n  8 × "), "{err}");
     let v = env.show("local-and-remote");
     let trials = v["trials"].as_array().unwrap();
     let by_judge = |t: &Value| {
@@ -857,6 +858,42 @@ fn a_local_and_a_remote_judge_in_one_experiment() {
     }
     let trials_csv = std::fs::read_to_string(dir.join("trials.csv")).unwrap();
     assert!(trials_csv.contains(",smollm2-server,"), "{trials_csv}");
+}
+
+/// A run against an endpoint that refuses the key says why its calls failed: the 401 and
+/// where the key came from, with how many calls it failed (each one request: a 401 is
+/// never retried).
+#[test]
+fn a_refused_key_is_printed_with_its_source() {
+    let env = Env::new();
+    let refuser = Refuser::bind(0, "401 Unauthorized");
+    let file = env.file(
+        "bad-key.toml",
+        format!(
+            "name = \"bad-key\"\ndataset = {:?}\n[judge]\nbackend = \"openai\"\nbase_url = {:?}\nmodel = \"smollm2\"\napi_key_env = \"JUDGELAB_TEST_BAD_KEY\"\ntemplate = \"pairwise\"\n[sweep]\nmax_tokens = 4\n[limits]\nitems = 3\n",
+            llmbar().display().to_string(),
+            refuser.base_url
+        ),
+    );
+    let out = env
+        .cmd(&["run", file.to_str().unwrap()])
+        .env("JUDGELAB_TEST_BAD_KEY", "sk-judgelab-bad")
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("judged 3 verdicts; 3 failed")
+            && err.contains("failed calls, by cause:\n  3 × ")
+            && err.contains("401")
+            && err.contains("JUDGELAB_TEST_BAD_KEY"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("sk-judgelab-bad"),
+        "the key is never printed: {err}"
+    );
+    assert_eq!(refuser.completions(), 3);
 }
 
 const SENTINEL_KEY: &str = "sk-judgelab-sentinel-4f1c2a";

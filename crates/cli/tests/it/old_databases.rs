@@ -5,12 +5,9 @@
 //! running each experiment again must judge nothing that is stored: only the calls that
 //! failed are retried, against a server that refuses them again.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 
+use judgelab_testkit::Refuser;
 use serde_json::Value;
 
 use crate::{text, Env};
@@ -20,46 +17,6 @@ const REMOTE_PORT: u16 = 47803;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/old-databases")
-}
-
-/// Answers every HTTP request with 503 and counts the chat completions it refused.
-struct Refuser {
-    completions: Arc<AtomicUsize>,
-}
-
-impl Refuser {
-    fn bind(port: u16) -> Refuser {
-        let listener = TcpListener::bind(("127.0.0.1", port)).unwrap_or_else(|e| {
-            panic!("port {port}, where the old databases' remote judge was served, is taken: {e}")
-        });
-        let completions = Arc::new(AtomicUsize::new(0));
-        let counted = Arc::clone(&completions);
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let mut reader = BufReader::new(&stream);
-                let mut request_line = String::new();
-                if reader.read_line(&mut request_line).is_err() {
-                    continue;
-                }
-                if request_line.contains("/chat/completions") {
-                    counted.fetch_add(1, Ordering::SeqCst);
-                }
-                // The headers, then an answer that refuses whatever was asked.
-                let mut line = String::new();
-                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                    line.clear();
-                }
-                let _ = (&stream).write_all(
-                    b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
-                );
-            }
-        });
-        Refuser { completions }
-    }
-
-    fn completions(&self) -> usize {
-        self.completions.load(Ordering::SeqCst)
-    }
 }
 
 /// What `show --json` printed at `version`, in today's shape. Until 9be0b85 a trial's
@@ -149,7 +106,7 @@ fn failed_calls(shown: &Value) -> u64 {
 
 #[test]
 fn databases_of_every_earlier_schema_migrate_report_the_same_numbers_and_resume() {
-    let refuser = Refuser::bind(REMOTE_PORT);
+    let refuser = Refuser::bind(REMOTE_PORT, "503 Service Unavailable");
     let mut retried = 0u64;
     for version in ["0001", "0002", "0003", "0004"] {
         let env = Env::new();
@@ -190,6 +147,14 @@ fn databases_of_every_earlier_schema_migrate_report_the_same_numbers_and_resume(
                     err.contains(&format!("judged {failed} verdicts")),
                     "{at}: {err}"
                 );
+                // The cause is printed, with how many calls it failed.
+                if failed > hits {
+                    assert!(
+                        err.contains(&format!("failed calls, by cause:\n  {} × ", failed - hits))
+                            && err.contains("503"),
+                        "{at}: {err}"
+                    );
+                }
                 retried += failed - hits;
             }
             let resumed = env.show(name);

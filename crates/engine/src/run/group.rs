@@ -40,6 +40,8 @@ pub(super) struct Tally {
     pub cache_hits: usize,
     pub model_calls: usize,
     pub prompt_tokens_decoded: u64,
+    /// The error of every failed call, as recorded.
+    pub errors: Vec<String>,
 }
 
 /// Judges the missing calls of `group`, recording each verdict as it arrives.
@@ -249,7 +251,10 @@ async fn record(
             row.cache_hit = hit;
             tally.cache_hits += usize::from(hit);
             let failed = row.outcome.label().is_none();
-            tally.n_errors += usize::from(row.outcome.is_call_failure());
+            if let Some(error) = row.outcome.error() {
+                tally.n_errors += 1;
+                tally.errors.push(error.to_string());
+            }
             let written = match run.store.record_verdict(&row).await {
                 Ok(written) => written,
                 Err(e) => {

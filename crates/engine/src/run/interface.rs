@@ -82,4 +82,50 @@ pub struct RunSummary {
     pub prompt_tokens_decoded: u64,
     /// Cancelled before everything was judged.
     pub interrupted: bool,
+    /// Why this run's calls failed: each distinct error with how many calls it failed,
+    /// the most frequent first.
+    pub failures: Vec<FailureCause>,
+}
+
+/// One reason calls failed, and how many.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailureCause {
+    pub error: String,
+    pub n_calls: usize,
+}
+
+impl FailureCause {
+    /// The distinct errors of `errors`, counted, the most frequent first (ties in the
+    /// order of their error).
+    pub fn count<'a>(errors: impl IntoIterator<Item = &'a str>) -> Vec<FailureCause> {
+        let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+        for e in errors {
+            *counts.entry(e).or_default() += 1;
+        }
+        let mut causes: Vec<FailureCause> = counts
+            .into_iter()
+            .map(|(error, n_calls)| FailureCause {
+                error: error.to_string(),
+                n_calls,
+            })
+            .collect();
+        causes.sort_by_key(|c| std::cmp::Reverse(c.n_calls));
+        causes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FailureCause;
+
+    #[test]
+    fn failure_causes_are_counted_most_frequent_first() {
+        let causes = FailureCause::count(["b", "a", "c", "c", "a", "c"]);
+        let got: Vec<(&str, usize)> = causes
+            .iter()
+            .map(|c| (c.error.as_str(), c.n_calls))
+            .collect();
+        assert_eq!(got, [("c", 3), ("a", 2), ("b", 1)]);
+        assert!(FailureCause::count([]).is_empty());
+    }
 }

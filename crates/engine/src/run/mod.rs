@@ -17,7 +17,7 @@ pub(crate) mod interface;
 mod loaded;
 
 use group::{judge_group, Run, Tally};
-pub use interface::{RunEvent, RunOptions, RunSummary};
+pub use interface::{FailureCause, RunEvent, RunOptions, RunSummary};
 use loaded::Judges;
 
 use crate::calls::{groups, Call};
@@ -87,6 +87,7 @@ pub async fn run_experiment(
         model_calls: tally.model_calls,
         prompt_tokens_decoded: tally.prompt_tokens_decoded,
         interrupted: tally.done < total && options.cancel.load(Ordering::SeqCst),
+        failures: FailureCause::count(tally.errors.iter().map(String::as_str)),
     })
 }
 
