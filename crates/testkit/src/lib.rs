@@ -92,6 +92,7 @@ pub struct Refuser {
 }
 
 impl Refuser {
+    /// Listens on `port` (0: any free one, then read `base_url`).
     pub fn bind(port: u16, status: &'static str) -> Refuser {
         let listener = TcpListener::bind(("127.0.0.1", port))
             .unwrap_or_else(|e| panic!("cannot listen on port {port}: {e}"));

@@ -40,8 +40,8 @@ pub(super) struct Tally {
     pub cache_hits: usize,
     pub model_calls: usize,
     pub prompt_tokens_decoded: u64,
-    /// The error of every failed call, as recorded.
-    pub errors: Vec<String>,
+    /// How many failed calls recorded each error.
+    pub errors: std::collections::BTreeMap<String, usize>,
 }
 
 /// Judges the missing calls of `group`, recording each verdict as it arrives.
@@ -53,9 +53,10 @@ pub(super) async fn judge_group(
     on_event: &mut (dyn FnMut(RunEvent) + Send),
 ) -> Result<(), EngineError> {
     let judge = judges.get(&group.first().params.judge, on_event).await?;
-    let reader = match group.exact {
-        true => Some(reader(run.r, group, judge.as_ref())?),
-        false => None,
+    let reader = if group.exact {
+        Some(reader(run.r, group, judge.as_ref())?)
+    } else {
+        None
     };
     let (pending, requests) = prepare(run.r, group, run.index)?;
     let (hits, misses) = replay(run, &pending, requests).await?;
@@ -253,7 +254,12 @@ async fn record(
             let failed = row.outcome.label().is_none();
             if let Some(error) = row.outcome.error() {
                 tally.n_errors += 1;
-                tally.errors.push(error.to_string());
+                match tally.errors.get_mut(error) {
+                    Some(n) => *n += 1,
+                    None => {
+                        tally.errors.insert(error.to_string(), 1);
+                    }
+                }
             }
             let written = match run.store.record_verdict(&row).await {
                 Ok(written) => written,

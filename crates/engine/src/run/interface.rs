@@ -95,19 +95,12 @@ pub struct FailureCause {
 }
 
 impl FailureCause {
-    /// The distinct errors of `errors`, counted, the most frequent first (ties in the
-    /// order of their error).
-    pub fn count<'a>(errors: impl IntoIterator<Item = &'a str>) -> Vec<FailureCause> {
-        let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
-        for e in errors {
-            *counts.entry(e).or_default() += 1;
-        }
+    /// Errors counted by their text, as causes, the most frequent first (ties in the order
+    /// of their error).
+    pub fn ranked(counts: std::collections::BTreeMap<String, usize>) -> Vec<FailureCause> {
         let mut causes: Vec<FailureCause> = counts
             .into_iter()
-            .map(|(error, n_calls)| FailureCause {
-                error: error.to_string(),
-                n_calls,
-            })
+            .map(|(error, n_calls)| FailureCause { error, n_calls })
             .collect();
         causes.sort_by_key(|c| std::cmp::Reverse(c.n_calls));
         causes
@@ -120,12 +113,15 @@ mod tests {
 
     #[test]
     fn failure_causes_are_counted_most_frequent_first() {
-        let causes = FailureCause::count(["b", "a", "c", "c", "a", "c"]);
+        let counts = [("b", 1), ("a", 2), ("c", 3), ("d", 2)]
+            .map(|(e, n)| (e.to_string(), n))
+            .into();
+        let causes = FailureCause::ranked(counts);
         let got: Vec<(&str, usize)> = causes
             .iter()
             .map(|c| (c.error.as_str(), c.n_calls))
             .collect();
-        assert_eq!(got, [("c", 3), ("a", 2), ("b", 1)]);
-        assert!(FailureCause::count([]).is_empty());
+        assert_eq!(got, [("c", 3), ("a", 2), ("d", 2), ("b", 1)]);
+        assert!(FailureCause::ranked(Default::default()).is_empty());
     }
 }

@@ -87,7 +87,7 @@ pub async fn run_experiment(
         model_calls: tally.model_calls,
         prompt_tokens_decoded: tally.prompt_tokens_decoded,
         interrupted: tally.done < total && options.cancel.load(Ordering::SeqCst),
-        failures: FailureCause::count(tally.errors.iter().map(String::as_str)),
+        failures: FailureCause::ranked(tally.errors),
     })
 }
 
