@@ -94,11 +94,43 @@ pub struct Completion {
     pub logits: Option<Arc<Vec<f32>>>,
 }
 
-/// A call's outcome: a completion, or an error message to record on the verdict.
+/// A call's outcome: a completion, or the error to record on the verdict.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JudgeResponse {
     pub key: usize,
-    pub result: Result<Completion, String>,
+    pub result: Result<Completion, CallError>,
+}
+
+/// Why a call has no completion, and how many requests it made before giving up: the
+/// retried-call split of latency and the error rates read `attempts`, so it counts what
+/// was really sent, not what the judge was allowed to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallError {
+    pub message: String,
+    /// Requests (remote) or decodes (local) the call made; 0 when it never reached the
+    /// model (the judge had stopped, or was never loaded).
+    pub attempts: u32,
+}
+
+impl CallError {
+    /// A call that failed after `attempts` requests.
+    pub fn after(attempts: u32, message: impl Into<String>) -> CallError {
+        CallError {
+            message: message.into(),
+            attempts,
+        }
+    }
+
+    /// A call that never reached the model.
+    pub fn untried(message: impl Into<String>) -> CallError {
+        CallError::after(0, message)
+    }
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
 }
 
 /// What identifies the model behind a judge, recorded on every trial.

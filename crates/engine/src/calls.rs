@@ -232,7 +232,13 @@ pub(crate) fn rows(
             };
             let c = match &response.result {
                 Ok(c) => c,
-                Err(message) => return (t.trial, record(Outcome::CallFailed(message.clone()))),
+                Err(e) => {
+                    let row = VerdictRecord {
+                        attempts: e.attempts,
+                        ..record(Outcome::CallFailed(e.message.clone()))
+                    };
+                    return (t.trial, row);
+                }
             };
             let judged = |v: Verdict| Outcome::Judged(unswap(v, p.swapped));
             let row = match (&ranked, reader, c.stop) {

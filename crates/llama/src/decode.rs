@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
-use judgelab_core::judge::{Completion, StopReason};
+use judgelab_core::judge::{CallError, Completion, StopReason};
 use judgelab_core::{JudgeRequest, JudgeResponse, Message};
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_backend::LlamaBackend;
@@ -121,7 +121,7 @@ impl Session<'_> {
                     if reply
                         .send(JudgeResponse {
                             key,
-                            result: Err(message),
+                            result: Err(CallError::untried(message)),
                         })
                         .is_err()
                     {
@@ -129,7 +129,7 @@ impl Session<'_> {
                     }
                 }
                 Ok(tokens) if tokens.is_empty() => {
-                    let result = Err("the prompt is empty".to_string());
+                    let result = Err(CallError::untried("the prompt is empty"));
                     if reply.send(JudgeResponse { key, result }).is_err() {
                         return false;
                     }
@@ -449,7 +449,7 @@ fn fail_all(live: Vec<Live>, message: &str, reply: &mpsc::Sender<JudgeResponse>)
     for l in live {
         let response = JudgeResponse {
             key: l.request.key,
-            result: Err(message.to_string()),
+            result: Err(CallError::after(1, message)),
         };
         if reply.send(response).is_err() {
             return false;

@@ -23,7 +23,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 
-use judgelab_core::judge::{ModelIdentity, Vocabulary};
+use judgelab_core::judge::{CallError, ModelIdentity, Vocabulary};
 use judgelab_core::{Judge, JudgeRequest, JudgeResponse, Message};
 use sha2::{Digest, Sha256};
 
@@ -219,7 +219,7 @@ impl Judge for LlamaJudge {
             for key in keys {
                 on_response(JudgeResponse {
                     key,
-                    result: Err(message.clone()),
+                    result: Err(CallError::untried(message.clone())),
                 });
             }
             return;

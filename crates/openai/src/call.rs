@@ -3,13 +3,13 @@
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use judgelab_core::judge::{Completion, StopReason};
+use judgelab_core::judge::{CallError, Completion, StopReason};
 use judgelab_core::rng::SplitMix64;
 use judgelab_core::JudgeRequest;
 use serde_json::Value;
 
 use crate::sse::{Event, SseParser};
-use crate::wire::{request_body, shorten, Reply};
+use crate::wire::{context_overflow, request_body, shorten, Reply};
 use crate::{estimate_tokens, Inner};
 
 /// Why an attempt failed.
@@ -30,16 +30,16 @@ fn retry(message: impl Into<String>) -> Failure {
     }
 }
 
-/// Runs a call to the end: a completion, or the message of its last failure.
-pub(crate) async fn call(inner: &Inner, request: JudgeRequest) -> Result<Completion, String> {
+/// Runs a call to the end: a completion, or the message of its last failure with the
+/// requests it made.
+pub(crate) async fn call(inner: &Inner, request: JudgeRequest) -> Result<Completion, CallError> {
     let endpoint = &inner.endpoint;
     let body = request_body(endpoint, &request.messages, &request.sampling);
     let tokens = (estimate_tokens(&request.messages) + request.sampling.max_tokens as usize) as f64;
     let mut attempt = 0;
     loop {
-        attempt += 1;
         if let Some(fatal) = inner.fatal.lock().expect("never poisoned").clone() {
-            return Err(fatal);
+            return Err(CallError::after(attempt, fatal));
         }
         if let Some(bucket) = &inner.requests {
             bucket.take(1.0).await;
@@ -47,6 +47,7 @@ pub(crate) async fn call(inner: &Inner, request: JudgeRequest) -> Result<Complet
         if let Some(bucket) = &inner.tokens {
             bucket.take(tokens).await;
         }
+        attempt += 1;
         match attempt_once(inner, &body).await {
             Ok(completion) => {
                 return Ok(Completion {
@@ -57,12 +58,15 @@ pub(crate) async fn call(inner: &Inner, request: JudgeRequest) -> Result<Complet
             Err(Failure::Fatal(message)) => {
                 let message = inner.redact(&message);
                 *inner.fatal.lock().expect("never poisoned") = Some(message.clone());
-                return Err(message);
+                return Err(CallError::after(attempt, message));
             }
             Err(Failure::Retry { message, after }) => {
                 if attempt >= endpoint.max_attempts {
                     let message = inner.redact(&message);
-                    return Err(format!("{message} (gave up after {attempt} attempts)"));
+                    return Err(CallError::after(
+                        attempt,
+                        format!("{message} (gave up after {attempt} attempts)"),
+                    ));
                 }
                 tokio::time::sleep(after.unwrap_or_else(|| backoff(inner, attempt))).await;
             }
@@ -128,6 +132,13 @@ async fn attempt_once(inner: &Inner, body: &Value) -> Result<Completion, Failure
     if !status.is_success() {
         let after = retry_after(response.headers());
         let text = response.text().await.unwrap_or_default();
+        if matches!(status.as_u16(), 400 | 413 | 422) {
+            if let Some(prompt_tokens) = context_overflow(&text) {
+                // No retry can make the prompt fit, and the next prompt may: a verdict that
+                // failed as the local judge's does, not a failed call and not a stop.
+                return Ok(too_long(prompt_tokens, started));
+            }
+        }
         let message = format!("HTTP {} from {url}: {}", status, shorten(&text));
         return Err(match status.as_u16() {
             408 | 409 | 425 | 429 | 500..=599 => Failure::Retry { message, after },
@@ -216,6 +227,23 @@ async fn attempt_once(inner: &Inner, body: &Value) -> Result<Completion, Failure
         decoded_tokens: None,
         logits: None,
     })
+}
+
+/// The completion of a prompt the server's context cannot hold: nothing generated.
+fn too_long(prompt_tokens: Option<u32>, started: Instant) -> Completion {
+    Completion {
+        text: String::new(),
+        prompt_tokens: prompt_tokens.unwrap_or(0),
+        completion_tokens: 0,
+        latency_ms: started.elapsed().as_secs_f64() * 1000.0,
+        ttft_ms: None,
+        stop: StopReason::PromptTooLong,
+        cached_tokens: None,
+        attempts: 1,
+        logprobs: None,
+        decoded_tokens: None,
+        logits: None,
+    }
 }
 
 /// The prompt tokens of `body`'s messages, from the usage of an unstreamed one-token

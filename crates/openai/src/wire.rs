@@ -113,6 +113,36 @@ impl Reply {
     }
 }
 
+/// Whether an error body says the prompt does not fit the model's context, and the
+/// prompt's tokens where the server counts them. The servers say it in their own words:
+/// OpenAI and llama-cpp-python with the code `context_length_exceeded`, llama.cpp's
+/// `llama-server` with the type `exceed_context_size_error` (and `n_prompt_tokens`), vLLM
+/// with "maximum context length" in the message.
+pub fn context_overflow(body: &str) -> Option<Option<u32>> {
+    let value: Value = serde_json::from_str(body).ok()?;
+    let error = if value["error"].is_object() {
+        &value["error"]
+    } else {
+        &value
+    };
+    let message = error["message"].as_str().unwrap_or_default().to_lowercase();
+    let said = error["code"] == "context_length_exceeded"
+        || error["type"] == "exceed_context_size_error"
+        || [
+            "maximum context length",
+            "context window",
+            "context size",
+            "context length",
+        ]
+        .iter()
+        .any(|phrase| message.contains(phrase));
+    said.then(|| {
+        error["n_prompt_tokens"]
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+    })
+}
+
 /// At most 200 characters of a server's text, for error messages.
 pub fn shorten(text: &str) -> String {
     let text = text.trim();
@@ -159,5 +189,34 @@ mod tests {
         );
         assert_eq!(reply.logprobs.len(), 1);
         assert!(Reply::from_response(&json!({"error": "x"})).is_err());
+    }
+
+    #[test]
+    fn each_servers_words_for_a_prompt_too_long() {
+        let cases = [
+            // llama-server
+            (
+                r#"{"error":{"code":400,"message":"request (700 tokens) exceeds the available context size (512 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":700,"n_ctx":512}}"#,
+                Some(Some(700)),
+            ),
+            // OpenAI and llama-cpp-python
+            (
+                r#"{"error":{"message":"This model's maximum context length is 512 tokens. However, you requested 760 tokens (700 in the messages, 60 in the completion).","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
+                Some(None),
+            ),
+            // vLLM
+            (
+                r#"{"object":"error","message":"This model's maximum context length is 2048 tokens. However, you requested 2100 tokens","type":"BadRequestError","code":400}"#,
+                Some(None),
+            ),
+            (
+                r#"{"error":{"message":"unknown field: top_k","type":"invalid_request_error"}}"#,
+                None,
+            ),
+            ("<html>bad request</html>", None),
+        ];
+        for (body, expected) in cases {
+            assert_eq!(context_overflow(body), expected, "{body}");
+        }
     }
 }

@@ -894,6 +894,49 @@ fn a_refused_key_is_printed_with_its_source() {
         "the key is never printed: {err}"
     );
     assert_eq!(refuser.completions(), 3);
+    assert_eq!(stored_attempts(&env, "bad-key"), [1, 1, 1]);
+}
+
+/// A failed call records the requests it really made: 3 to an endpoint that answers 503 to
+/// each of `max_attempts = 3`, counted by the endpoint.
+#[test]
+fn a_failed_calls_attempts_are_the_requests_it_made() {
+    let env = Env::new();
+    let refuser = Refuser::bind(0, "503 Service Unavailable");
+    let file = env.file(
+        "busy.toml",
+        format!(
+            "name = \"busy\"\ndataset = {:?}\n[judge]\nbackend = \"openai\"\nbase_url = {:?}\nmodel = \"smollm2\"\nmax_attempts = 3\ntemplate = \"pairwise\"\n[sweep]\nmax_tokens = 4\n[limits]\nitems = 2\n",
+            llmbar().display().to_string(),
+            refuser.base_url
+        ),
+    );
+    let out = env.cmd(&["run", file.to_str().unwrap()]).output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("2 × HTTP 503") && err.contains("gave up after 3 attempts"),
+        "{err}"
+    );
+    assert_eq!(refuser.completions(), 6);
+    assert_eq!(stored_attempts(&env, "busy"), [3, 3]);
+}
+
+/// The `attempts` column of an experiment's verdicts, as `report` exports it.
+fn stored_attempts(env: &Env, experiment: &str) -> Vec<u32> {
+    let out_dir = env.dir.path().join(format!("{experiment}-report"));
+    let out = env
+        .cmd(&["report", experiment, "--out", out_dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let verdicts = std::fs::read_to_string(out_dir.join("verdicts.csv")).unwrap();
+    let header: Vec<&str> = verdicts.lines().next().unwrap().split(',').collect();
+    let attempts = header.iter().position(|c| *c == "attempts").unwrap();
+    csv_rows(&verdicts)
+        .iter()
+        .map(|r| r[attempts].parse().unwrap())
+        .collect()
 }
 
 const SENTINEL_KEY: &str = "sk-judgelab-sentinel-4f1c2a";

@@ -229,7 +229,7 @@ pub async fn bench(
             let completion = response
                 .ok_or_else(|| EngineError::Judge("no response".into()))?
                 .result
-                .map_err(EngineError::Judge)?;
+                .map_err(|e| EngineError::Judge(e.message))?;
             naive.model_calls += 1;
             naive.prompt_tokens_decoded += u64::from(completion.prompt_tokens);
             if let Some(logits) = &completion.logits {

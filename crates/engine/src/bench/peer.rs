@@ -139,7 +139,7 @@ pub async fn peer(
             let cancel = Arc::new(AtomicBool::new(false));
             let mut first = Ok(());
             judge.judge_batch(vec![warm_up], &cancel, &mut |r| {
-                first = r.result.map(|_| ());
+                first = r.result.map(|_| ()).map_err(|e| e.message);
             });
             first?;
             let start = Instant::now();
@@ -179,7 +179,7 @@ pub async fn peer(
     let r = &sweep.r;
     let (mut greedy_compared, mut greedy_agree) = (0, 0);
     for response in responses {
-        let completion = response.result.map_err(failed)?;
+        let completion = response.result.map_err(|e| failed(e.message))?;
         peer.model_calls += 1;
         peer.prompt_tokens_decoded += u64::from(completion.prompt_tokens);
         let (trial, item) = cells[response.key];

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use judgelab_core::judge::Completion;
+use judgelab_core::judge::{CallError, Completion};
 use judgelab_core::{Item, Judge, JudgeRequest, JudgeResponse};
 use judgelab_store::Store;
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -203,7 +203,9 @@ impl Responses {
                             .filter(|&key| !self.answered[key])
                             .map(|key| JudgeResponse {
                                 key,
-                                result: Err("the judge returned no response for this call".into()),
+                                result: Err(CallError::untried(
+                                    "the judge returned no response for this call",
+                                )),
                             })
                             .collect();
                         continue;

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use judgelab_core::judge::{Completion, ModelIdentity, StopReason, Vocabulary};
+use judgelab_core::judge::{CallError, Completion, ModelIdentity, StopReason, Vocabulary};
 use judgelab_core::{Judge, JudgeRequest, JudgeResponse, Message};
 use judgelab_engine::{run_experiment, EngineError, JudgeLoader, ModelSpec, RunOptions};
 use judgelab_store::Store;
@@ -51,7 +51,7 @@ impl Judge for Logits {
                 at.map(|i| fail.remove(i)).is_some()
             };
             let result = if failing {
-                Err("the scripted judge fails once".to_string())
+                Err(CallError::after(1, "the scripted judge fails once"))
             } else {
                 Ok(Completion {
                     text: String::new(),

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use judgelab_core::judge::{Completion, ModelIdentity, StopReason};
+use judgelab_core::judge::{CallError, Completion, ModelIdentity, StopReason};
 use judgelab_core::{Judge, JudgeRequest, JudgeResponse, Message};
 use judgelab_engine::{run_experiment, summarize, EngineError, JudgeLoader, ModelSpec, RunOptions};
 use judgelab_store::Store;
@@ -91,7 +91,7 @@ impl Judge for Scripted {
                         Ok(rest.to_string())
                     } else {
                         failed.push(question.clone());
-                        Err("HTTP 503 from the scripted judge".to_string())
+                        Err(CallError::after(1, "HTTP 503 from the scripted judge"))
                     }
                 }
                 None => Ok(output),

@@ -142,6 +142,12 @@ async fn serve(mut socket: TcpStream, log: Arc<Mutex<Log>>) {
             &format!(r#"{{"error":{{"message":"Incorrect API key provided: {SENTINEL_KEY}"}}}}"#),
         ),
         ("long", _) => reply_with(stream, "A tie", "length"),
+        // llama-server's answer to a prompt longer than its context.
+        ("overflow", _) => status(
+            400,
+            "",
+            r#"{"error":{"code":400,"message":"request (700 tokens) exceeds the available context size (512 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":700,"n_ctx":512}}"#,
+        ),
         // A server that streams no usage (llama-cpp-python), but reports it unstreamed.
         ("nousage", _) if stream => sse(&[
             r#"{"choices":[{"delta":{"content":"B"}}]}"#,
@@ -260,6 +266,7 @@ fn every_fault_ends_as_specified_and_every_call_is_answered_once() {
         "cut",
         "malformed",
         "long",
+        "overflow",
     ];
     let responses = judge_all(&judge, &cases);
     assert_eq!(
@@ -271,11 +278,19 @@ fn every_fault_ends_as_specified_and_every_call_is_answered_once() {
             "malformed" => {
                 let e = r.result.as_ref().unwrap_err();
                 assert!(
-                    e.contains("malformed") && e.contains("gave up after 3 attempts"),
+                    e.message.contains("malformed")
+                        && e.message.contains("gave up after 3 attempts"),
                     "{e}"
                 );
+                assert_eq!(e.attempts as usize, server.count(case));
             }
             "long" => assert_eq!(r.result.as_ref().unwrap().stop, StopReason::MaxTokens),
+            "overflow" => {
+                // A verdict that failed, after one request: no retry makes it fit.
+                let c = r.result.as_ref().unwrap();
+                assert_eq!(c.stop, StopReason::PromptTooLong);
+                assert_eq!((c.prompt_tokens, c.attempts), (700, 1));
+            }
             _ => {
                 let c = r.result.as_ref().unwrap_or_else(|e| panic!("{case}: {e}"));
                 assert_eq!(c.text, "A", "{case}");
@@ -288,7 +303,7 @@ fn every_fault_ends_as_specified_and_every_call_is_answered_once() {
     }
     // One attempt for "ok"; a retry for each transient fault; 3 for the malformed body.
     let attempts: Vec<usize> = cases.iter().map(|c| server.count(c)).collect();
-    assert_eq!(attempts, [1, 2, 3, 2, 2, 2, 3, 1]);
+    assert_eq!(attempts, [1, 2, 3, 2, 2, 2, 3, 1, 1]);
     // Retry-After: 1 was honoured.
     let log = server.log.lock().unwrap();
     assert!(log.auth.iter().all(|a| a.ends_with(SENTINEL_KEY)));
@@ -314,11 +329,17 @@ fn a_bad_key_stops_the_judge_without_retrying_or_leaking_the_key() {
     for r in &responses {
         let e = r.result.as_ref().unwrap_err();
         assert!(
-            e.contains("HTTP 401") && e.contains("$JUDGELAB_TEST_KEY"),
+            e.message.contains("HTTP 401") && e.message.contains("$JUDGELAB_TEST_KEY"),
             "{e}"
         );
-        assert!(!e.contains(SENTINEL_KEY), "the key leaked: {e}");
+        assert!(!e.message.contains(SENTINEL_KEY), "the key leaked: {e}");
     }
+    // The refused call made one request; the calls after it none.
+    let attempts: Vec<u32> = responses
+        .iter()
+        .map(|r| r.result.as_ref().unwrap_err().attempts)
+        .collect();
+    assert_eq!(attempts, [1, 0, 0]);
     // Never retried, and nothing more was sent once the key was known to be bad.
     assert_eq!((server.count("401"), server.count("ok")), (1, 0));
     assert!(!format!("{:?}", endpoint(&server)).contains(SENTINEL_KEY));
