@@ -1,8 +1,14 @@
-//! What the integration tests of the CLI and of the app share: a real OpenAI-compatible
-//! server on 127.0.0.1 (llama-cpp-python serving a GGUF file as `smollm2`), started by the
-//! test and stopped when dropped; and a [`Refuser`] that answers every request with one
-//! error status. `cargo xtask test` installs llama-cpp-python[server] and
-//! names its Python in `JUDGELAB_LLAMA_SERVER_PYTHON`. A dev-dependency only.
+//! What the integration tests of the CLI and of the app share, a dev-dependency only:
+//! - [`LlamaServer`]: llama.cpp's own `llama-server` serving a GGUF file as `smollm2` on
+//!   127.0.0.1 (continuous batching over `--parallel` slots, usage in streams), behind a
+//!   [`Relay`] that counts the chat completions it carries. `cargo xtask test` builds it and
+//!   names it in `JUDGELAB_LLAMA_CPP_SERVER`.
+//! - [`LlamaCppPython`]: llama-cpp-python's server, which streams no usage (the judge then
+//!   counts a prompt with one unstreamed probe). `cargo xtask test` installs it and names
+//!   its Python in `JUDGELAB_LLAMA_SERVER_PYTHON`.
+//! - [`Refuser`]: answers every request with one error status.
+//!
+//! Each server is started by the test and stopped when dropped.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -12,22 +18,28 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod relay;
+mod server;
+
+pub use relay::Relay;
+pub use server::{LlamaServer, Slots};
+
 /// A running `llama-cpp-python` server, stopped when dropped.
-pub struct LlamaServer {
+pub struct LlamaCppPython {
     child: Child,
     /// Up to `/v1`, as an experiment's `base_url`.
     pub base_url: String,
     log: PathBuf,
 }
 
-impl LlamaServer {
+impl LlamaCppPython {
     /// Serves `model` on a free port, logging into `dir`; waits until it listens.
-    pub fn start(dir: &Path, model: &Path) -> LlamaServer {
-        LlamaServer::start_on(dir, model, free_port())
+    pub fn start(dir: &Path, model: &Path) -> LlamaCppPython {
+        LlamaCppPython::start_on(dir, model, free_port())
     }
 
     /// Serves `model` on `port`, logging into `dir`; waits until it listens.
-    pub fn start_on(dir: &Path, model: &Path, port: u16) -> LlamaServer {
+    pub fn start_on(dir: &Path, model: &Path, port: u16) -> LlamaCppPython {
         let python = std::env::var_os("JUDGELAB_LLAMA_SERVER_PYTHON").expect(
             "JUDGELAB_LLAMA_SERVER_PYTHON is not set: run the tests with `cargo xtask test`, which installs llama-cpp-python[server]",
         );
@@ -41,7 +53,7 @@ impl LlamaServer {
             .stderr(std::fs::File::create(dir.join("server.err")).expect("server log"))
             .spawn()
             .expect("the server starts");
-        let server = LlamaServer {
+        let server = LlamaCppPython {
             child,
             base_url: format!("http://127.0.0.1:{port}/v1"),
             log,
@@ -67,7 +79,7 @@ impl LlamaServer {
     }
 }
 
-impl Drop for LlamaServer {
+impl Drop for LlamaCppPython {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

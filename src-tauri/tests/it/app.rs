@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use judgelab_testkit::LlamaServer;
+use judgelab_testkit::{LlamaServer, Slots};
 use serde_json::json;
 
 use crate::webdriver::{display, Session};
@@ -298,7 +298,7 @@ fn the_whole_workflow_in_the_real_app() {
 }
 
 /// A local and a remote judge in one experiment: the default model, and the same model
-/// served by a real llama-cpp-python server, added under Judges. Run before the server is
+/// served by llama.cpp's real `llama-server` (four slots), added under Judges. Run before the server is
 /// up, the remote calls fail and the run card says why; resumed with the server up, only
 /// they are judged; the Pareto chart shows a point for each judge, and running it again
 /// calls nothing.
@@ -311,8 +311,8 @@ fn mixed_judges(s: &Session, dir: &Path, shot: &dyn Fn(&Session, &str)) {
     s.find(&testid("remote-url"))
         .fill(&format!("http://127.0.0.1:{port}/v1"));
     s.find(&testid("remote-model")).fill("smollm2");
-    // llama-cpp-python serves one request at a time.
-    s.find(&testid("remote-concurrency")).fill("1");
+    // One call per slot of the server.
+    s.find(&testid("remote-concurrency")).fill("4");
     s.find(&testid("add-remote-judge")).click();
     s.wait(
         "[data-testid=\"remote-row\"][data-name=\"smollm2-server\"]",
@@ -379,11 +379,16 @@ fn mixed_judges(s: &Session, dir: &Path, shot: &dyn Fn(&Session, &str)) {
     shot(s, "11-runs-failed");
 
     // The server up: running again judges only the four remote calls.
-    let server = LlamaServer::start_on(dir, &judgelab_engine::default_model_path(), port);
+    let server = LlamaServer::start_on(
+        dir,
+        &judgelab_engine::default_model_path(),
+        port,
+        Slots::default(),
+    );
     assert_eq!(run("the resumed run finishes"), 4);
     assert_eq!(s.count(&format!("{card} {}", testid("run-failures"))), 0);
     let posts = server.posts();
-    assert!(posts >= 4, "{posts} requests reached the server");
+    assert_eq!(posts, 4, "requests that reached the server");
     shot(s, "12-runs-mixed");
 
     // Results: both judges on one Pareto chart.

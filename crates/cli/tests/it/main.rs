@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use judgelab_testkit::{free_port, LlamaServer, Refuser};
+use judgelab_testkit::{free_port, LlamaCppPython, LlamaServer, Refuser, Slots};
 use serde_json::Value;
 
 mod old_databases;
@@ -762,8 +762,8 @@ fn csv_rows(text: &str) -> Vec<Vec<String>> {
     rows.into_iter().skip(1).collect()
 }
 
-/// `examples/local-and-remote.toml` (the default model locally, and served by a real
-/// llama-cpp-python server) runs as one experiment, resumes what failed, and reports both
+/// `examples/local-and-remote.toml` (the default model locally, and served by llama.cpp's
+/// real `llama-server` with four slots) runs as one experiment, resumes what failed, and reports both
 /// judges on one Pareto chart.
 #[test]
 fn a_local_and_a_remote_judge_in_one_experiment() {
@@ -785,7 +785,7 @@ fn a_local_and_a_remote_judge_in_one_experiment() {
     // First with the server down, giving up at once (speed only: the same experiment).
     let impatient = env.file(
         "impatient.toml",
-        example.replace("concurrency = 1", "concurrency = 1\nmax_attempts = 1"),
+        example.replace("concurrency = 4", "concurrency = 4\nmax_attempts = 1"),
     );
     let out = env.run(&["run", impatient.to_str().unwrap()]);
     let err = text(&out.stderr);
@@ -812,8 +812,12 @@ fn a_local_and_a_remote_judge_in_one_experiment() {
     );
 
     // The server up: resuming judges only the remote calls that failed.
-    let server =
-        LlamaServer::start_on(env.dir.path(), &judgelab_engine::default_model_path(), port);
+    let server = LlamaServer::start_on(
+        env.dir.path(),
+        &judgelab_engine::default_model_path(),
+        port,
+        Slots::default(),
+    );
     let out = env.run(&["run", file.to_str().unwrap()]);
     let err = text(&out.stderr);
     assert!(out.status.success(), "{err}");
@@ -821,8 +825,9 @@ fn a_local_and_a_remote_judge_in_one_experiment() {
         err.contains("resuming") && err.contains("judged 8 verdicts"),
         "{err}"
     );
+    // llama-server streams usage: one request per call, no prompt probe.
     let posts = server.posts();
-    assert!(posts >= 8, "{posts}");
+    assert_eq!(posts, 8);
     let v = env.show("local-and-remote");
     for t in v["trials"].as_array().unwrap() {
         assert_eq!(
@@ -897,6 +902,56 @@ fn a_refused_key_is_printed_with_its_source() {
     assert_eq!(stored_attempts(&env, "bad-key"), [1, 1, 1]);
 }
 
+/// A prompt longer than a real llama-server's context is a `prompt_too_long` verdict after
+/// one request, and the calls that fit are judged.
+#[test]
+fn a_prompt_longer_than_the_servers_context_fails_once() {
+    let env = Env::new();
+    let server = LlamaServer::start_on(
+        env.dir.path(),
+        &judgelab_engine::default_model_path(),
+        0,
+        Slots {
+            parallel: 1,
+            ctx_size: 300,
+        },
+    );
+    let file = env.file(
+        "small-context.toml",
+        format!(
+            "name = \"small-context\"\ndataset = {:?}\n[judge]\nbackend = \"openai\"\nbase_url = {:?}\nmodel = \"smollm2\"\nconcurrency = 1\ntemplate = \"pairwise\"\n[sweep]\nmax_tokens = 4\n[limits]\nitems = 6\n",
+            llmbar().display().to_string(),
+            server.base_url
+        ),
+    );
+    let out = env.run(&["run", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v = env.show("small-context");
+    let t = &v["trials"][0];
+    assert_eq!(
+        (t["n"].as_u64(), t["n_errors"].as_u64()),
+        (Some(6), Some(0)),
+        "{t}"
+    );
+    let report = env.dir.path().join("small-context-report");
+    let out = env.run(&["report", "small-context", "--out", report.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let verdicts = std::fs::read_to_string(report.join("verdicts.csv")).unwrap();
+    let header: Vec<&str> = verdicts.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let rows = csv_rows(&verdicts);
+    let too_long = rows
+        .iter()
+        .filter(|r| r[col("failure_kind")] == "prompt_too_long")
+        .count();
+    assert!(
+        (1..6).contains(&too_long),
+        "some of LLMBar's prompts fit 300 tokens and some do not: {too_long} of 6"
+    );
+    assert!(rows.iter().all(|r| r[col("attempts")] == "1"), "{verdicts}");
+    assert_eq!(server.posts(), 6);
+}
+
 /// A failed call records the requests it really made: 3 to an endpoint that answers 503 to
 /// each of `max_attempts = 3`, counted by the endpoint.
 #[test]
@@ -946,7 +1001,7 @@ const SENTINEL_KEY: &str = "sk-judgelab-sentinel-4f1c2a";
 #[test]
 fn remote_judges_against_a_real_llama_cpp_python_server() {
     let env = Env::new();
-    let server = LlamaServer::start(env.dir.path(), &judgelab_engine::default_model_path());
+    let server = LlamaCppPython::start(env.dir.path(), &judgelab_engine::default_model_path());
     let experiment = |name: &str, stream: bool| {
         env.file(
             &format!("{name}.toml"),
