@@ -58,7 +58,7 @@ impl LlamaServer {
             // Two cores: the tests' machines have no more to give one server.
             .args(["--threads", "2"])
             .stdout(std::fs::File::create(&log).expect("server log"))
-            .stderr(std::fs::File::create(&log.with_extension("err")).expect("server log"))
+            .stderr(std::fs::File::create(log.with_extension("err")).expect("server log"))
             .spawn()
             .expect("llama-server starts");
         let relay = Relay::bind(port, inner);
