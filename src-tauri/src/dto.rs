@@ -197,6 +197,11 @@ pub enum RunUpdate {
         verdicts_per_second: f64,
         eta_seconds: Option<f64>,
     },
+    /// Judging is done; calls are being timed alone, for latency at concurrency 1.
+    Timing {
+        done: u32,
+        total: u32,
+    },
     Finished {
         interrupted: bool,
         judged_now: u32,
@@ -205,6 +210,8 @@ pub enum RunUpdate {
         /// trials it served.
         model_calls: u32,
         prompt_tokens_decoded: u32,
+        /// Calls timed alone, for each local trial's latency at concurrency 1.
+        timed_now: u32,
         /// Why this run's calls failed, the most frequent cause first.
         failures: Vec<FailureCauseView>,
     },
@@ -255,9 +262,14 @@ pub struct TrialView {
     pub prompt_tokens_per_item: Option<f64>,
     pub completion_tokens_per_item: Option<f64>,
     pub usd_per_1k_items: Option<f64>,
+    /// Per request, at `latency_concurrency` requests in flight (1: timed alone).
     pub latency_p50: Option<f64>,
     pub latency_p95: Option<f64>,
+    pub latency_p95_ci: Option<[f64; 2]>,
     pub ttft_p95: Option<f64>,
+    pub latency_concurrency: Option<u32>,
+    /// Calls the latency figures come from.
+    pub latency_n: u32,
     /// `front`, `indistinguishable` or `dominated` on the quality–cost front.
     pub front: String,
     pub best: bool,

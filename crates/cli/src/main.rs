@@ -59,6 +59,15 @@ enum Command {
         /// Call remote judges even where the response cache already has the answer
         #[arg(long)]
         no_cache: bool,
+        /// Calls of each local trial timed alone, one request at a time, after judging: its
+        /// latency and TTFT at concurrency 1 (0: none, and no latency figures)
+        #[arg(
+            long,
+            value_name = "N",
+            env = "JUDGELAB_TIMED_CALLS",
+            default_value_t = judgelab_engine::DEFAULT_TIMED_CALLS
+        )]
+        timed_calls: usize,
     },
     /// Show an experiment's trials and their metrics
     Show {
@@ -258,11 +267,13 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             replace,
             threads,
             no_cache,
+            timed_calls,
         } => {
             let options = RunOptions {
                 replace,
                 threads: threads.map(usize::from),
                 no_cache,
+                timed_calls,
                 ..RunOptions::default()
             };
             run(&store, &experiment, options).await?
@@ -439,6 +450,20 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
                 bar.set_position(done as u64);
                 bar.set_message(progress.message());
             }
+            RunEvent::Timed { done: 0, total } => {
+                bar.set_length(total as u64);
+                bar.set_position(0);
+                bar.reset_eta();
+                bar.set_style(
+                    ProgressStyle::with_template(
+                        "{bar:30} {pos}/{len} calls timed alone, for latency at concurrency 1  ETA {eta}",
+                    )
+                    .expect("static template"),
+                );
+                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                bar.enable_steady_tick(Duration::from_millis(500));
+            }
+            RunEvent::Timed { done, .. } => bar.set_position(done as u64),
         }
     };
     let summary = judgelab_engine::run_experiment(store, path, options, &mut on_event)
@@ -467,6 +492,12 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
         );
     }
     print_failures(&summary.failures);
+    if summary.timed_now > 0 {
+        eprintln!(
+            "timed {} calls alone, one request at a time: each local trial's latency at concurrency 1",
+            summary.timed_now
+        );
+    }
     if summary.model_calls > 0 {
         eprintln!(
             "{} model calls ({:.1} verdicts a call), {} prompt tokens decoded",

@@ -50,6 +50,7 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
         "parse_fail",
         "tok_in",
         "tok_out",
+        "conc",
         "p50_ms",
         "p95_ms",
         "ttft_p50",
@@ -98,6 +99,7 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
             percent(m.parse_failure_rate, 1),
             num(m.prompt_tokens_per_item, 0),
             num(m.completion_tokens_per_item, 1),
+            m.latency_concurrency.map_or("—".into(), |c| c.to_string()),
             num(m.latency_ms.p50, 0),
             num(m.latency_ms.p95, 0),
             num(m.ttft_ms.p50, 0),
@@ -155,6 +157,7 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
             "E[…]: expected under each verdict's exact distribution (no sampling noise); H_bits: mean verdict entropy\n",
         );
     }
+    out.push_str(&latency_note(s));
     if s.bootstrap.resamples > 0 {
         out.push_str(&format!(
             "[low, high]: {:.0}% bootstrap intervals over items ({} resamples)\n",
@@ -163,4 +166,24 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
         ));
     }
     out
+}
+
+/// What the latency columns are: per request, at the concurrency in `conc`.
+fn latency_note(s: &ExperimentSummary) -> String {
+    let timed: Vec<usize> = s
+        .trials
+        .iter()
+        .filter(|t| t.metrics.latency_concurrency == Some(1))
+        .map(|t| t.metrics.latency_ms.n)
+        .collect();
+    let alone = match (timed.iter().min(), timed.iter().max()) {
+        (Some(lo), Some(hi)) if lo == hi => format!("{lo} calls"),
+        (Some(lo), Some(hi)) => format!("{lo}–{hi} calls"),
+        _ => {
+            return "p50_ms, p95_ms, ttft_p50: per request, with `conc` requests in flight\n".into()
+        }
+    };
+    format!(
+        "p50_ms, p95_ms, ttft_p50: per request, with `conc` requests in flight (a local trial's: {alone} timed alone, one at a time)\n"
+    )
 }

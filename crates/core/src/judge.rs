@@ -39,6 +39,10 @@ pub struct JudgeRequest {
     pub logits: bool,
     /// A GBNF grammar the output must match (local judges).
     pub grammar: Option<String>,
+    /// Timed as one request alone (concurrency 1): the judge decodes its whole prompt,
+    /// reusing nothing an earlier call left in its cache (no shared prefix). The caller
+    /// sends it in a batch of its own. Remote judges send it as any other call.
+    pub alone: bool,
 }
 
 impl JudgeRequest {
@@ -50,6 +54,7 @@ impl JudgeRequest {
             sampling,
             logits: false,
             grammar: None,
+            alone: false,
         }
     }
 }

@@ -56,7 +56,7 @@ impl Objective {
             Objective::Quality(q) => q.title(task).to_string(),
             Objective::Cost(Cost::Tokens) => "prompt + completion tokens per item".into(),
             Objective::Cost(Cost::Usd) => "cost ($ per 1,000 items)".into(),
-            Objective::Cost(Cost::LatencyP95) => "p95 latency per call (ms)".into(),
+            Objective::Cost(Cost::LatencyP95) => "p95 latency per request (ms)".into(),
             Objective::Cost(Cost::TtftP95) => "p95 time to first token (ms)".into(),
         }
     }

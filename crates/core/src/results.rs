@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::metrics::baseline::{self, Baseline};
 use crate::metrics::paired::{self, PairedComparison};
-use crate::metrics::{self, BootstrapSpec, Observation, Quality, TrialMetrics};
+use crate::metrics::{self, BootstrapSpec, Observation, Quality, Timed, Timing, TrialMetrics};
 use crate::sampling::VerdictDistribution;
 use crate::verdict::{FailureKind, Verdict};
 use crate::{Dataset, Experiment, Item, Label, Task, TrialParams};
@@ -167,6 +167,38 @@ impl VerdictRecord {
     }
 }
 
+/// One call of a trial timed alone (see [`metrics::latency`]): what the request took, not
+/// a verdict. A judge's first timed call in a run is its warm-up, kept apart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimedCall {
+    pub trial_id: i64,
+    pub item_id: String,
+    pub swapped: bool,
+    /// Requests in flight while it ran: 1, alone.
+    pub concurrency: u32,
+    pub warmup: bool,
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+    /// The call failed: no timing, and the next run times it again.
+    pub error: Option<String>,
+    pub latency_ms: Option<f64>,
+    pub ttft_ms: Option<f64>,
+    pub attempts: u32,
+}
+
+impl TimedCall {
+    /// The timing the figures read, for a call that succeeded and was not a warm-up.
+    pub fn timed(&self) -> Option<Timed> {
+        match (self.warmup, &self.error, self.latency_ms) {
+            (false, None, Some(latency_ms)) => Some(Timed {
+                latency_ms,
+                ttft_ms: self.ttft_ms,
+            }),
+            _ => None,
+        }
+    }
+}
+
 /// A stored experiment, its trials' metrics with intervals, and the baselines beside them.
 #[derive(Debug, Clone, Serialize)]
 pub struct ExperimentSummary {
@@ -225,6 +257,10 @@ pub struct TrialSummary {
     /// The same calls as the metrics see them (for paired comparisons).
     #[serde(skip)]
     pub observations: Vec<Observation>,
+    /// The per-request latencies its latency figures come from (see
+    /// [`metrics::latency`]), for the latency chart.
+    #[serde(skip)]
+    pub latencies: Vec<f64>,
 }
 
 /// A stored experiment as read: what [`summarize`] needs besides the dataset.
@@ -246,6 +282,8 @@ pub struct StoredTrial {
     pub template_hash: String,
     pub examples: Vec<String>,
     pub verdicts: Vec<VerdictRecord>,
+    /// Its calls timed alone (local judges), the warm-up left out.
+    pub timed: Vec<Timed>,
 }
 
 impl ExperimentSummary {
@@ -285,16 +323,38 @@ impl ExperimentSummary {
                     .iter()
                     .filter(|v| !v.outcome.is_call_failure())
                     .count();
+                // A remote judge's calls are requests of their own; a local judge batches
+                // them, so its latency is that of the calls timed alone.
+                let timing = match stored
+                    .experiment
+                    .judge_named(&t.params.judge)
+                    .and_then(|j| j.remote())
+                {
+                    Some(remote) => Timing::Calls {
+                        concurrency: remote.endpoint.calls.concurrency as u32,
+                    },
+                    None => Timing::Alone(&t.timed),
+                };
+                let latencies = match timing {
+                    Timing::Alone(timed) => timed.iter().map(|t| t.latency_ms).collect(),
+                    Timing::Calls { .. } => t
+                        .verdicts
+                        .iter()
+                        .filter(|v| !v.outcome.is_call_failure())
+                        .filter_map(|v| v.latency_ms)
+                        .collect(),
+                };
                 TrialSummary {
                     id: t.id,
                     trial_idx: t.trial_idx,
-                    metrics: metrics::compute(dataset.task, &observations, bootstrap),
+                    metrics: metrics::compute(dataset.task, &observations, timing, bootstrap),
                     params: t.params,
                     model_sha256: t.model_sha256,
                     template_hash: t.template_hash,
                     examples: t.examples,
                     verdicts: t.verdicts,
                     observations,
+                    latencies,
                 }
             })
             .collect();
@@ -328,6 +388,27 @@ impl ExperimentSummary {
             baselines,
             trials,
             dataset,
+        }
+    }
+
+    /// The load its latency figures were measured at, for labels: "at concurrency 1", or
+    /// "at concurrency 1 or 4" where trials differ (each trial says which); "" when no
+    /// trial has a latency figure.
+    pub fn latency_load(&self) -> String {
+        let mut levels: Vec<u32> = self
+            .trials
+            .iter()
+            .filter_map(|t| t.metrics.latency_concurrency)
+            .collect();
+        levels.sort_unstable();
+        levels.dedup();
+        match levels.as_slice() {
+            [] => String::new(),
+            [one] => format!("at concurrency {one}"),
+            [rest @ .., last] => {
+                let rest: Vec<String> = rest.iter().map(u32::to_string).collect();
+                format!("at concurrency {} or {last}", rest.join(", "))
+            }
         }
     }
 

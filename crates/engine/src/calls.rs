@@ -196,6 +196,7 @@ pub(crate) fn prepare(
                 sampling,
                 logits: group.exact,
                 grammar: if group.exact { None } else { grammar.clone() },
+                alone: false,
             });
         }
     }

@@ -35,7 +35,9 @@ pub use plan::{plan, Plan};
 pub use progress::Progress;
 pub use prompt::{verdict_prompt, RenderedPrompt};
 pub use resolve::allow_tie;
-pub use run::{run_experiment, FailureCause, RunEvent, RunOptions, RunSummary};
+pub use run::{
+    run_experiment, FailureCause, RunEvent, RunOptions, RunSummary, DEFAULT_TIMED_CALLS,
+};
 pub use summary::summarize;
 
 #[derive(Debug, thiserror::Error)]

@@ -18,6 +18,8 @@ pub struct Progress {
     pub n_failed: usize,
     /// The trial of the latest verdict (0-based).
     pub trial_idx: usize,
+    /// Once judging is done: calls timed alone, done of total.
+    pub timed: Option<(usize, usize)>,
 }
 
 impl Default for Progress {
@@ -30,6 +32,7 @@ impl Default for Progress {
             done_before: 0,
             n_failed: 0,
             trial_idx: 0,
+            timed: None,
         }
     }
 }
@@ -61,6 +64,7 @@ impl Progress {
                 (self.trial_idx, self.done, self.total) = (trial_idx, done, total);
                 self.n_failed += usize::from(failed);
             }
+            RunEvent::Timed { done, total } => self.timed = Some((done, total)),
             RunEvent::Imported { .. } | RunEvent::Loading { .. } => {}
         }
     }
@@ -78,6 +82,9 @@ impl Progress {
 
     /// What the CLI's bar says beside the count: "trial 3/12, 1 without a verdict".
     pub fn message(&self) -> String {
+        if let Some((done, total)) = self.timed {
+            return format!("timing calls alone for latency at concurrency 1: {done}/{total}");
+        }
         format!(
             "trial {}/{}, {} without a verdict",
             self.trial_idx + 1,
@@ -114,5 +121,10 @@ mod tests {
         assert_eq!((p.done, p.total, p.n_failed), (6, 10, 1));
         assert_eq!(p.message(), "trial 2/2, 1 without a verdict");
         assert!(p.verdicts_per_second() > 0.0 && p.eta_seconds().is_some());
+        p.update(&RunEvent::Timed { done: 3, total: 8 });
+        assert_eq!(
+            p.message(),
+            "timing calls alone for latency at concurrency 1: 3/8"
+        );
     }
 }

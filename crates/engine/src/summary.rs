@@ -1,9 +1,10 @@
-//! Summaries of stored experiments: reads an experiment's trials and verdicts from the store
+//! Summaries of stored experiments: reads an experiment's trials, verdicts and calls timed
+//! alone from the store
 //! and hands them to `core::results`, which computes each trial's metrics (with bootstrap
 //! intervals) and the baselines every trial is shown beside.
 
 use judgelab_core::metrics::BootstrapSpec;
-use judgelab_core::results::{ExperimentSummary, StoredExperiment, StoredTrial};
+use judgelab_core::results::{ExperimentSummary, StoredExperiment, StoredTrial, TimedCall};
 use judgelab_store::Store;
 
 use crate::EngineError;
@@ -34,9 +35,14 @@ pub async fn summarize(
             tokio::spawn(async move { store.verdicts(id).await })
         })
         .collect();
+    let mut timed = Vec::with_capacity(trial_rows.len());
+    for t in &trial_rows {
+        let calls = store.timed_calls(t.id).await?;
+        timed.push(calls.iter().filter_map(TimedCall::timed).collect());
+    }
     let dataset = store.load_dataset(&info).await?;
     let mut trials = Vec::with_capacity(reads.len());
-    for (t, read) in trial_rows.into_iter().zip(reads) {
+    for ((t, read), timed) in trial_rows.into_iter().zip(reads).zip(timed) {
         trials.push(StoredTrial {
             id: t.id,
             trial_idx: t.trial_idx,
@@ -45,6 +51,7 @@ pub async fn summarize(
             template_hash: t.template_hash,
             examples: t.examples,
             verdicts: read.await.expect("reading verdicts does not panic")?,
+            timed,
         });
     }
     let stored = StoredExperiment {

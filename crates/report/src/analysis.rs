@@ -170,6 +170,21 @@ impl<'a> Analysis<'a> {
         self.quality.title(self.task)
     }
 
+    /// An objective's axis title; a latency's says at which load it was measured.
+    pub fn axis_title(&self, objective: Objective) -> String {
+        let title = objective.title(self.task);
+        match objective {
+            Objective::Cost(Cost::LatencyP95 | Cost::TtftP95) => {
+                let load = self.summary.latency_load();
+                match title.strip_suffix(" (ms)") {
+                    Some(head) if !load.is_empty() => format!("{head} {load} (ms)"),
+                    _ => title,
+                }
+            }
+            _ => title,
+        }
+    }
+
     fn explain(&self) -> Vec<String> {
         let mut out = Vec::new();
         let (Some(best), Some(pick)) = (self.best, self.recommended) else {

@@ -47,7 +47,7 @@ impl Analysis<'_> {
                 self.summary.experiment.name,
                 self.quality_title()
             ),
-            x_label: objective.title(self.task),
+            x_label: self.axis_title(objective),
             y_label: self.quality_title().to_string(),
             points,
             baselines: self.references(),
@@ -158,21 +158,13 @@ impl Analysis<'_> {
             }
         }
         seen.sort_unstable();
+        let load = self.summary.latency_load();
         charts::CdfChart {
-            title: "latency per call".into(),
-            x_label: "latency per call (ms)".into(),
+            title: format!("latency per request {load}").trim_end().to_string(),
+            x_label: format!("latency per request {load} (ms)").replace("  ", " "),
             series: seen
                 .into_iter()
-                .map(|i| {
-                    let t = self.trial(i);
-                    let values = t
-                        .verdicts
-                        .iter()
-                        .filter(|v| !v.outcome.is_call_failure())
-                        .filter_map(|v| v.latency_ms)
-                        .collect();
-                    (self.labels[i].clone(), values)
-                })
+                .map(|i| (self.labels[i].clone(), self.trial(i).latencies.clone()))
                 .collect(),
         }
     }

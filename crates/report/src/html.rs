@@ -130,10 +130,11 @@ fn pick(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
 
     let _ = writeln!(
         h,
-        "<h2>The trade-off</h2>\n<figure>{}<figcaption>Each point is a trial: {q} (with its 95% interval) against {}. Blue points form the Pareto front (no other trial is better on both axes); orange points are dominated but their intervals overlap the front's, so the data cannot say they are worse. Dashed lines are the baselines.</figcaption></figure>\n<figure>{}<figcaption>The same trials against p95 latency per call.</figcaption></figure>",
+        "<h2>The trade-off</h2>\n<figure>{}<figcaption>Each point is a trial: {q} (with its 95% interval) against {}. Blue points form the Pareto front (no other trial is better on both axes); orange points are dominated but their intervals overlap the front's, so the data cannot say they are worse. Dashed lines are the baselines.</figcaption></figure>\n<figure>{}<figcaption>The same trials against {}.</figcaption></figure>",
         figures.pareto_cost,
         escape(&a.cost.title(a.task)),
-        figures.pareto_latency
+        figures.pareto_latency,
+        escape(&a.axis_title(a.latency).replace(" (ms)", ""))
     );
 }
 
@@ -234,18 +235,32 @@ fn parameters(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
 
 /// Latency: the CDF chart and each trial's percentiles and tokens.
 fn latency(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
-    let _ = writeln!(h, "<h2>Latency</h2>\n<figure>{}<figcaption>Share of calls answered within a given time, per trial. The tail (p95, p99) is what users feel.</figcaption></figure>", figures.latency);
-    h.push_str("<table><tr><th class=\"l\">trial</th><th>p50 (ms)</th><th>p95 (ms)</th><th>p99 (ms)</th><th>TTFT p50</th><th>TTFT p95</th><th>prompt tokens / item</th><th>completion tokens / item</th></tr>\n");
+    let load = a.summary.latency_load();
+    let _ = writeln!(h, "<h2>Latency</h2>\n<figure>{}<figcaption>Share of requests answered within a given time, per trial, {load}. A local judge batches a sweep's calls, so a local trial's figures come from a seeded sample of its calls made again alone, one request at a time with nothing cached (its first is a warm-up, left out); a remote trial's come from its own calls, with up to its endpoint's <code>concurrency</code> in flight. The tail (p95, p99) is what users feel, and the least stable figure: each has its 95% bootstrap interval over calls, and p99 needs at least 100 calls.</figcaption></figure>", figures.latency);
+    h.push_str("<table><tr><th class=\"l\">trial</th><th>requests in flight</th><th>calls timed</th><th>p50 (ms)</th><th>p95 (ms)</th><th>p99 (ms)</th><th>TTFT p50</th><th>TTFT p95</th><th>prompt tokens / item</th><th>completion tokens / item</th></tr>\n");
     for (i, t) in a.summary.trials.iter().enumerate() {
         let m = &t.metrics;
         let f = |x: Option<f64>, d: usize| x.map_or("—".into(), |v| format!("{v:.d$}"));
+        let with_ci = |x: Option<f64>, ci: Option<[f64; 2]>| match (x, ci) {
+            (Some(v), Some([lo, hi])) => format!("{v:.0} <small>[{lo:.0}, {hi:.0}]</small>"),
+            (v, _) => f(v, 0),
+        };
+        let p99 = match m.latency_ms.p99 {
+            None if m.latency_ms.n > 0 => format!(
+                "<small>needs ≥{} calls</small>",
+                judgelab_core::metrics::latency::P99_MIN_CALLS
+            ),
+            v => with_ci(v, m.latency_ms.p99_ci),
+        };
         let _ = writeln!(
             h,
-            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&a.labels[i]),
-            f(m.latency_ms.p50, 0),
-            f(m.latency_ms.p95, 0),
-            f(m.latency_ms.p99, 0),
+            m.latency_concurrency.map_or("—".into(), |c| c.to_string()),
+            m.latency_ms.n,
+            with_ci(m.latency_ms.p50, m.latency_ms.p50_ci),
+            with_ci(m.latency_ms.p95, m.latency_ms.p95_ci),
+            p99,
             f(m.ttft_ms.p50, 0),
             f(m.ttft_ms.p95, 0),
             f(m.prompt_tokens_per_item, 0),

@@ -41,7 +41,7 @@ pub fn render(a: &Analysis<'_>, charts: &[(String, String)]) -> String {
         "McNemar p".into(),
         "parse failures".into(),
         "cost".into(),
-        "p95 latency (ms)".into(),
+        a.axis_title(a.latency),
         "quality–cost front".into(),
         "quality–latency front".into(),
     ]);

@@ -19,7 +19,7 @@ use sqlx::{Row, SqlitePool};
 
 pub use rows::{DatasetInfo, ExperimentRow, NewExperiment, NewTrial, TrialRow};
 
-use judgelab_core::results::VerdictRecord;
+use judgelab_core::results::{TimedCall, VerdictRecord};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -460,6 +460,69 @@ impl Store {
             .await
             .map_err(self.err())?;
         Ok(done.rows_affected() > 0)
+    }
+
+    // ---- timed calls -----------------------------------------------------------------
+
+    /// Records a call timed alone, committed at once; it replaces one stored for the same
+    /// call only if that one had failed.
+    pub async fn record_timed_call(&self, t: &TimedCall) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO timed_calls (trial_id, item_id, swapped, concurrency, warmup, prompt_tokens,
+                                      completion_tokens, latency_ms, ttft_ms, attempts, error)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT (trial_id, item_id, swapped, concurrency, warmup) DO UPDATE SET
+                prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
+                latency_ms = excluded.latency_ms, ttft_ms = excluded.ttft_ms,
+                attempts = excluded.attempts, error = excluded.error,
+                created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+             WHERE timed_calls.error IS NOT NULL",
+        )
+        .bind(t.trial_id)
+        .bind(&t.item_id)
+        .bind(t.swapped)
+        .bind(i64::from(t.concurrency))
+        .bind(t.warmup)
+        .bind(i64::from(t.prompt_tokens))
+        .bind(i64::from(t.completion_tokens))
+        .bind(t.latency_ms)
+        .bind(t.ttft_ms)
+        .bind(i64::from(t.attempts))
+        .bind(&t.error)
+        .execute(&self.pool)
+        .await
+        .map_err(self.err())?;
+        Ok(())
+    }
+
+    /// A trial's timed calls, warm-ups and failed ones included, in the order they were
+    /// made.
+    pub async fn timed_calls(&self, trial_id: i64) -> Result<Vec<TimedCall>> {
+        let rows = sqlx::query(
+            "SELECT item_id, swapped, concurrency, warmup, prompt_tokens, completion_tokens,
+                    latency_ms, ttft_ms, attempts, error
+             FROM timed_calls WHERE trial_id = ? ORDER BY created_at, rowid",
+        )
+        .bind(trial_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(self.err())?;
+        Ok(rows
+            .iter()
+            .map(|r| TimedCall {
+                trial_id,
+                item_id: r.get(0),
+                swapped: r.get(1),
+                concurrency: r.get::<i64, _>(2) as u32,
+                warmup: r.get(3),
+                prompt_tokens: r.get::<i64, _>(4) as u32,
+                completion_tokens: r.get::<i64, _>(5) as u32,
+                latency_ms: r.get(6),
+                ttft_ms: r.get(7),
+                attempts: r.get::<i64, _>(8) as u32,
+                error: r.get(9),
+            })
+            .collect())
     }
 
     /// A cached response (its JSON), if `key` was answered before.

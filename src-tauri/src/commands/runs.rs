@@ -129,6 +129,10 @@ async fn run(
                     eta_seconds: progress.eta_seconds(),
                 }
             }
+            RunEvent::Timed { done, total } => RunUpdate::Timing {
+                done: done as u32,
+                total: total as u32,
+            },
         };
         last_sent = Instant::now();
         let _ = channel.send(update);
@@ -142,6 +146,7 @@ async fn run(
         n_errors: summary.n_errors as u32,
         model_calls: summary.model_calls as u32,
         prompt_tokens_decoded: summary.prompt_tokens_decoded.min(u64::from(u32::MAX)) as u32,
+        timed_now: summary.timed_now as u32,
         failures: summary
             .failures
             .into_iter()

@@ -302,12 +302,16 @@ export type Results = {
 /**  What a run reports while it goes, streamed over a channel. */
 export type RunUpdate = { event: "loading"; model: string } | { event: "started"; experiment: string; resumed: boolean; n_trials: number; total: number; done: number } | { event: "progress"; trial_idx: number; done: number; total: number; 
 /**  Calls of this run without a verdict (failed or unparsed). */
-n_failed: number; verdicts_per_second: number | null; eta_seconds: number | null } | { event: "finished"; interrupted: boolean; judged_now: number; n_errors: number; 
+n_failed: number; verdicts_per_second: number | null; eta_seconds: number | null } | 
+/**  Judging is done; calls are being timed alone, for latency at concurrency 1. */
+{ event: "timing"; done: number; total: number } | { event: "finished"; interrupted: boolean; judged_now: number; n_errors: number; 
 /**
  *  Calls made to the judge: with exact verdicts one per prompt, however many
  *  trials it served.
  */
 model_calls: number; prompt_tokens_decoded: number; 
+/**  Calls timed alone, for each local trial's latency at concurrency 1. */
+timed_now: number; 
 /**  Why this run's calls failed, the most frequent cause first. */
 failures: FailureCauseView[] } | { event: "failed"; error: AppError };
 
@@ -344,9 +348,14 @@ export type TrialView = {
 	prompt_tokens_per_item: number | null,
 	completion_tokens_per_item: number | null,
 	usd_per_1k_items: number | null,
+	/**  Per request, at `latency_concurrency` requests in flight (1: timed alone). */
 	latency_p50: number | null,
 	latency_p95: number | null,
+	latency_p95_ci: [(number | null), (number | null)] | null,
 	ttft_p95: number | null,
+	latency_concurrency: number | null,
+	/**  Calls the latency figures come from. */
+	latency_n: number,
 	/**  `front`, `indistinguishable` or `dominated` on the quality–cost front. */
 	front: string,
 	best: boolean,

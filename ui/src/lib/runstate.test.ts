@@ -22,7 +22,7 @@ describe("run state", () => {
     );
     expect(running).toMatchObject({ phase: "running", nTrials: 4, trialIdx: 1, done: 30, total: 80, nFailed: 2 });
     expect(isActive(running)).toBe(true);
-    const finished = applyUpdate(running, { event: "finished", interrupted: false, judged_now: 80, n_errors: 0, model_calls: 8, prompt_tokens_decoded: 5120, failures: [] });
+    const finished = applyUpdate(running, { event: "finished", interrupted: false, judged_now: 80, n_errors: 0, model_calls: 8, prompt_tokens_decoded: 5120, timed_now: 0, failures: [] });
     expect(finished.phase).toBe("finished");
     expect(statusText(finished)).toBe("finished");
     expect(statusDetail(finished)).toBe("80 verdicts judged in this run with 8 model calls (5,120 prompt tokens decoded).");
@@ -30,9 +30,19 @@ describe("run state", () => {
     expect(isActive(finished)).toBe(false);
   });
 
+  it("says when it times calls alone, and how many it timed", () => {
+    const running = applyUpdate(start, { event: "started", experiment: "exp", resumed: false, n_trials: 4, total: 80, done: 80 });
+    const timing = applyUpdate(running, { event: "timing", done: 5, total: 80 });
+    expect(isActive(timing)).toBe(true);
+    expect(statusDetail(timing)).toBe("Timing calls alone, one request at a time, for latency at concurrency 1: 5 of 80.");
+    const finished = applyUpdate(timing, { event: "finished", interrupted: false, judged_now: 0, n_errors: 0, model_calls: 0, prompt_tokens_decoded: 0, timed_now: 80, failures: [] });
+    expect(finished.timed).toBeNull();
+    expect(statusDetail(finished)).toBe("0 verdicts judged in this run; 80 calls timed alone for latency at concurrency 1.");
+  });
+
   it("tells a pause from a cancel by what was asked", () => {
     const running = applyUpdate(start, { event: "started", experiment: "exp", resumed: false, n_trials: 1, total: 10, done: 3 });
-    const stop: RunUpdate = { event: "finished", interrupted: true, judged_now: 3, n_errors: 0, model_calls: 3, prompt_tokens_decoded: 900, failures: [] };
+    const stop: RunUpdate = { event: "finished", interrupted: true, judged_now: 3, n_errors: 0, model_calls: 3, prompt_tokens_decoded: 900, timed_now: 0, failures: [] };
     expect(applyUpdate({ ...running, stopping: "pause" }, stop).phase).toBe("paused");
     expect(applyUpdate({ ...running, stopping: null }, stop).phase).toBe("paused");
     const cancelled = applyUpdate({ ...running, stopping: "cancel" }, stop);
@@ -47,7 +57,7 @@ describe("run state", () => {
   it("keeps why calls failed, and forgets it when the run restarts", () => {
     const running = applyUpdate(start, { event: "started", experiment: "exp", resumed: false, n_trials: 1, total: 20, done: 0 });
     const failures = [{ error: "HTTP 401 Unauthorized; check the API key ($BAR_KEY)", n_calls: 20 }];
-    const finished = applyUpdate(running, { event: "finished", interrupted: false, judged_now: 20, n_errors: 20, model_calls: 20, prompt_tokens_decoded: 0, failures });
+    const finished = applyUpdate(running, { event: "finished", interrupted: false, judged_now: 20, n_errors: 20, model_calls: 20, prompt_tokens_decoded: 0, timed_now: 0, failures });
     expect(finished.failures).toEqual(failures);
     expect(statusDetail(finished)).toContain("20 failed and will be retried by the next run");
     expect(restartRun(finished, 3).failures).toEqual([]);

@@ -41,6 +41,10 @@ export interface RunState {
   promptTokensDecoded: number | null;
   /** Why this run's calls failed, the most frequent cause first; set when the run ends. */
   failures: FailureCauseView[];
+  /** Calls timed alone for latency at concurrency 1, once judging is done. */
+  timed: { done: number; total: number } | null;
+  /** Calls this run timed alone; set when the run ends. */
+  timedNow: number | null;
   error: AppError | null;
   /** What the user asked for while the calls in flight finish. */
   stopping: "pause" | "cancel" | null;
@@ -68,6 +72,8 @@ export function newRun(name: string, spec: string, generation: number): RunState
     modelCalls: null,
     promptTokensDecoded: null,
     failures: [],
+    timed: null,
+    timedNow: null,
     error: null,
     stopping: null,
     metrics: [],
@@ -89,6 +95,8 @@ export function restartRun(run: RunState, generation: number): RunState {
     modelCalls: null,
     promptTokensDecoded: null,
     failures: [],
+    timed: null,
+    timedNow: null,
     error: null,
     stopping: null,
     generation,
@@ -125,6 +133,8 @@ export function applyUpdate(run: RunState, update: RunUpdate): RunState {
         verdictsPerSecond: update.verdicts_per_second,
         etaSeconds: update.eta_seconds,
       };
+    case "timing":
+      return { ...run, phase: "running", timed: { done: update.done, total: update.total } };
     case "finished": {
       // An interrupted run stopped because it was asked to: by Pause, by Cancel, or by the
       // window closing (which counts as a pause: running it again resumes).
@@ -141,6 +151,8 @@ export function applyUpdate(run: RunState, update: RunUpdate): RunState {
         modelCalls: update.model_calls,
         promptTokensDecoded: update.prompt_tokens_decoded,
         failures: update.failures,
+        timed: null,
+        timedNow: update.timed_now,
         etaSeconds: null,
         stopping: null,
       };
@@ -187,6 +199,8 @@ export function statusDetail(run: RunState): string {
       return run.model ? `Loading the model ${run.model}…` : "Starting the run…";
     case "running":
       if (run.stopping) return "Stopping after the calls in flight; every verdict so far is stored.";
+      if (run.timed)
+        return `Timing calls alone, one request at a time, for latency at concurrency 1: ${run.timed.done} of ${run.timed.total}.`;
       return run.resumed ? "Resumed: only the calls not stored yet are judged." : "";
     case "paused":
       return "Paused. Every verdict so far is stored; Resume judges only what is missing.";
@@ -197,7 +211,10 @@ export function statusDetail(run: RunState): string {
           : ` with ${run.modelCalls} model calls (${(run.promptTokensDecoded ?? 0).toLocaleString("en-US")} prompt tokens decoded)`;
       const judged = run.judgedNow === null ? "" : `${run.judgedNow} verdicts judged in this run${calls}`;
       const failed = run.nErrors ? `${run.nErrors} failed and will be retried by the next run` : "";
-      return [judged, failed].filter(Boolean).join("; ") + (judged || failed ? "." : "");
+      const timed = run.timedNow
+        ? `${run.timedNow} calls timed alone for latency at concurrency 1`
+        : "";
+      return [judged, failed, timed].filter(Boolean).join("; ") + (judged || failed || timed ? "." : "");
     }
     case "cancelled":
       return `Cancelled. The ${run.done} verdicts judged so far are kept; running this experiment again judges only what is missing.`;

@@ -31,9 +31,15 @@ impl Env {
         path
     }
 
+    /// The CLI on this environment's database. It times no call alone (each local trial's
+    /// latency at concurrency 1) unless a test sets `JUDGELAB_TIMED_CALLS` again: most tests
+    /// are about something else, and timing takes a lone decode per call.
     fn cmd(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_judgelab"));
-        cmd.arg("--db").arg(self.db()).args(args);
+        cmd.arg("--db")
+            .arg(self.db())
+            .args(args)
+            .env("JUDGELAB_TIMED_CALLS", "0");
         cmd
     }
 
@@ -290,8 +296,13 @@ fn sweep_interrupt_resume_and_show() {
     let partial = env.show("grid")["experiment"]["n_stored"].as_u64().unwrap();
     assert!((3..24).contains(&partial), "{partial}");
 
-    // Resume: only the missing verdicts are judged.
-    let out = env.run(&["run", exp]);
+    // Resume: only the missing verdicts are judged, then every call of each trial is timed
+    // alone.
+    let out = env
+        .cmd(&["run", exp])
+        .env("JUDGELAB_TIMED_CALLS", "6")
+        .output()
+        .unwrap();
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(
@@ -355,16 +366,25 @@ fn sweep_interrupt_resume_and_show() {
         assert!(m["prompt_tokens_per_item"].as_f64().unwrap() > 50.0);
         assert!(m["completion_tokens_per_item"].as_f64().unwrap() <= 4.0);
         assert!((0.0..=1.0).contains(&m["parse_failure_rate"].as_f64().unwrap()));
+        // Per request, timed alone: six calls each, so a p95 with an interval and no p99.
+        assert_eq!(m["latency_concurrency"], 1, "{t}");
         for key in ["latency_ms", "ttft_ms"] {
-            let (p50, p95, p99) = (
+            let (p50, p95) = (
                 m[key]["p50"].as_f64().unwrap(),
                 m[key]["p95"].as_f64().unwrap(),
-                m[key]["p99"].as_f64().unwrap(),
             );
-            assert!(0.0 < p50 && p50 <= p95 && p95 <= p99, "{key} {m}");
+            assert!(0.0 < p50 && p50 <= p95, "{key} {m}");
+            assert_eq!(m[key]["n"], 6, "{key} {m}");
+            let ci = m[key]["p50_ci"].as_array().unwrap();
+            assert!(ci[0].as_f64().unwrap() <= p50 && p50 <= ci[1].as_f64().unwrap());
+            assert!(m[key]["p99"].is_null(), "p99 needs 100 calls: {m}");
         }
         assert!(m.get("kappa").is_some());
     }
+    // How long they took is not compared here: the tests run side by side on shared cores
+    // (`cargo xtask bench latency` compares them with a plain llama.cpp loop).
+    assert!(stderr.contains("timed 24 calls alone"), "{stderr}");
+
     // Trials that differ only in sampling parameters show the same examples.
     assert_eq!(trials[2]["examples"], trials[3]["examples"]);
     assert_eq!(trials[0]["examples"].as_array().unwrap().len(), 0);
@@ -818,7 +838,12 @@ fn a_local_and_a_remote_judge_in_one_experiment() {
         port,
         Slots::default(),
     );
-    let out = env.run(&["run", file.to_str().unwrap()]);
+    // Two calls of each local trial timed alone, so that it has a latency to chart.
+    let out = env
+        .cmd(&["run", file.to_str().unwrap()])
+        .env("JUDGELAB_TIMED_CALLS", "2")
+        .output()
+        .unwrap();
     let err = text(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(
@@ -836,6 +861,20 @@ fn a_local_and_a_remote_judge_in_one_experiment() {
             "{t}"
         );
     }
+    // Each judge's latency at its own load: the local one's calls timed alone, the
+    // served one's calls four at a time.
+    let loads: Vec<(u64, u64)> = v["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["latency_concurrency"].as_u64().unwrap(),
+                t["latency_ms"]["n"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(loads, [(1, 2), (1, 2), (4, 4), (4, 4)]);
     let server_trial = &v["trials"][2];
     assert!(
         server_trial["usd_per_1k_items"].as_f64().unwrap() > 0.0,
@@ -854,6 +893,8 @@ fn a_local_and_a_remote_judge_in_one_experiment() {
     let dir = env.dir.path().join("mixed-report");
     let out = env.run(&["report", "local-and-remote", "--out", dir.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    let latency = std::fs::read_to_string(dir.join("pareto-quality-latency.svg")).unwrap();
+    assert!(latency.contains("p95 latency per request at concurrency 1 or 4 (ms)"));
     for chart in ["pareto-quality-cost.svg", "pareto-quality-latency.svg"] {
         let svg = std::fs::read_to_string(dir.join(chart)).unwrap();
         assert!(

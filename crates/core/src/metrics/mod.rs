@@ -42,6 +42,7 @@ use crate::verdict::Verdict;
 pub use bootstrap::BootstrapSpec;
 pub use confusion::Confusion;
 pub use expected::Expected;
+pub use latency::{Percentiles, Timed, Timing};
 pub use position::PositionBias;
 pub use quality::{Quality, Scored};
 
@@ -65,25 +66,6 @@ pub struct Observation {
     pub cost_usd: Option<f64>,
     /// Exact verdicts: the distribution the verdict was drawn from, in the dataset's frame.
     pub distribution: Option<VerdictDistribution>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Percentiles {
-    pub p50: Option<f64>,
-    pub p95: Option<f64>,
-    pub p99: Option<f64>,
-}
-
-impl Percentiles {
-    pub fn of(values: &[f64]) -> Self {
-        let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
-        sorted.sort_by(f64::total_cmp);
-        Percentiles {
-            p50: latency::percentile(&sorted, 0.50),
-            p95: latency::percentile(&sorted, 0.95),
-            p99: latency::percentile(&sorted, 0.99),
-        }
-    }
 }
 
 /// A statistic and its confidence interval.
@@ -128,8 +110,13 @@ pub struct TrialMetrics {
     pub completion_tokens_per_item: Option<f64>,
     /// Dollars per 1,000 verdicts, where every call has a cost.
     pub usd_per_1k_items: Option<f64>,
+    /// Per request, at `latency_concurrency` requests in flight (see [`latency`]).
     pub latency_ms: Percentiles,
     pub ttft_ms: Percentiles,
+    /// The load the latency figures were measured at: 1 for calls timed alone, a remote
+    /// endpoint's `concurrency` for its calls; `None` when none was measured (a local trial
+    /// whose calls were not timed alone yet).
+    pub latency_concurrency: Option<u32>,
     pub confusion: Confusion,
     /// Pairwise only.
     pub position: Option<PositionBias>,
@@ -245,8 +232,13 @@ pub fn scored_units(task: Task, groups: &[Verdicts<'_>]) -> Vec<Vec<Scored>> {
     units
 }
 
-/// Computes a trial's metrics from its calls.
-pub fn compute(task: Task, observations: &[Observation], spec: &BootstrapSpec) -> TrialMetrics {
+/// Computes a trial's metrics from its calls, its latency as `timing` says.
+pub fn compute(
+    task: Task,
+    observations: &[Observation],
+    timing: Timing<'_>,
+    spec: &BootstrapSpec,
+) -> TrialMetrics {
     let groups = group(observations);
     let judged: Vec<&Verdicts<'_>> = groups.iter().filter(|g| g.verdict.is_some()).collect();
     let n = judged.len();
@@ -272,8 +264,18 @@ pub fn compute(task: Task, observations: &[Observation], spec: &BootstrapSpec) -
         .flat_map(|g| g.calls.iter().copied())
         .collect();
     let all_priced = calls.iter().all(|o| o.cost_usd.is_some());
-    let latencies: Vec<f64> = calls.iter().map(|o| o.latency_ms).collect();
-    let ttfts: Vec<f64> = calls.iter().filter_map(|o| o.ttft_ms).collect();
+    let (latencies, ttfts, latency_concurrency): (Vec<f64>, Vec<f64>, _) = match timing {
+        Timing::Calls { concurrency } => (
+            calls.iter().map(|o| o.latency_ms).collect(),
+            calls.iter().filter_map(|o| o.ttft_ms).collect(),
+            (!calls.is_empty()).then_some(concurrency),
+        ),
+        Timing::Alone(timed) => (
+            timed.iter().map(|t| t.latency_ms).collect(),
+            timed.iter().filter_map(|t| t.ttft_ms).collect(),
+            (!timed.is_empty()).then_some(1),
+        ),
+    };
     let position = (task == Task::Pairwise).then(|| {
         let per_group: Vec<Vec<(bool, Option<Label>)>> = groups
             .iter()
@@ -305,8 +307,9 @@ pub fn compute(task: Task, observations: &[Observation], spec: &BootstrapSpec) -
         } else {
             None
         },
-        latency_ms: Percentiles::of(&latencies),
-        ttft_ms: Percentiles::of(&ttfts),
+        latency_ms: Percentiles::of(&latencies, spec),
+        ttft_ms: Percentiles::of(&ttfts, spec),
+        latency_concurrency,
         confusion: Confusion::new(task, &scored),
         position,
         expected: exact
@@ -352,7 +355,12 @@ mod tests {
             obs(3, B, Some(Verdict::Failed(FailureKind::NoLabel)), 40.0),
             obs(4, B, None, 1000.0),
         ];
-        let m = compute(Task::Pairwise, &observations, &BootstrapSpec::default());
+        let m = compute(
+            Task::Pairwise,
+            &observations,
+            Timing::Calls { concurrency: 1 },
+            &BootstrapSpec::default(),
+        );
         assert_eq!((m.n, m.n_errors), (4, 1));
         assert_eq!(m.accuracy(), Some(0.5));
         assert_eq!(m.parse_failure_rate, Some(0.25));
@@ -379,7 +387,12 @@ mod tests {
         let mut swapped = obs(0, A, Some(Verdict::Parsed(B)), 10.0);
         swapped.swapped = true;
         let observations = vec![obs(0, A, Some(Verdict::Parsed(A)), 10.0), swapped];
-        let m = compute(Task::Pairwise, &observations, &BootstrapSpec::default());
+        let m = compute(
+            Task::Pairwise,
+            &observations,
+            Timing::Calls { concurrency: 1 },
+            &BootstrapSpec::default(),
+        );
         assert_eq!(m.n, 1);
         assert_eq!(m.prompt_tokens_per_item, Some(200.0));
         // Disagreement across orders is a tie, which the human (A) did not say.
@@ -392,7 +405,12 @@ mod tests {
 
     #[test]
     fn empty_trial_has_no_numbers() {
-        let m = compute(Task::Pairwise, &[], &BootstrapSpec::default());
+        let m = compute(
+            Task::Pairwise,
+            &[],
+            Timing::Calls { concurrency: 1 },
+            &BootstrapSpec::default(),
+        );
         assert_eq!(m.n, 0);
         assert_eq!(m.accuracy(), None);
         assert_eq!(m.estimate(Quality::Kappa), Estimate::default());

@@ -15,6 +15,9 @@ const SCALE: Task = Task::Single {
     scale_max: 5,
 };
 
+/// Latency does not enter these checks.
+const CALLS: Timing<'static> = Timing::Calls { concurrency: 1 };
+
 fn reference() -> Value {
     serde_json::from_str(REFERENCE).unwrap()
 }
@@ -97,6 +100,7 @@ fn point_values_match_the_reference() {
             let m = compute(
                 task,
                 &observations(&case["human"], &case["judge"]),
+                CALLS,
                 &no_ci(),
             );
             for &(key, q) in keys(task) {
@@ -129,7 +133,12 @@ fn bootstrap_intervals_match_the_reference_on_the_same_resamples() {
             level: b["level"].as_f64().unwrap(),
             seed: b["seed"].as_u64().unwrap(),
         };
-        let m = compute(task, &observations(&case["human"], &case["judge"]), &spec);
+        let m = compute(
+            task,
+            &observations(&case["human"], &case["judge"]),
+            CALLS,
+            &spec,
+        );
         for &(key, q) in keys(task) {
             let ci = m.estimate(q).ci;
             let what = format!("bootstrap {}/{key}", b["case"]);
@@ -214,7 +223,9 @@ fn expected_metrics_match_the_reference() {
                 }
             })
             .collect();
-        let e = compute(task, &observations, &no_ci()).expected.unwrap();
+        let e = compute(task, &observations, CALLS, &no_ci())
+            .expected
+            .unwrap();
         close("expected accuracy", e.accuracy, &case["accuracy"]);
         close("expected kappa", e.kappa, &case["kappa"]);
         close("entropy", e.entropy_bits, &case["entropy_bits"]);

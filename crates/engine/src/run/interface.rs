@@ -7,8 +7,11 @@ use std::sync::Arc;
 
 use crate::judges::JudgeLoader;
 
+/// Calls of each local trial timed alone by default, for its latency at concurrency 1.
+pub const DEFAULT_TIMED_CALLS: usize = 20;
+
 /// How to run.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct RunOptions {
     /// Discard a stored experiment of the same name whose content differs.
     pub replace: bool,
@@ -23,6 +26,23 @@ pub struct RunOptions {
     /// Decode every call in full and alone: no shared prefix, one sequence at a time and
     /// no verdicts from exact distributions. The baseline `judgelab bench` compares with.
     pub naive: bool,
+    /// Calls of each local trial timed alone after judging ([`DEFAULT_TIMED_CALLS`]); 0
+    /// times none, and local trials then have no latency figures.
+    pub timed_calls: usize,
+}
+
+impl Default for RunOptions {
+    fn default() -> RunOptions {
+        RunOptions {
+            replace: false,
+            cancel: Arc::default(),
+            threads: None,
+            judges: None,
+            no_cache: false,
+            naive: false,
+            timed_calls: DEFAULT_TIMED_CALLS,
+        }
+    }
 }
 
 /// What a run reports while it goes.
@@ -56,6 +76,8 @@ pub enum RunEvent {
         /// The call failed or the output did not parse.
         failed: bool,
     },
+    /// Calls timed alone for latency at concurrency 1: `done` of `total` (0 as it starts).
+    Timed { done: usize, total: usize },
 }
 
 /// How a run ended.
@@ -80,6 +102,8 @@ pub struct RunSummary {
     /// Prompt tokens the judges actually decoded (a shared prefix counted once), or the
     /// prompt tokens they were sent where they do not say.
     pub prompt_tokens_decoded: u64,
+    /// Calls timed alone by this run, for latency at concurrency 1.
+    pub timed_now: usize,
     /// Cancelled before everything was judged.
     pub interrupted: bool,
     /// Why this run's calls failed: each distinct error with how many calls it failed,

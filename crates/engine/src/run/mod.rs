@@ -1,6 +1,7 @@
 //! One run of an experiment: create it (split, trials) or resume it, find every (trial,
 //! item, repeat, answer order) that has no successful verdict yet, and judge those group by
-//! group ([`group`]), recording each verdict the moment it arrives. A cancelled run keeps everything judged so far; running
+//! group ([`group`]), recording each verdict the moment it arrives; then time a sample of
+//! each local trial's calls alone ([`timing`]). A cancelled run keeps everything judged so far; running
 //! it again judges only what is missing.
 
 use std::collections::HashMap;
@@ -15,9 +16,10 @@ use judgelab_store::{ExperimentRow, NewExperiment, NewTrial, Store, TrialRow};
 mod group;
 pub(crate) mod interface;
 mod loaded;
+mod timing;
 
 use group::{judge_group, Run, Tally};
-pub use interface::{FailureCause, RunEvent, RunOptions, RunSummary};
+pub use interface::{FailureCause, RunEvent, RunOptions, RunSummary, DEFAULT_TIMED_CALLS};
 use loaded::Judges;
 
 use crate::calls::{groups, Call};
@@ -74,6 +76,11 @@ pub async fn run_experiment(
         }
         judge_group(&run, &mut judges, &group, &mut tally, on_event).await?;
     }
+    let timed_now = if options.cancel.load(Ordering::SeqCst) {
+        0
+    } else {
+        timing::time_alone(&run, &mut judges, &row, &trials, on_event).await?
+    };
     Ok(RunSummary {
         experiment: row.name.clone(),
         experiment_id: row.id,
@@ -86,6 +93,7 @@ pub async fn run_experiment(
         cache_hits: tally.cache_hits,
         model_calls: tally.model_calls,
         prompt_tokens_decoded: tally.prompt_tokens_decoded,
+        timed_now,
         interrupted: tally.done < total && options.cancel.load(Ordering::SeqCst),
         failures: FailureCause::ranked(tally.errors),
     })

@@ -139,6 +139,7 @@ async fn run(
 ) -> Result<judgelab_engine::RunSummary, EngineError> {
     let options = RunOptions {
         judges: Some(Arc::new(Loader(judge.clone()))),
+        timed_calls: 0,
         ..RunOptions::default()
     };
     run_experiment(store, experiment, options, &mut |_| {}).await

@@ -54,6 +54,8 @@ struct Scripted {
     calls: AtomicUsize,
     /// Set this flag after so many calls (a user pressing Ctrl-C).
     cancel_after: Option<(usize, Arc<AtomicBool>)>,
+    /// Each batch it was sent, as its requests' `alone` flags.
+    batches: Mutex<Vec<Vec<bool>>>,
 }
 
 impl Judge for Scripted {
@@ -74,6 +76,10 @@ impl Judge for Scripted {
         cancel: &Arc<AtomicBool>,
         on_response: &mut dyn FnMut(JudgeResponse),
     ) {
+        self.batches
+            .lock()
+            .unwrap()
+            .push(requests.iter().map(|r| r.alone).collect());
         for request in requests {
             if cancel.load(Ordering::SeqCst) {
                 return;
@@ -171,18 +177,31 @@ fn scripted(outputs: &[&str], cancel_after: Option<(usize, Arc<AtomicBool>)>) ->
         failed_once: Mutex::new(Vec::new()),
         calls: AtomicUsize::new(0),
         cancel_after,
+        batches: Mutex::new(Vec::new()),
     })
 }
 
+/// Runs with the scripted judge, timing no call alone.
 async fn run(
     store: &Store,
     experiment: &Path,
     judge: &Arc<Scripted>,
     cancel: Arc<AtomicBool>,
 ) -> judgelab_engine::RunSummary {
+    run_timed(store, experiment, judge, cancel, 0).await
+}
+
+async fn run_timed(
+    store: &Store,
+    experiment: &Path,
+    judge: &Arc<Scripted>,
+    cancel: Arc<AtomicBool>,
+    timed_calls: usize,
+) -> judgelab_engine::RunSummary {
     let options = RunOptions {
         cancel,
         judges: Some(Arc::new(Loader(judge.clone()))),
+        timed_calls,
         ..RunOptions::default()
     };
     run_experiment(store, experiment, options, &mut |_| {})
@@ -243,12 +262,53 @@ async fn failed_calls_are_recorded_then_retried_and_failures_are_classified() {
         .clone();
     assert_eq!((m.n, m.n_errors), (6, 0));
     assert_eq!(m.accuracy(), Some(4.0 / 6.0));
-    assert_eq!(m.latency_ms.p50, Some(17.5));
+    // A local trial's batched calls say nothing of its latency: no call was timed alone.
+    assert_eq!((m.latency_concurrency, m.latency_ms.p50), (None, None));
 
     // A finished experiment calls nothing.
     let third = run(&store, &f.experiment, &judge, Arc::default()).await;
     assert_eq!(third.judged_now, 0);
     assert_eq!(judge.calls.load(Ordering::SeqCst), 7);
+}
+
+/// A local trial's latency is that of calls timed alone: after judging, a seeded sample
+/// made one request at a time, each in a batch of its own and marked `alone`, after one
+/// warm-up that the figures leave out; a resumed run times only what is missing.
+#[tokio::test]
+async fn a_local_trials_latency_is_that_of_calls_timed_alone() {
+    let f = fixture(4);
+    let store = Store::open(&f.dir.path().join("db.sqlite")).await.unwrap();
+    let judge = scripted(&["A", "B", "A", "B", "A", "B"], None);
+    let first = run_timed(&store, &f.experiment, &judge, Arc::default(), 3).await;
+    assert_eq!((first.judged_now, first.timed_now), (6, 3));
+    // Six verdicts in batches, then the warm-up and three calls alone.
+    assert_eq!(judge.calls.load(Ordering::SeqCst), 10);
+    let batches = judge.batches.lock().unwrap().clone();
+    assert!(batches[..batches.len() - 4]
+        .iter()
+        .flatten()
+        .all(|alone| !alone));
+    assert!(batches[batches.len() - 4..].iter().all(|b| b == &[true]));
+    let m = summarize(&store, "e", &Default::default())
+        .await
+        .unwrap()
+        .trials[0]
+        .metrics
+        .clone();
+    // The scripted judge's call n takes 5n ms: the timed calls were the 8th to 10th.
+    assert_eq!(m.latency_concurrency, Some(1));
+    assert_eq!((m.latency_ms.n, m.latency_ms.p50), (3, Some(45.0)));
+    let [lo, hi] = m.latency_ms.p50_ci.unwrap();
+    assert!((40.0..=45.0).contains(&lo) && (45.0..=50.0).contains(&hi));
+    assert_eq!(m.latency_ms.p99, None, "p99 needs 100 calls");
+
+    // A larger sample later: the warm-up again, and only the two calls not timed yet.
+    let second = run_timed(&store, &f.experiment, &judge, Arc::default(), 5).await;
+    assert_eq!((second.judged_now, second.timed_now), (0, 2));
+    assert_eq!(judge.calls.load(Ordering::SeqCst), 13);
+    let again = run_timed(&store, &f.experiment, &judge, Arc::default(), 5).await;
+    assert_eq!(again.timed_now, 0);
+    assert_eq!(judge.calls.load(Ordering::SeqCst), 13);
 }
 
 #[tokio::test]

@@ -236,6 +236,7 @@ fn request(key: usize, case: &str) -> JudgeRequest {
         },
         logits: false,
         grammar: None,
+        alone: false,
     }
 }
 

@@ -72,8 +72,14 @@ fn trial(id: i64, temperature: f64, tokens: u32, right: impl Fn(usize) -> bool) 
         model_sha256: None,
         template_hash: String::new(),
         examples: vec![],
-        metrics: metrics::compute(Task::Pairwise, &observations, &BootstrapSpec::default()),
+        metrics: metrics::compute(
+            Task::Pairwise,
+            &observations,
+            metrics::Timing::Calls { concurrency: 1 },
+            &BootstrapSpec::default(),
+        ),
         verdicts: vec![],
+        latencies: observations.iter().map(|o| o.latency_ms).collect(),
         observations,
     }
 }

@@ -1,0 +1,172 @@
+//! Timing calls alone. A local judge batches a sweep's calls, so the time a batched call
+//! took is its batch's, not its configuration's. Once a run has judged what was missing,
+//! a seeded sample of each local trial's calls is made again, one request at a time with
+//! nothing of an earlier call reused (`JudgeRequest::alone`): the trial's latency and TTFT
+//! figures are those of one request at concurrency 1 (`core::metrics::latency`). The
+//! sample is the same items for every trial, so that trials compare call for call. Each
+//! judge's first timed call of a run is its warm-up, stored apart and left out. What was
+//! timed is stored as it arrives; a resumed run times only what is missing. Remote judges'
+//! calls are requests of their own and are timed as they are made.
+
+use std::collections::HashSet;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use judgelab_core::judge::Judge;
+use judgelab_core::results::TimedCall;
+use judgelab_core::rng::{mix, SplitMix64};
+use judgelab_core::JudgeResponse;
+use judgelab_store::{ExperimentRow, TrialRow};
+
+use super::group::Run;
+use super::interface::RunEvent;
+use super::loaded::Judges;
+use crate::calls::{prepare, Call, Group};
+use crate::EngineError;
+
+/// Times what each local trial's sample is missing; returns how many calls it timed.
+pub(super) async fn time_alone(
+    run: &Run<'_>,
+    judges: &mut Judges<'_>,
+    row: &ExperimentRow,
+    trials: &[TrialRow],
+    on_event: &mut (dyn FnMut(RunEvent) + Send),
+) -> Result<usize, EngineError> {
+    let n = run.options.timed_calls;
+    let mut todo: Vec<(&TrialRow, Vec<Call<'_>>)> = Vec::new();
+    for trial in trials {
+        if n == 0 || run.r.judge(&trial.params.judge).local().is_none() {
+            continue;
+        }
+        let done: HashSet<(String, bool)> = run
+            .store
+            .timed_calls(trial.id)
+            .await?
+            .into_iter()
+            .filter(|t| t.timed().is_some() && t.concurrency == 1)
+            .map(|t| (t.item_id, t.swapped))
+            .collect();
+        let missing: Vec<Call<'_>> = sample(run, row, trial, n)
+            .into_iter()
+            .filter(|c| !done.contains(&(c.item.id.clone(), c.swapped)))
+            .collect();
+        if !missing.is_empty() {
+            todo.push((trial, missing));
+        }
+    }
+    let total: usize = todo.iter().map(|(_, calls)| calls.len()).sum();
+    if total == 0 {
+        return Ok(0);
+    }
+    on_event(RunEvent::Timed { done: 0, total });
+    let mut warmed: HashSet<&str> = HashSet::new();
+    let mut done = 0;
+    for (trial, calls) in todo {
+        let judge = judges.get(&trial.params.judge, on_event).await?;
+        if warmed.insert(trial.params.judge.as_str()) {
+            time_one(run, &judge, trial, &calls[0], true).await?;
+        }
+        for call in &calls {
+            if run.options.cancel.load(Ordering::SeqCst) {
+                return Ok(done);
+            }
+            time_one(run, &judge, trial, call, false).await?;
+            done += 1;
+            on_event(RunEvent::Timed { done, total });
+        }
+    }
+    Ok(done)
+}
+
+/// The first `n` calls of a trial in the sample's order: the judged items in an order
+/// seeded by the experiment's seed (the same for every trial), each with its answer
+/// orders, repeat 0.
+fn sample<'a>(run: &Run<'a>, row: &ExperimentRow, trial: &TrialRow, n: usize) -> Vec<Call<'a>> {
+    let mut items: Vec<&str> = row.judged.iter().map(String::as_str).collect();
+    let seed = mix(&[
+        run.r.experiment.sweep.seed,
+        judgelab_core::hash::stable_u64("timed alone"),
+    ]);
+    let mut rng = SplitMix64::new(seed);
+    for i in (1..items.len()).rev() {
+        items.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    items
+        .into_iter()
+        .flat_map(|id| {
+            trial.params.order.calls().iter().map(move |&swapped| Call {
+                item: run.index[id],
+                repeat: 0,
+                swapped,
+            })
+        })
+        .take(n)
+        .collect()
+}
+
+/// Makes one call alone and records what it took.
+async fn time_one(
+    run: &Run<'_>,
+    judge: &Arc<dyn Judge>,
+    trial: &TrialRow,
+    call: &Call<'_>,
+    warmup: bool,
+) -> Result<(), EngineError> {
+    let group = Group {
+        trials: vec![(
+            trial,
+            vec![Call {
+                item: call.item,
+                repeat: call.repeat,
+                swapped: call.swapped,
+            }],
+        )],
+        exact: false,
+    };
+    let (_, mut requests) = prepare(run.r, &group, run.index)?;
+    let mut request = requests.remove(0);
+    request.alone = true;
+    let judge = Arc::clone(judge);
+    let cancel = Arc::clone(&run.options.cancel);
+    let response = tokio::task::spawn_blocking(move || {
+        let mut response: Option<JudgeResponse> = None;
+        judge.judge_batch(vec![request], &cancel, &mut |r| response = Some(r));
+        response
+    })
+    .await
+    .map_err(|e| EngineError::Judge(format!("the judge thread panicked: {e}")))?;
+    let base = TimedCall {
+        trial_id: trial.id,
+        item_id: call.item.id.clone(),
+        swapped: call.swapped,
+        concurrency: 1,
+        warmup,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        error: None,
+        latency_ms: None,
+        ttft_ms: None,
+        attempts: 0,
+    };
+    let timed = match response.map(|r| r.result) {
+        Some(Ok(c)) => TimedCall {
+            prompt_tokens: c.prompt_tokens,
+            completion_tokens: c.completion_tokens,
+            latency_ms: Some(c.latency_ms),
+            ttft_ms: c.ttft_ms,
+            attempts: c.attempts,
+            ..base
+        },
+        Some(Err(e)) => TimedCall {
+            error: Some(e.message),
+            attempts: e.attempts,
+            ..base
+        },
+        None => TimedCall {
+            error: Some("the judge returned no response for this call".into()),
+            ..base
+        },
+    };
+    run.store.record_timed_call(&timed).await?;
+    Ok(())
+}
