@@ -113,6 +113,39 @@ enum Command {
         #[command(flatten)]
         bootstrap: BootstrapArgs,
     },
+    /// A concurrency ramp against one trial's judge configuration: per level, throughput,
+    /// TTFT and latency percentiles with intervals, errors and retries; then the knee
+    Load {
+        /// An experiment name, or its .toml file
+        experiment: String,
+        /// The trial, by its id as `show` prints it
+        #[arg(long)]
+        trial: i64,
+        /// Requests in flight, one level each
+        #[arg(
+            long,
+            value_name = "N,N,…",
+            value_delimiter = ',',
+            default_value = "1,2,4,8"
+        )]
+        concurrency: Vec<u32>,
+        /// Timed requests per level (p99 needs 100)
+        #[arg(long, value_name = "N", default_value_t = 100)]
+        requests: usize,
+        /// Warm-up requests before each level, left out of its figures (the first level's
+        /// are the cold start)
+        #[arg(long, value_name = "N", default_value_t = 2)]
+        warmup: usize,
+        /// Keep the knee where p99 time to first token is at most this
+        #[arg(long, value_name = "MS")]
+        slo_ms: Option<f64>,
+        /// CPU threads for a local model [default: all cores]
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+        threads: Option<u16>,
+        /// Print the ramp as JSON, on its last line
+        #[arg(long)]
+        json: bool,
+    },
     /// Store or delete an API key in the OS keychain, for `api_key_keyring = "NAME"`
     Key {
         #[command(subcommand)]
@@ -286,6 +319,28 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         } => {
             let front = front.unwrap_or_default();
             show(&store, &experiment, json, &front, bootstrap.spec()).await?
+        }
+        Command::Load {
+            experiment,
+            trial,
+            concurrency,
+            requests,
+            warmup,
+            slo_ms,
+            threads,
+            json,
+        } => {
+            let options = judgelab_engine::load::LoadOptions {
+                trial_id: trial,
+                levels: concurrency,
+                requests,
+                warmup,
+                slo_ms,
+                threads: threads.map(usize::from),
+                judges: None,
+                cancel: Default::default(),
+            };
+            load(&store, &experiment, options, json).await?
         }
         Command::Report {
             experiment,
@@ -578,6 +633,84 @@ fn front(summary: &ExperimentSummary, objectives: &[Objective]) -> Result<Vec<Fr
     }
     let metrics: Vec<_> = summary.trials.iter().map(|t| &t.metrics).collect();
     Ok(judgelab_core::pareto::front(&metrics, objectives))
+}
+
+async fn load(
+    store: &Store,
+    experiment: &str,
+    options: judgelab_engine::load::LoadOptions,
+    json: bool,
+) -> Result<ExitCode> {
+    use judgelab_engine::load::LoadEvent;
+    let name = experiment_name(experiment)?;
+    let cancel = options.cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("\nstopping after the requests in flight");
+            cancel.store(true, Ordering::SeqCst);
+        }
+    });
+    let bar = ProgressBar::hidden();
+    let mut on_event = |event: LoadEvent| match event {
+        LoadEvent::Level {
+            concurrency,
+            requests,
+        } => {
+            bar.set_length(requests as u64);
+            bar.set_position(0);
+            bar.reset_eta();
+            bar.set_style(
+                ProgressStyle::with_template(&format!(
+                    "{{bar:30}} {{pos}}/{{len}} requests at concurrency {concurrency}  ETA {{eta}}"
+                ))
+                .expect("a valid template"),
+            );
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            bar.enable_steady_tick(Duration::from_millis(500));
+        }
+        LoadEvent::Request { done, .. } => bar.set_position(done as u64),
+    };
+    let ramp = judgelab_engine::load::load_ramp(store, &name, options, &mut on_event)
+        .await
+        .with_context(|| format!("while ramping {name:?}"))?;
+    bar.finish_and_clear();
+    println!("{}", table::load(&ramp));
+    if json {
+        let levels: Vec<serde_json::Value> = ramp
+            .ramp
+            .levels
+            .iter()
+            .map(|l| {
+                serde_json::json!({
+                    "concurrency": l.concurrency,
+                    "requests": l.requests,
+                    "throughput_vps": l.throughput_vps,
+                    "tokens_per_s": l.tokens_per_s,
+                    "ttft_ms": l.ttft_ms,
+                    "latency_ms": l.latency_ms,
+                    "errors": l.errors,
+                    "retried": l.retried,
+                    "first_try_latency_ms": l.first_try_latency_ms,
+                    "retried_latency_ms": l.retried_latency_ms,
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::json!({
+                "id": ramp.id,
+                "experiment": ramp.experiment,
+                "trial": ramp.trial_id,
+                "distinct_prompts": ramp.distinct_prompts,
+                "levels": levels,
+                "knee": ramp.ramp.knee,
+                "knee_reason": ramp.ramp.knee_reason,
+                "slo_ms": ramp.ramp.slo_ms,
+                "warmup": ramp.ramp.warmup,
+            })
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn report_command(

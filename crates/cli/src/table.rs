@@ -187,3 +187,85 @@ fn latency_note(s: &ExperimentSummary) -> String {
         "p50_ms, p95_ms, ttft_p50: per request, with `conc` requests in flight (a local trial's: {alone} timed alone, one at a time)\n"
     )
 }
+
+/// A load ramp, one row per level, then the knee and the cold start.
+pub fn load(r: &judgelab_engine::load::StoredRamp) -> String {
+    let ms = |p: &judgelab_core::metrics::Percentiles, x: Option<f64>| match x {
+        Some(v) => format!("{v:.0}"),
+        None if p.n > 0 => "n<100".into(),
+        None => "—".into(),
+    };
+    let mut rows = vec![[
+        "conc",
+        "requests",
+        "verdicts/s",
+        "tokens/s",
+        "ttft_p50",
+        "ttft_p95",
+        "ttft_p99",
+        "p50_ms",
+        "p95_ms",
+        "p99_ms",
+        "errors",
+        "retried",
+    ]
+    .map(String::from)
+    .to_vec()];
+    for l in &r.ramp.levels {
+        rows.push(vec![
+            l.concurrency.to_string(),
+            l.requests.to_string(),
+            format!("{:.2}", l.throughput_vps),
+            format!("{:.0}", l.tokens_per_s),
+            ms(&l.ttft_ms, l.ttft_ms.p50),
+            ms(&l.ttft_ms, l.ttft_ms.p95),
+            ms(&l.ttft_ms, l.ttft_ms.p99),
+            ms(&l.latency_ms, l.latency_ms.p50),
+            ms(&l.latency_ms, l.latency_ms.p95),
+            ms(&l.latency_ms, l.latency_ms.p99),
+            l.errors.to_string(),
+            l.retried.to_string(),
+        ]);
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|c| {
+            rows.iter()
+                .map(|row| row[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = format!(
+        "load ramp {} of trial {} of {:?}: {} timed requests per level, per request in milliseconds\n",
+        r.id, r.trial_id, r.experiment, r.requests
+    );
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, &w)| format!("{}{cell}", " ".repeat(w - cell.chars().count())))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    let sent =
+        (r.requests + r.ramp.warmup.requests / r.ramp.levels.len().max(1)) * r.ramp.levels.len();
+    if sent > r.distinct_prompts {
+        out.push_str(&format!(
+            "note: {sent} requests drawn from the trial's {} distinct prompts; repeats may be answered from a server's prompt cache\n",
+            r.distinct_prompts
+        ));
+    }
+    match r.ramp.knee {
+        Some(k) => out.push_str(&format!("knee: {k} ({})\n", r.ramp.knee_reason)),
+        None => out.push_str(&format!("knee: none ({})\n", r.ramp.knee_reason)),
+    }
+    let w = &r.ramp.warmup;
+    if let (Some(ttft), Some(latency)) = (w.ttft_ms, w.latency_ms) {
+        out.push_str(&format!(
+            "cold start: the first request took {latency:.0} ms (TTFT {ttft:.0} ms); {} warm-up requests left out of the levels\n",
+            w.requests
+        ));
+    }
+    out
+}

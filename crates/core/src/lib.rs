@@ -8,6 +8,7 @@ pub mod dataset;
 pub mod experiment;
 pub mod hash;
 pub mod judge;
+pub mod load;
 pub mod metrics;
 pub mod pareto;
 pub mod results;

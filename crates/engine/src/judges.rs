@@ -2,13 +2,12 @@
 //! remote models are called over an OpenAI-compatible API; tests plug in their own
 //! [`JudgeLoader`]. The run itself only ever sees `core::Judge`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
 use std::time::Duration;
 
-use judgelab_core::experiment::RemoteJudge;
-use judgelab_core::Judge;
+use judgelab_core::experiment::{JudgeBackend, NamedJudge, RemoteJudge};
+use judgelab_core::{Judge, Task};
 use judgelab_llama::{LlamaJudge, LlamaOptions};
 use judgelab_openai::{ApiKey, Endpoint, OpenAiJudge};
 
@@ -60,6 +59,45 @@ pub struct RemoteModel {
 }
 
 impl ModelSpec {
+    /// What loads `judge`, a local one from the model file at `path` (whose sha256 is
+    /// `sha256`, or empty when not known yet). `naive`: one sequence at a time, no shared
+    /// prefix (the benchmark's baseline).
+    pub(crate) fn of(
+        judge: &NamedJudge,
+        path: &Path,
+        sha256: &str,
+        task: Task,
+        allow_tie: bool,
+        threads: Option<usize>,
+        naive: bool,
+    ) -> ModelSpec {
+        match &judge.backend {
+            JudgeBackend::Llama(local) => ModelSpec::Local(LocalModel {
+                name: judge.name.clone(),
+                path: path.to_path_buf(),
+                sha256: sha256.to_string(),
+                gpu_layers: local.gpu_layers,
+                context_size: local.context_size,
+                threads,
+                parallel: if naive { 1 } else { local.parallel },
+                share_prefix: !naive,
+            }),
+            JudgeBackend::OpenAi(remote) => ModelSpec::Remote(RemoteModel {
+                name: judge.name.clone(),
+                judge: remote.clone(),
+                response_format: remote.endpoint.json_schema.then(|| {
+                    serde_json::json!({
+                        "type": "json_schema",
+                        "json_schema": {
+                            "name": "verdict",
+                            "schema": judgelab_core::verdict::json_schema(task, allow_tie),
+                        },
+                    })
+                }),
+            }),
+        }
+    }
+
     /// The judge's name.
     pub fn name(&self) -> &str {
         match self {

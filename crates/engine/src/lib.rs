@@ -10,6 +10,7 @@ mod calls;
 mod exact;
 mod judges;
 pub mod keys;
+pub mod load;
 mod plan;
 mod progress;
 mod prompt;

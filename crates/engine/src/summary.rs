@@ -1,7 +1,6 @@
 //! Summaries of stored experiments: reads an experiment's trials, verdicts and calls timed
-//! alone from the store
-//! and hands them to `core::results`, which computes each trial's metrics (with bootstrap
-//! intervals) and the baselines every trial is shown beside.
+//! alone from the store and hands them to `core::results`, which computes each trial's
+//! metrics (with bootstrap intervals) and the baselines every trial is shown beside.
 
 use judgelab_core::metrics::BootstrapSpec;
 use judgelab_core::results::{ExperimentSummary, StoredExperiment, StoredTrial, TimedCall};

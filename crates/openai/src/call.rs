@@ -37,6 +37,9 @@ pub(crate) async fn call(inner: &Inner, request: JudgeRequest) -> Result<Complet
     let body = request_body(endpoint, &request.messages, &request.sampling);
     let tokens = (estimate_tokens(&request.messages) + request.sampling.max_tokens as usize) as f64;
     let mut attempt = 0;
+    // What the caller waited, from its first attempt (rate-limit waits before it aside):
+    // a retried call's latency and TTFT include the attempts that failed and the backoff.
+    let mut first_sent: Option<Instant> = None;
     loop {
         if let Some(fatal) = inner.fatal.lock().expect("never poisoned").clone() {
             return Err(CallError::after(attempt, fatal));
@@ -48,10 +51,14 @@ pub(crate) async fn call(inner: &Inner, request: JudgeRequest) -> Result<Complet
             bucket.take(tokens).await;
         }
         attempt += 1;
+        let sent = Instant::now();
+        let waited_ms = first_sent.get_or_insert(sent).elapsed().as_secs_f64() * 1000.0;
         match attempt_once(inner, &body).await {
             Ok(completion) => {
                 return Ok(Completion {
                     attempts: attempt,
+                    latency_ms: completion.latency_ms + waited_ms,
+                    ttft_ms: completion.ttft_ms.map(|t| t + waited_ms),
                     ..completion
                 })
             }
@@ -90,6 +97,20 @@ fn backoff(inner: &Inner, attempt: u32) -> Duration {
 }
 
 fn from_reqwest(e: reqwest::Error) -> Failure {
+    // A pooled connection that the server had closed (llama-server closes one after a few
+    // requests) fails before the request is read: worth another attempt at once, not after
+    // a backoff. It still counts as an attempt.
+    let stale = {
+        let mut source = std::error::Error::source(&e);
+        let mut found = false;
+        while let Some(cause) = source {
+            found |= cause
+                .downcast_ref::<hyper::Error>()
+                .is_some_and(hyper::Error::is_incomplete_message);
+            source = cause.source();
+        }
+        found && e.is_request()
+    };
     // Timeouts, refused or reset connections and bodies cut short are all transient.
     let kind = if e.is_timeout() {
         "timed out"
@@ -104,7 +125,10 @@ fn from_reqwest(e: reqwest::Error) -> Failure {
         message.push_str(&format!(": {cause}"));
         source = cause.source();
     }
-    retry(message)
+    Failure::Retry {
+        message,
+        after: stale.then_some(Duration::ZERO),
+    }
 }
 
 /// `Retry-After` in seconds (the form APIs use), capped at two minutes.

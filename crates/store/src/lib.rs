@@ -19,6 +19,7 @@ use sqlx::{Row, SqlitePool};
 
 pub use rows::{DatasetInfo, ExperimentRow, NewExperiment, NewTrial, TrialRow};
 
+use judgelab_core::load::LevelRun;
 use judgelab_core::results::{TimedCall, VerdictRecord};
 
 #[derive(Debug, thiserror::Error)]
@@ -523,6 +524,65 @@ impl Store {
                 error: r.get(9),
             })
             .collect())
+    }
+
+    // ---- load ramps -------------------------------------------------------------------
+
+    /// Stores a ramp of `trial_id` with every level's wall time and calls, in one
+    /// transaction; returns its id.
+    pub async fn save_load_ramp(
+        &self,
+        trial_id: i64,
+        requests: usize,
+        warmup: usize,
+        slo_ms: Option<f64>,
+        levels: &[LevelRun],
+    ) -> Result<i64> {
+        let mut tx = self.pool.begin().await.map_err(self.err())?;
+        let id: i64 = sqlx::query(
+            "INSERT INTO load_ramps (trial_id, requests, warmup, slo_ms) VALUES (?, ?, ?, ?) RETURNING id",
+        )
+        .bind(trial_id)
+        .bind(requests as i64)
+        .bind(warmup as i64)
+        .bind(slo_ms)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(self.err())?
+        .get(0);
+        for level in levels {
+            sqlx::query("INSERT INTO load_levels (ramp_id, concurrency, wall_s) VALUES (?, ?, ?)")
+                .bind(id)
+                .bind(i64::from(level.concurrency))
+                .bind(level.wall_s)
+                .execute(&mut *tx)
+                .await
+                .map_err(self.err())?;
+            for (seq, c) in level.calls.iter().enumerate() {
+                sqlx::query(
+                    "INSERT INTO load_calls (ramp_id, concurrency, seq, warmup, item_id, swapped, prompt_tokens,
+                                             completion_tokens, latency_ms, ttft_ms, attempts, error)
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                )
+                .bind(id)
+                .bind(i64::from(level.concurrency))
+                .bind(seq as i64)
+                .bind(c.warmup)
+                .bind(&c.item_id)
+                .bind(c.swapped)
+                .bind(i64::from(c.prompt_tokens))
+                .bind(i64::from(c.completion_tokens))
+                .bind(c.latency_ms)
+                .bind(c.ttft_ms)
+                .bind(i64::from(c.attempts))
+                .bind(&c.error)
+                .execute(&mut *tx)
+                .await
+                .map_err(self.err())?;
+            }
+        }
+        tx.commit().await.map_err(self.err())?;
+        Ok(id)
     }
 
     /// A cached response (its JSON), if `key` was answered before.

@@ -993,6 +993,92 @@ fn a_prompt_longer_than_the_servers_context_fails_once() {
     assert_eq!(server.posts(), 6);
 }
 
+/// `judgelab load` ramps a remote trial against llama.cpp's real `llama-server` (four
+/// slots): every level's requests and warm-up reach the server, its figures and the knee
+/// come back as JSON on the last line, and the ramp is stored.
+#[test]
+fn a_load_ramp_against_a_real_llama_server() {
+    let env = Env::new();
+    let server = LlamaServer::start(env.dir.path(), &judgelab_engine::default_model_path());
+    let file = env.file(
+        "ramp.toml",
+        format!(
+            "name = \"ramp\"\ndataset = {:?}\n[judge]\nbackend = \"openai\"\nbase_url = {:?}\nmodel = \"smollm2\"\nconcurrency = 4\ntemplate = \"pairwise\"\n[sweep]\nmax_tokens = 4\n[limits]\nitems = 4\n",
+            llmbar().display().to_string(),
+            server.base_url
+        ),
+    );
+    let out = env.run(&["run", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let trial = env.show("ramp")["trials"][0]["id"].to_string();
+    let args = [
+        "load",
+        "ramp",
+        "--trial",
+        &trial,
+        "--concurrency",
+        "1,2,4",
+        "--requests",
+        "6",
+        "--warmup",
+        "1",
+        "--slo-ms",
+        "60000",
+        "--json",
+    ];
+    let out = env.run(&args);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        stdout.contains("knee:") && stdout.contains("cold start:"),
+        "{stdout}"
+    );
+    let v: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let levels = v["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 3, "{v}");
+    for (l, c) in levels.iter().zip([1, 2, 4]) {
+        assert_eq!(
+            (l["concurrency"].as_u64(), l["requests"].as_u64()),
+            (Some(c), Some(6))
+        );
+        assert_eq!(
+            (l["errors"].as_u64(), l["retried"].as_u64()),
+            (Some(0), Some(0)),
+            "{l}"
+        );
+        assert!(l["throughput_vps"].as_f64().unwrap() > 0.0, "{l}");
+        for key in ["ttft_ms", "latency_ms"] {
+            let p = &l[key];
+            assert!(
+                p["p50"].as_f64().unwrap() > 0.0 && p["p50"].as_f64() <= p["p95"].as_f64(),
+                "{l}"
+            );
+            assert!(p["p99"].is_null(), "p99 needs 100 requests: {l}");
+        }
+        assert!(
+            l["ttft_ms"]["p50"].as_f64() <= l["latency_ms"]["p50"].as_f64(),
+            "{l}"
+        );
+    }
+    let knee = v["knee"].as_u64().unwrap();
+    assert!([1, 2, 4].contains(&knee), "{v}");
+    assert!(
+        v["knee_reason"].as_str().unwrap().contains("throughput"),
+        "{v}"
+    );
+    assert_eq!(v["warmup"]["requests"], 3);
+    assert!(v["warmup"]["ttft_ms"].as_f64().unwrap() > 0.0);
+    // The run's four calls, then each level's warm-up and six timed requests.
+    assert_eq!(server.posts(), 4 + 3 * 7);
+    // A bad level is refused before anything is sent.
+    check_invalid(
+        &env,
+        &["load", "ramp", "--trial", &trial, "--concurrency", "0,2"],
+        &["levels must be 1 or more"],
+    );
+    assert_eq!(server.posts(), 4 + 3 * 7);
+}
+
 /// A failed call records the requests it really made: 3 to an endpoint that answers 503 to
 /// each of `max_attempts = 3`, counted by the endpoint.
 #[test]

@@ -4,11 +4,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use judgelab_core::experiment::JudgeBackend;
 use judgelab_core::Judge;
 
 use super::interface::{RunEvent, RunOptions};
-use crate::judges::{JudgeLoader, LocalModel, LocalModels, ModelSpec, RemoteModel};
+use crate::judges::{JudgeLoader, LocalModels, ModelSpec};
 use crate::resolve::Resolved;
 use crate::EngineError;
 
@@ -39,50 +38,25 @@ impl<'r> Judges<'r> {
         }
         self.loaded.clear();
         let r = self.r;
-        let spec = match &r.judge(name).backend {
-            JudgeBackend::Llama(local) => {
-                let (path, sha256) = r.model_file(name);
-                on_event(RunEvent::Loading {
-                    model: name.to_string(),
-                    path: path.display().to_string(),
-                    local: true,
-                });
-                ModelSpec::Local(LocalModel {
-                    name: name.to_string(),
-                    path: path.clone(),
-                    sha256: sha256.clone(),
-                    gpu_layers: local.gpu_layers,
-                    context_size: local.context_size,
-                    threads: self.options.threads,
-                    parallel: if self.options.naive {
-                        1
-                    } else {
-                        local.parallel
-                    },
-                    share_prefix: !self.options.naive,
-                })
-            }
-            JudgeBackend::OpenAi(remote) => {
-                on_event(RunEvent::Loading {
-                    model: name.to_string(),
-                    path: format!("{} at {}", remote.model, remote.endpoint.base_url),
-                    local: false,
-                });
-                ModelSpec::Remote(RemoteModel {
-                    name: name.to_string(),
-                    judge: remote.clone(),
-                    response_format: remote.endpoint.json_schema.then(|| {
-                        serde_json::json!({
-                            "type": "json_schema",
-                            "json_schema": {
-                                "name": "verdict",
-                                "schema": judgelab_core::verdict::json_schema(r.dataset.task, r.allow_tie()),
-                            },
-                        })
-                    }),
-                })
-            }
-        };
+        let judge = r.judge(name);
+        let (path, sha256) = r.model_file(name);
+        on_event(RunEvent::Loading {
+            model: name.to_string(),
+            path: match judge.remote() {
+                Some(remote) => format!("{} at {}", remote.model, remote.endpoint.base_url),
+                None => path.display().to_string(),
+            },
+            local: judge.local().is_some(),
+        });
+        let spec = ModelSpec::of(
+            judge,
+            path,
+            sha256,
+            r.dataset.task,
+            r.allow_tie(),
+            self.options.threads,
+            self.options.naive,
+        );
         let loader: Arc<dyn JudgeLoader> = self
             .options
             .judges

@@ -1,0 +1,312 @@
+//! `judgelab load`: a concurrency ramp against one judge configuration, a trial of a stored
+//! experiment. Its requests are the trial's own calls (their prompts, sampling and seeds),
+//! in a seeded order and repeated as needed. Each level (requests in flight) first sends a
+//! warm-up that its figures leave out (the first level's is the cold start), then a fixed
+//! number of timed requests; `core::load` turns what they took into the level's figures and
+//! finds the knee. The ramp and every call are stored (`load_ramps`, `load_levels`,
+//! `load_calls`).
+//!
+//! Requests in flight: a remote judge gets `concurrency = level`, a closed loop in which a
+//! request goes out as soon as one returns; a local judge decodes `level` sequences
+//! together (`parallel = level`), each chunk of `level` requests after the one before.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Instant;
+
+use judgelab_core::judge::CallError;
+use judgelab_core::load::{LevelRun, LoadCall, LoadRamp};
+use judgelab_core::metrics::BootstrapSpec;
+use judgelab_core::rng::{mix, SplitMix64};
+use judgelab_core::{Constraint, JudgeRequest, JudgeResponse, Sampling};
+use judgelab_store::Store;
+
+use crate::judges::{JudgeLoader, LocalModels, ModelSpec};
+use crate::prompt::verdict_prompt;
+use crate::resolve::allow_tie;
+use crate::summary::summarize;
+use crate::EngineError;
+
+/// What to ramp.
+#[derive(Clone)]
+pub struct LoadOptions {
+    /// The trial, by its store id (`judgelab show` lists them).
+    pub trial_id: i64,
+    /// Requests in flight, one level each, e.g. 1, 2, 4, 8.
+    pub levels: Vec<u32>,
+    /// Timed requests per level.
+    pub requests: usize,
+    /// Warm-up requests before each level's timed ones.
+    pub warmup: usize,
+    /// A bound on p99 TTFT that the knee must keep.
+    pub slo_ms: Option<f64>,
+    /// CPU threads for a local model; default: all cores.
+    pub threads: Option<usize>,
+    /// Where the judge comes from; default: [`LocalModels`].
+    pub judges: Option<Arc<dyn JudgeLoader>>,
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// What a ramp reports while it goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoadEvent {
+    /// A level starts: its judge is loaded and warmed up.
+    Level { concurrency: u32, requests: usize },
+    /// One of its timed requests returned.
+    Request { concurrency: u32, done: usize },
+}
+
+/// A stored ramp.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StoredRamp {
+    pub id: i64,
+    pub experiment: String,
+    pub trial_id: i64,
+    pub requests: usize,
+    /// The trial's calls the requests are drawn from: past them, requests repeat prompts,
+    /// which a server's prompt cache answers faster.
+    pub distinct_prompts: usize,
+    #[serde(flatten)]
+    pub ramp: LoadRamp,
+}
+
+/// Runs the ramp of `options` against a trial of the stored experiment `experiment`.
+pub async fn load_ramp(
+    store: &Store,
+    experiment: &str,
+    options: LoadOptions,
+    on_event: &mut (dyn FnMut(LoadEvent) + Send),
+) -> Result<StoredRamp, EngineError> {
+    let invalid = |message: String| EngineError::Invalid {
+        path: experiment.to_string(),
+        message,
+    };
+    if options.levels.is_empty() || options.levels.contains(&0) {
+        return Err(invalid(format!(
+            "--concurrency: levels must be 1 or more, got {:?}",
+            options.levels
+        )));
+    }
+    if options.requests == 0 {
+        return Err(invalid("--requests must be 1 or more".into()));
+    }
+    let no_ci = BootstrapSpec {
+        resamples: 0,
+        ..BootstrapSpec::default()
+    };
+    let summary = summarize(store, experiment, &no_ci).await?;
+    let trial = summary.trial(options.trial_id)?;
+    let row = store
+        .experiment_by_name(experiment)
+        .await?
+        .ok_or_else(|| EngineError::UnknownExperiment(experiment.to_string()))?;
+    let trial_row = store
+        .trials(row.id)
+        .await?
+        .into_iter()
+        .find(|t| t.id == trial.id)
+        .expect("the summary's trial is stored");
+    let mut calls: Vec<_> = trial.verdicts.iter().filter(|v| v.repeat == 0).collect();
+    if calls.is_empty() {
+        return Err(invalid(format!(
+            "trial {} has no verdicts yet: run the experiment first",
+            trial.id
+        )));
+    }
+    // A seeded order, so that two ramps of the same trial send the same requests.
+    let mut rng = SplitMix64::new(mix(&[
+        summary.experiment.parsed.sweep.seed,
+        judgelab_core::hash::stable_u64("load"),
+    ]));
+    for i in (1..calls.len()).rev() {
+        calls.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    let p = &trial.params;
+    let output = summary
+        .experiment
+        .parsed
+        .judge
+        .output
+        .unwrap_or(judgelab_core::OutputKind::default_for(summary.dataset.task));
+    let grammar = (p.constraint == Constraint::Grammar).then(|| {
+        judgelab_core::verdict::grammar(output, summary.dataset.task, allow_tie(&summary.dataset))
+    });
+    let mut prompts = Vec::with_capacity(calls.len());
+    for v in &calls {
+        let messages = verdict_prompt(store, &summary, trial, v).await?.messages;
+        prompts.push((v.item_id.clone(), v.swapped, v.seed, messages));
+    }
+    let request = |key: usize| {
+        let (_, _, seed, messages) = &prompts[key % prompts.len()];
+        JudgeRequest {
+            grammar: grammar.clone(),
+            ..JudgeRequest::new(
+                key,
+                messages.clone(),
+                Sampling {
+                    temperature: p.temperature,
+                    top_p: p.top_p,
+                    max_tokens: p.max_tokens,
+                    seed: *seed,
+                },
+            )
+        }
+    };
+    let judge = summary
+        .experiment
+        .parsed
+        .judge_named(&p.judge)
+        .ok_or_else(|| {
+            invalid(format!(
+                "the trial's judge {:?} is not in the experiment",
+                p.judge
+            ))
+        })?
+        .clone();
+    let loader: Arc<dyn JudgeLoader> = options
+        .judges
+        .clone()
+        .unwrap_or_else(|| Arc::new(LocalModels));
+    let mut runs = Vec::new();
+    let mut next = 0;
+    for &concurrency in &options.levels {
+        on_event(LoadEvent::Level {
+            concurrency,
+            requests: options.requests,
+        });
+        let mut spec = ModelSpec::of(
+            &judge,
+            Path::new(&trial_row.model_path),
+            trial_row.model_sha256.as_deref().unwrap_or(""),
+            summary.dataset.task,
+            allow_tie(&summary.dataset),
+            options.threads,
+            false,
+        );
+        match &mut spec {
+            ModelSpec::Local(local) => local.parallel = concurrency as usize,
+            ModelSpec::Remote(remote) => {
+                remote.judge.endpoint.calls.concurrency = concurrency as usize
+            }
+        }
+        let loader = Arc::clone(&loader);
+        let model = tokio::task::spawn_blocking(move || loader.load(&spec))
+            .await
+            .map_err(|e| EngineError::Judge(format!("loading panicked: {e}")))??;
+        let mut level = Vec::new();
+        let warm: Vec<JudgeRequest> = (next..next + options.warmup).map(request).collect();
+        next += options.warmup;
+        let (warmed, _) = send(&model, warm, &options.cancel, &mut |_| {}).await?;
+        level.extend(warmed.into_iter().map(|r| call(&prompts, r, true)));
+        let timed: Vec<JudgeRequest> = (next..next + options.requests).map(request).collect();
+        next += options.requests;
+        let mut done = 0;
+        let (answered, wall_s) = send(&model, timed, &options.cancel, &mut |_| {
+            done += 1;
+            on_event(LoadEvent::Request { concurrency, done });
+        })
+        .await?;
+        level.extend(answered.into_iter().map(|r| call(&prompts, r, false)));
+        runs.push(LevelRun {
+            concurrency,
+            wall_s,
+            calls: level,
+        });
+        if options.cancel.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
+    }
+    let ramp = LoadRamp::new(&runs, options.slo_ms, &BootstrapSpec::default());
+    let id = store
+        .save_load_ramp(
+            trial.id,
+            options.requests,
+            options.warmup,
+            options.slo_ms,
+            &runs,
+        )
+        .await?;
+    Ok(StoredRamp {
+        id,
+        experiment: experiment.to_string(),
+        trial_id: trial.id,
+        requests: options.requests,
+        distinct_prompts: prompts.len(),
+        ramp,
+    })
+}
+
+/// Sends `requests` as one batch on a worker thread, calling `on_response` as each returns;
+/// the responses, and the wall time from the first sent to the last returned.
+async fn send(
+    judge: &Arc<dyn judgelab_core::Judge>,
+    requests: Vec<JudgeRequest>,
+    cancel: &Arc<AtomicBool>,
+    on_response: &mut (dyn FnMut(&JudgeResponse) + Send),
+) -> Result<(Vec<JudgeResponse>, f64), EngineError> {
+    let keys: Vec<usize> = requests.iter().map(|r| r.key).collect();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (judge, cancel) = (Arc::clone(judge), Arc::clone(cancel));
+    let worker = tokio::task::spawn_blocking(move || {
+        let start = Instant::now();
+        judge.judge_batch(requests, &cancel, &mut |r| {
+            let _ = tx.send(r);
+        });
+        start.elapsed().as_secs_f64()
+    });
+    let mut responses = Vec::new();
+    while let Some(r) = rx.recv().await {
+        on_response(&r);
+        responses.push(r);
+    }
+    let wall_s = worker
+        .await
+        .map_err(|e| EngineError::Judge(format!("the judge thread panicked: {e}")))?;
+    // A request the judge left unanswered is a failed one, not one that was never sent.
+    let answered: std::collections::HashSet<usize> = responses.iter().map(|r| r.key).collect();
+    for key in keys.into_iter().filter(|k| !answered.contains(k)) {
+        responses.push(JudgeResponse {
+            key,
+            result: Err(CallError::untried(
+                "the judge returned no response for this request",
+            )),
+        });
+    }
+    Ok((responses, wall_s))
+}
+
+/// A response as the ramp stores it.
+fn call(
+    prompts: &[(String, bool, u32, Vec<judgelab_core::Message>)],
+    r: JudgeResponse,
+    warmup: bool,
+) -> LoadCall {
+    let (item_id, swapped, _, _) = &prompts[r.key % prompts.len()];
+    let base = LoadCall {
+        warmup,
+        item_id: item_id.clone(),
+        swapped: *swapped,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        latency_ms: None,
+        ttft_ms: None,
+        attempts: 0,
+        error: None,
+    };
+    match r.result {
+        Ok(c) => LoadCall {
+            prompt_tokens: c.prompt_tokens,
+            completion_tokens: c.completion_tokens,
+            latency_ms: Some(c.latency_ms),
+            ttft_ms: c.ttft_ms,
+            attempts: c.attempts,
+            ..base
+        },
+        Err(e) => LoadCall {
+            attempts: e.attempts,
+            error: Some(e.message),
+            ..base
+        },
+    }
+}
