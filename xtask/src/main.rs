@@ -68,7 +68,9 @@ tasks:
                 built for this machine, once, into the user cache); `judgelab bench`,
                 pass --items N, --json; `bench peer` times the zero-shot grid against a
                 one-call-per-cell tool on llama-cpp-python's OpenAI-compatible server
-                and the hardware's floor;
+                and the hardware's floor; `bench latency` runs the demo with its calls
+                timed alone and compares each trial's latency at concurrency 1 with a
+                plain llama.cpp loop over the same prompts;
                 `bench results` times how fast a 100,000-verdict run opens in the app
                 (release build)
   fetch-model   put SmolLM2-135M-Instruct (Q4_1 GGUF) in the user cache directory
@@ -84,6 +86,7 @@ fn main() -> Result<()> {
         "bench" => match std::env::args().nth(2).as_deref() {
             Some("results") => bench_results(&root),
             Some("peer") => bench_peer(&root),
+            Some("latency") => bench_latency(&root),
             _ => bench(&root),
         },
         "test" => test(),
@@ -185,6 +188,27 @@ fn bench(root: &Path) -> Result<()> {
         .arg("--floor-tool")
         .arg(floor)
         .args(args))
+}
+
+/// `judgelab bench --latency examples/demo.toml` on a scratch database: the demo's local
+/// trials' latency at concurrency 1 against a plain llama.cpp loop over the same prompts.
+fn bench_latency(root: &Path) -> Result<()> {
+    deps()?;
+    fetch_model()?;
+    let db = std::env::temp_dir().join(format!(
+        "judgelab-bench-latency-{}.sqlite",
+        std::process::id()
+    ));
+    let result = run(cargo()
+        .args(["run", "--quiet", "--package", "judgelab-cli", "--", "--db"])
+        .arg(&db)
+        .args(["bench", "--latency"])
+        .arg(root.join("examples").join("demo.toml"))
+        .args(std::env::args().skip(3)));
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+    }
+    result
 }
 
 /// `judgelab bench --peer`: starts llama-cpp-python's OpenAI-compatible server of the

@@ -186,6 +186,14 @@ enum Command {
         /// Requests in flight to the peer (promptfoo's default)
         #[arg(long, default_value_t = 4, requires = "peer", value_parser = clap::value_parser!(u16).range(1..=64))]
         peer_concurrency: u16,
+        /// Run this experiment file with its calls timed alone, then decode the same prompts
+        /// with a plain llama.cpp loop: each local trial's latency at concurrency 1 against
+        /// a lone decode (`cargo xtask bench latency` runs the demo's)
+        #[arg(long, value_name = "FILE", conflicts_with = "peer")]
+        latency: Option<PathBuf>,
+        /// With --latency: calls of each trial timed alone
+        #[arg(long, default_value_t = judgelab_engine::DEFAULT_TIMED_CALLS, requires = "latency")]
+        timed_calls: usize,
     },
 }
 
@@ -371,7 +379,41 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             peer,
             peer_model,
             peer_concurrency,
+            latency,
+            timed_calls,
         } => {
+            if let Some(file) = latency {
+                let rows = judgelab_engine::bench::latency::latency(
+                    &store,
+                    &file,
+                    timed_calls,
+                    threads.map(usize::from),
+                )
+                .await
+                .with_context(|| format!("while timing {}", file.display()))?;
+                println!(
+                    "trial  shots  temp   n  tok_in  latency_ms  ttft_ms  plain_loop_ms  ratio"
+                );
+                for r in &rows {
+                    println!(
+                        "{:>5}  {:>5}  {:>4}  {:>2}  {:>6.0}  {:>10.0}  {:>7.0}  {:>13.0}  {:>5.2}",
+                        r.trial_id,
+                        r.few_shot,
+                        r.temperature,
+                        r.n,
+                        r.prompt_tokens,
+                        r.latency_ms,
+                        r.ttft_ms,
+                        r.plain_ms,
+                        r.ratio
+                    );
+                }
+                println!("latency_ms, ttft_ms: means of each trial's calls timed alone (concurrency 1); plain_loop_ms: the mean decode of the same prompts by a plain llama.cpp loop (whole prompt, cleared cache), in the same process");
+                if json {
+                    println!("{}", serde_json::to_string(&rows)?);
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
             let dataset = dataset.unwrap_or_else(|| {
                 Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/llmbar_natural.jsonl")
             });

@@ -43,6 +43,7 @@ use crate::run::{run_experiment, RunOptions};
 use crate::EngineError;
 
 mod floor;
+pub mod latency;
 pub mod peer;
 
 pub use floor::Floors;
