@@ -270,6 +270,9 @@ pub struct TrialView {
     pub latency_concurrency: Option<u32>,
     /// Calls the latency figures come from.
     pub latency_n: u32,
+    /// A local judge, which batches a sweep's calls: a verdict's own time is its batch's,
+    /// and the trial's latency comes from calls timed alone.
+    pub batched: bool,
     /// `front`, `indistinguishable` or `dominated` on the quality–cost front.
     pub front: String,
     pub best: bool,

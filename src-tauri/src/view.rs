@@ -93,6 +93,12 @@ pub(crate) fn trial_view(a: &Analysis<'_>, i: usize) -> TrialView {
         ttft_p95: m.ttft_ms.p95,
         latency_concurrency: m.latency_concurrency,
         latency_n: m.latency_ms.n as u32,
+        batched: a
+            .summary
+            .experiment
+            .parsed
+            .judge_named(&t.params.judge)
+            .is_some_and(|j| j.local().is_some()),
         front: a.front_cost[i].as_str().to_string(),
         best: a.best == Some(i),
         recommended: a.recommended == Some(i),

@@ -716,41 +716,12 @@ async fn load(
         .await
         .with_context(|| format!("while ramping {name:?}"))?;
     bar.finish_and_clear();
-    println!("{}", table::load(&ramp));
+    println!("{}", table::load(&name, &ramp));
     if json {
-        let levels: Vec<serde_json::Value> = ramp
-            .ramp
-            .levels
-            .iter()
-            .map(|l| {
-                serde_json::json!({
-                    "concurrency": l.concurrency,
-                    "requests": l.requests,
-                    "throughput_vps": l.throughput_vps,
-                    "tokens_per_s": l.tokens_per_s,
-                    "ttft_ms": l.ttft_ms,
-                    "latency_ms": l.latency_ms,
-                    "errors": l.errors,
-                    "retried": l.retried,
-                    "first_try_latency_ms": l.first_try_latency_ms,
-                    "retried_latency_ms": l.retried_latency_ms,
-                })
-            })
-            .collect();
-        println!(
-            "{}",
-            serde_json::json!({
-                "id": ramp.id,
-                "experiment": ramp.experiment,
-                "trial": ramp.trial_id,
-                "distinct_prompts": ramp.distinct_prompts,
-                "levels": levels,
-                "knee": ramp.ramp.knee,
-                "knee_reason": ramp.ramp.knee_reason,
-                "slo_ms": ramp.ramp.slo_ms,
-                "warmup": ramp.ramp.warmup,
-            })
-        );
+        // The stored ramp as `show --json` lists it, with the experiment's name.
+        let mut value = serde_json::to_value(&ramp)?;
+        value["experiment"] = name.into();
+        println!("{value}");
     }
     Ok(ExitCode::SUCCESS)
 }

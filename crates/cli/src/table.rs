@@ -189,7 +189,7 @@ fn latency_note(s: &ExperimentSummary) -> String {
 }
 
 /// A load ramp, one row per level, then the knee and the cold start.
-pub fn load(r: &judgelab_engine::load::StoredRamp) -> String {
+pub fn load(experiment: &str, r: &judgelab_core::load::StoredRamp) -> String {
     let ms = |p: &judgelab_core::metrics::Percentiles, x: Option<f64>| match x {
         Some(v) => format!("{v:.0}"),
         None if p.n > 0 => "n<100".into(),
@@ -237,7 +237,7 @@ pub fn load(r: &judgelab_engine::load::StoredRamp) -> String {
         .collect();
     let mut out = format!(
         "load ramp {} of trial {} of {:?}: {} timed requests per level, per request in milliseconds\n",
-        r.id, r.trial_id, r.experiment, r.requests
+        r.id, r.trial_id, experiment, r.requests
     );
     for row in rows {
         let cells: Vec<String> = row
@@ -248,12 +248,11 @@ pub fn load(r: &judgelab_engine::load::StoredRamp) -> String {
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
     }
-    let sent =
-        (r.requests + r.ramp.warmup.requests / r.ramp.levels.len().max(1)) * r.ramp.levels.len();
-    if sent > r.distinct_prompts {
+    if r.sent() > r.ramp.distinct_prompts {
         out.push_str(&format!(
-            "note: {sent} requests drawn from the trial's {} distinct prompts; repeats may be answered from a server's prompt cache\n",
-            r.distinct_prompts
+            "note: {} requests drawn from {} distinct prompts of the trial; a server's prompt cache may answer the repeats faster\n",
+            r.sent(),
+            r.ramp.distinct_prompts
         ));
     }
     match r.ramp.knee {

@@ -9,30 +9,14 @@
 
 use serde::Serialize;
 
-use crate::metrics::{BootstrapSpec, Percentiles};
-
-/// One request of a ramp, as made.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LoadCall {
-    /// Before the level's timed requests: left out of its figures.
-    pub warmup: bool,
-    pub item_id: String,
-    pub swapped: bool,
-    pub prompt_tokens: u32,
-    pub completion_tokens: u32,
-    /// From its first attempt to its end, retries and backoff included.
-    pub latency_ms: Option<f64>,
-    pub ttft_ms: Option<f64>,
-    pub attempts: u32,
-    pub error: Option<String>,
-}
+use crate::metrics::{BootstrapSpec, Percentiles, TimedRequest};
 
 /// What one level ran: its calls and the wall time of its timed requests.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LevelRun {
     pub concurrency: u32,
     pub wall_s: f64,
-    pub calls: Vec<LoadCall>,
+    pub calls: Vec<TimedRequest>,
 }
 
 /// One level's figures.
@@ -61,13 +45,13 @@ pub struct LoadLevel {
 
 impl LoadLevel {
     pub fn of(run: &LevelRun, spec: &BootstrapSpec) -> LoadLevel {
-        let timed: Vec<&LoadCall> = run.calls.iter().filter(|c| !c.warmup).collect();
-        let ok: Vec<&LoadCall> = timed
+        let timed: Vec<&TimedRequest> = run.calls.iter().filter(|c| !c.warmup).collect();
+        let ok: Vec<&TimedRequest> = timed
             .iter()
             .copied()
             .filter(|c| c.error.is_none())
             .collect();
-        let latencies = |pick: &dyn Fn(&LoadCall) -> bool| -> Vec<f64> {
+        let latencies = |pick: &dyn Fn(&TimedRequest) -> bool| -> Vec<f64> {
             ok.iter()
                 .filter(|c| pick(c))
                 .filter_map(|c| c.latency_ms)
@@ -129,6 +113,9 @@ pub struct Warmup {
 /// A ramp: its levels, the knee and why, and the cold start.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LoadRamp {
+    /// The distinct prompts its requests were drawn from: past them, requests repeat
+    /// prompts, which a server's prompt cache answers faster.
+    pub distinct_prompts: usize,
     pub levels: Vec<LoadLevel>,
     pub knee: Option<u32>,
     pub knee_reason: String,
@@ -152,13 +139,38 @@ impl LoadRamp {
             latency_ms: first.and_then(|c| c.latency_ms),
         };
         let (knee, knee_reason) = knee(&levels, slo_ms);
+        let prompts: std::collections::HashSet<(&str, bool)> = runs
+            .iter()
+            .flat_map(|r| &r.calls)
+            .map(|c| (c.item_id.as_str(), c.swapped))
+            .collect();
         LoadRamp {
+            distinct_prompts: prompts.len(),
             levels,
             knee,
             knee_reason,
             warmup,
             slo_ms,
         }
+    }
+}
+
+/// A ramp as stored: of which trial, when, and what it measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoredRamp {
+    pub id: i64,
+    pub trial_id: i64,
+    pub created_at: String,
+    /// Timed requests per level.
+    pub requests: usize,
+    #[serde(flatten)]
+    pub ramp: LoadRamp,
+}
+
+impl StoredRamp {
+    /// Requests it sent, warm-ups included.
+    pub fn sent(&self) -> usize {
+        self.ramp.levels.iter().map(|l| l.requests).sum::<usize>() + self.ramp.warmup.requests
     }
 }
 
@@ -216,8 +228,8 @@ pub fn knee(levels: &[LoadLevel], slo_ms: Option<f64>) -> (Option<u32>, String) 
 mod tests {
     use super::*;
 
-    fn call(ttft: f64, latency: f64, attempts: u32, error: bool) -> LoadCall {
-        LoadCall {
+    fn call(ttft: f64, latency: f64, attempts: u32, error: bool) -> TimedRequest {
+        TimedRequest {
             warmup: false,
             item_id: "i".into(),
             swapped: false,
@@ -243,7 +255,7 @@ mod tests {
         let mut run = level(2, 4.0, 300.0);
         run.calls[0] = call(900.0, 2_000.0, 3, false);
         run.calls[1] = call(0.0, 0.0, 5, true);
-        run.calls.push(LoadCall {
+        run.calls.push(TimedRequest {
             warmup: true,
             ..call(5_000.0, 6_000.0, 1, false)
         });

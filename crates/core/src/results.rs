@@ -7,9 +7,12 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
+use crate::load::StoredRamp;
 use crate::metrics::baseline::{self, Baseline};
 use crate::metrics::paired::{self, PairedComparison};
-use crate::metrics::{self, BootstrapSpec, Observation, Quality, Timed, Timing, TrialMetrics};
+use crate::metrics::{
+    self, BootstrapSpec, Observation, Quality, Timed, TimedRequest, Timing, TrialMetrics,
+};
 use crate::sampling::VerdictDistribution;
 use crate::verdict::{FailureKind, Verdict};
 use crate::{Dataset, Experiment, Item, Label, Task, TrialParams};
@@ -172,31 +175,9 @@ impl VerdictRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimedCall {
     pub trial_id: i64,
-    pub item_id: String,
-    pub swapped: bool,
     /// Requests in flight while it ran: 1, alone.
     pub concurrency: u32,
-    pub warmup: bool,
-    pub prompt_tokens: u32,
-    pub completion_tokens: u32,
-    /// The call failed: no timing, and the next run times it again.
-    pub error: Option<String>,
-    pub latency_ms: Option<f64>,
-    pub ttft_ms: Option<f64>,
-    pub attempts: u32,
-}
-
-impl TimedCall {
-    /// The timing the figures read, for a call that succeeded and was not a warm-up.
-    pub fn timed(&self) -> Option<Timed> {
-        match (self.warmup, &self.error, self.latency_ms) {
-            (false, None, Some(latency_ms)) => Some(Timed {
-                latency_ms,
-                ttft_ms: self.ttft_ms,
-            }),
-            _ => None,
-        }
-    }
+    pub request: TimedRequest,
 }
 
 /// A stored experiment, its trials' metrics with intervals, and the baselines beside them.
@@ -210,6 +191,8 @@ pub struct ExperimentSummary {
     /// `majority`, and `longer_answer` for pairwise data, over the judged items.
     pub baselines: BTreeMap<&'static str, Baseline>,
     pub trials: Vec<TrialSummary>,
+    /// Concurrency ramps of its trials (`judgelab load`), oldest first.
+    pub load_ramps: Vec<StoredRamp>,
     /// The dataset, for reports that show items and their labels.
     #[serde(skip)]
     pub dataset: Dataset,
@@ -271,6 +254,8 @@ pub struct StoredExperiment {
     pub created_at: String,
     pub pool: Vec<String>,
     pub judged: Vec<String>,
+    /// Its load ramps (`judgelab load`), oldest first.
+    pub load_ramps: Vec<StoredRamp>,
 }
 
 /// A stored trial and its records.
@@ -387,6 +372,7 @@ impl ExperimentSummary {
             bootstrap: *bootstrap,
             baselines,
             trials,
+            load_ramps: stored.load_ramps,
             dataset,
         }
     }

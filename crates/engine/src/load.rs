@@ -16,8 +16,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use judgelab_core::judge::CallError;
-use judgelab_core::load::{LevelRun, LoadCall, LoadRamp};
-use judgelab_core::metrics::BootstrapSpec;
+use judgelab_core::load::{LevelRun, LoadRamp, StoredRamp};
+use judgelab_core::metrics::{BootstrapSpec, TimedRequest};
 use judgelab_core::rng::{mix, SplitMix64};
 use judgelab_core::{Constraint, JudgeRequest, JudgeResponse, Sampling};
 use judgelab_store::Store;
@@ -55,20 +55,6 @@ pub enum LoadEvent {
     Level { concurrency: u32, requests: usize },
     /// One of its timed requests returned.
     Request { concurrency: u32, done: usize },
-}
-
-/// A stored ramp.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct StoredRamp {
-    pub id: i64,
-    pub experiment: String,
-    pub trial_id: i64,
-    pub requests: usize,
-    /// The trial's calls the requests are drawn from: past them, requests repeat prompts,
-    /// which a server's prompt cache answers faster.
-    pub distinct_prompts: usize,
-    #[serde(flatten)]
-    pub ramp: LoadRamp,
 }
 
 /// Runs the ramp of `options` against a trial of the stored experiment `experiment`.
@@ -218,7 +204,7 @@ pub async fn load_ramp(
         }
     }
     let ramp = LoadRamp::new(&runs, options.slo_ms, &BootstrapSpec::default());
-    let id = store
+    let (id, created_at) = store
         .save_load_ramp(
             trial.id,
             options.requests,
@@ -229,10 +215,9 @@ pub async fn load_ramp(
         .await?;
     Ok(StoredRamp {
         id,
-        experiment: experiment.to_string(),
         trial_id: trial.id,
+        created_at,
         requests: options.requests,
-        distinct_prompts: prompts.len(),
         ramp,
     })
 }
@@ -281,32 +266,7 @@ fn call(
     prompts: &[(String, bool, u32, Vec<judgelab_core::Message>)],
     r: JudgeResponse,
     warmup: bool,
-) -> LoadCall {
+) -> TimedRequest {
     let (item_id, swapped, _, _) = &prompts[r.key % prompts.len()];
-    let base = LoadCall {
-        warmup,
-        item_id: item_id.clone(),
-        swapped: *swapped,
-        prompt_tokens: 0,
-        completion_tokens: 0,
-        latency_ms: None,
-        ttft_ms: None,
-        attempts: 0,
-        error: None,
-    };
-    match r.result {
-        Ok(c) => LoadCall {
-            prompt_tokens: c.prompt_tokens,
-            completion_tokens: c.completion_tokens,
-            latency_ms: Some(c.latency_ms),
-            ttft_ms: c.ttft_ms,
-            attempts: c.attempts,
-            ..base
-        },
-        Err(e) => LoadCall {
-            attempts: e.attempts,
-            error: Some(e.message),
-            ..base
-        },
-    }
+    TimedRequest::new(item_id, *swapped, warmup, Some(r.result))
 }

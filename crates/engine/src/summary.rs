@@ -2,8 +2,9 @@
 //! alone from the store and hands them to `core::results`, which computes each trial's
 //! metrics (with bootstrap intervals) and the baselines every trial is shown beside.
 
+use judgelab_core::load::{LoadRamp, StoredRamp};
 use judgelab_core::metrics::BootstrapSpec;
-use judgelab_core::results::{ExperimentSummary, StoredExperiment, StoredTrial, TimedCall};
+use judgelab_core::results::{ExperimentSummary, StoredExperiment, StoredTrial};
 use judgelab_store::Store;
 
 use crate::EngineError;
@@ -37,7 +38,7 @@ pub async fn summarize(
     let mut timed = Vec::with_capacity(trial_rows.len());
     for t in &trial_rows {
         let calls = store.timed_calls(t.id).await?;
-        timed.push(calls.iter().filter_map(TimedCall::timed).collect());
+        timed.push(calls.iter().filter_map(|c| c.request.timed()).collect());
     }
     let dataset = store.load_dataset(&info).await?;
     let mut trials = Vec::with_capacity(reads.len());
@@ -53,6 +54,18 @@ pub async fn summarize(
             timed,
         });
     }
+    let load_ramps = store
+        .load_ramps(row.id)
+        .await?
+        .into_iter()
+        .map(|(ramp, runs)| StoredRamp {
+            id: ramp.id,
+            trial_id: ramp.trial_id,
+            created_at: ramp.created_at,
+            requests: ramp.requests,
+            ramp: LoadRamp::new(&runs, ramp.slo_ms, bootstrap),
+        })
+        .collect();
     let stored = StoredExperiment {
         name: row.name,
         experiment: row.experiment,
@@ -60,6 +73,7 @@ pub async fn summarize(
         created_at: row.created_at,
         pool: row.pool,
         judged: row.judged,
+        load_ramps,
     };
     Ok(ExperimentSummary::new(stored, dataset, trials, bootstrap))
 }

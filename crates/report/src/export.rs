@@ -113,12 +113,30 @@ pub fn write_report(
         )?,
         None => String::new(),
     };
+    let load = match a.load_charts() {
+        Some((latency, throughput)) => Some((
+            draw(
+                "load-latency",
+                "TTFT and latency per request against requests in flight",
+                Chart::Lines(latency),
+                &mut write,
+            )?,
+            draw(
+                "load-throughput",
+                "throughput against requests in flight, and the knee",
+                Chart::Lines(throughput),
+                &mut write,
+            )?,
+        )),
+        None => None,
+    };
     let figures = html::Figures {
         pareto_cost,
         pareto_latency,
         parameter,
         latency,
         confusion,
+        load,
     };
     write("report.html", html::render(&a, &figures).as_bytes())?;
     write("report.md", markdown::render(&a, &pngs).as_bytes())?;

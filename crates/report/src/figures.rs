@@ -1,11 +1,15 @@
 //! The charts of a report, built from its [`Analysis`]: the Pareto fronts, quality against
-//! a swept parameter, latency CDFs and a confusion matrix.
+//! a swept parameter, latency CDFs, a confusion matrix and the latest load ramp.
 
+use judgelab_core::load::LoadLevel;
 use judgelab_core::pareto::{FrontStatus, Objective};
 
 use crate::analysis::{baseline_title, Analysis};
 use crate::charts;
 use judgelab_core::sweep::Axis;
+
+/// A value of a load level, with its interval.
+type Pick = dyn Fn(&LoadLevel) -> (Option<f64>, Option<[f64; 2]>);
 
 impl Analysis<'_> {
     /// The Pareto chart of quality against `objective` (cost or latency).
@@ -167,6 +171,75 @@ impl Analysis<'_> {
                 .map(|i| (self.labels[i].clone(), self.trial(i).latencies.clone()))
                 .collect(),
         }
+    }
+
+    /// The latest load ramp's charts: TTFT and latency per request against requests in
+    /// flight (95% intervals, the SLO as a line), and throughput with the knee's rule.
+    pub fn load_charts(&self) -> Option<(charts::LineChart, charts::LineChart)> {
+        let r = self.summary.load_ramps.last()?;
+        let label = self
+            .summary
+            .trial_index(r.trial_id)
+            .map_or_else(|_| format!("#{}", r.trial_id), |i| self.labels[i].clone());
+        let levels = &r.ramp.levels;
+        let ticks: Vec<String> = levels.iter().map(|l| l.concurrency.to_string()).collect();
+        let series = |name: &str, f: &Pick| charts::Series {
+            name: name.to_string(),
+            points: levels
+                .iter()
+                .enumerate()
+                .filter_map(|(i, l)| {
+                    let (y, ci) = f(l);
+                    Some(charts::LinePoint {
+                        x: i as f64,
+                        y: y?,
+                        ci: ci.map(|[lo, hi]| (lo, hi)),
+                    })
+                })
+                .collect(),
+        };
+        let mut latency = vec![
+            series("TTFT p50", &|l| (l.ttft_ms.p50, l.ttft_ms.p50_ci)),
+            series("TTFT p95", &|l| (l.ttft_ms.p95, l.ttft_ms.p95_ci)),
+            series("TTFT p99", &|l| (l.ttft_ms.p99, l.ttft_ms.p99_ci)),
+            series("latency p50", &|l| (l.latency_ms.p50, l.latency_ms.p50_ci)),
+            series("latency p95", &|l| (l.latency_ms.p95, l.latency_ms.p95_ci)),
+        ];
+        latency.retain(|s| !s.points.is_empty());
+        let best = levels.iter().map(|l| l.throughput_vps).fold(0.0, f64::max);
+        let knee = r
+            .ramp
+            .knee
+            .map_or("no knee".to_string(), |k| format!("knee at {k}"));
+        Some((
+            charts::LineChart {
+                title: format!("{label}: per request, against requests in flight"),
+                x_label: "requests in flight (concurrency)".into(),
+                y_label: "milliseconds".into(),
+                x_ticks: Some(ticks.clone()),
+                series: latency,
+                baselines: r
+                    .ramp
+                    .slo_ms
+                    .map(|slo| charts::Reference {
+                        name: format!("SLO {slo:.0} ms"),
+                        value: slo,
+                    })
+                    .into_iter()
+                    .collect(),
+            },
+            charts::LineChart {
+                title: format!("{label}: throughput against requests in flight ({knee})"),
+                x_label: "requests in flight (concurrency)".into(),
+                y_label: "verdicts per second".into(),
+                x_ticks: Some(ticks),
+                series: vec![series("verdicts/s", &|l| (Some(l.throughput_vps), None))],
+                baselines: vec![charts::Reference {
+                    name: "90% of the best: the knee's rule".into(),
+                    value: 0.9 * best,
+                }],
+            },
+        ))
     }
 
     pub fn confusion_chart(&self, i: usize) -> charts::ConfusionChart {

@@ -28,6 +28,8 @@ pub struct Figures {
     pub parameter: Option<String>,
     pub latency: String,
     pub confusion: String,
+    /// The latest load ramp's latency and throughput charts, where there is one.
+    pub load: Option<(String, String)>,
 }
 
 pub fn escape(text: &str) -> String {
@@ -74,6 +76,7 @@ pub fn render(a: &Analysis<'_>, figures: &Figures) -> String {
     trials(&mut h, a);
     parameters(&mut h, a, figures);
     latency(&mut h, a, figures);
+    under_load(&mut h, a, figures);
     confusion(&mut h, a, figures);
     position(&mut h, a);
     reading(&mut h, a);
@@ -268,6 +271,62 @@ fn latency(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
         );
     }
     h.push_str("</table>\n");
+}
+
+/// The latest load ramp (`judgelab load`): its charts, each level's figures, the knee and
+/// the cold start.
+fn under_load(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
+    let (Some(r), Some((latency, throughput))) = (a.summary.load_ramps.last(), &figures.load)
+    else {
+        return;
+    };
+    let label = a
+        .summary
+        .trial_index(r.trial_id)
+        .map_or_else(|_| format!("#{}", r.trial_id), |i| a.labels[i].clone());
+    let _ = writeln!(
+        h,
+        "<h2>Under load</h2>\n<p>Trial {} ramped through {} levels of requests in flight ({} timed requests each, after a warm-up left out; ramp {} of {}). {}.</p>",
+        escape(&label),
+        r.ramp.levels.len(),
+        r.requests,
+        r.id,
+        escape(&r.created_at),
+        escape(&match r.ramp.knee {
+            Some(k) => format!("Knee at {k}: {}", r.ramp.knee_reason),
+            None => format!("No knee: {}", r.ramp.knee_reason),
+        })
+    );
+    let _ = writeln!(h, "<figure>{latency}<figcaption>Time to first token and end-to-end latency per request at each level, with 95% bootstrap intervals over requests; p99 needs 100 requests.</figcaption></figure>\n<figure>{throughput}<figcaption>Verdicts per second at each level; the knee is the lowest level within 10% of the best.</figcaption></figure>");
+    h.push_str("<table><tr><th>requests in flight</th><th>requests</th><th>verdicts / s</th><th>tokens / s</th><th>TTFT p50</th><th>TTFT p95</th><th>TTFT p99</th><th>latency p50</th><th>latency p95</th><th>errors</th><th>retried</th><th>retried latency p50</th></tr>\n");
+    let f = |x: Option<f64>| x.map_or("—".into(), |v| format!("{v:.0}"));
+    for l in &r.ramp.levels {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            l.concurrency,
+            l.requests,
+            l.throughput_vps,
+            l.tokens_per_s,
+            f(l.ttft_ms.p50),
+            f(l.ttft_ms.p95),
+            f(l.ttft_ms.p99),
+            f(l.latency_ms.p50),
+            f(l.latency_ms.p95),
+            l.errors,
+            l.retried,
+            f(l.retried_latency_ms.p50)
+        );
+    }
+    h.push_str("</table>\n");
+    let w = &r.ramp.warmup;
+    if let (Some(ttft), Some(latency)) = (w.ttft_ms, w.latency_ms) {
+        let _ = writeln!(
+            h,
+            "<p class=\"note\">Cold start: the ramp's first request took {latency:.0} ms (TTFT {ttft:.0} ms). Requests were drawn from {} distinct prompts of the trial.</p>",
+            r.ramp.distinct_prompts
+        );
+    }
 }
 
 /// Confusion matrices: the recommended trial's chart, every trial's table.

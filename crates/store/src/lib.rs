@@ -17,7 +17,7 @@ use judgelab_core::{Dataset, Template};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Row, SqlitePool};
 
-pub use rows::{DatasetInfo, ExperimentRow, NewExperiment, NewTrial, TrialRow};
+pub use rows::{DatasetInfo, ExperimentRow, NewExperiment, NewTrial, RampRow, TrialRow};
 
 use judgelab_core::load::LevelRun;
 use judgelab_core::results::{TimedCall, VerdictRecord};
@@ -468,8 +468,8 @@ impl Store {
     /// Records a call timed alone, committed at once; it replaces one stored for the same
     /// call only if that one had failed.
     pub async fn record_timed_call(&self, t: &TimedCall) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO timed_calls (trial_id, item_id, swapped, concurrency, warmup, prompt_tokens,
+        let query = sqlx::query(
+            "INSERT INTO timed_calls (trial_id, concurrency, item_id, swapped, warmup, prompt_tokens,
                                       completion_tokens, latency_ms, ttft_ms, attempts, error)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT (trial_id, item_id, swapped, concurrency, warmup) DO UPDATE SET
@@ -480,30 +480,21 @@ impl Store {
              WHERE timed_calls.error IS NOT NULL",
         )
         .bind(t.trial_id)
-        .bind(&t.item_id)
-        .bind(t.swapped)
-        .bind(i64::from(t.concurrency))
-        .bind(t.warmup)
-        .bind(i64::from(t.prompt_tokens))
-        .bind(i64::from(t.completion_tokens))
-        .bind(t.latency_ms)
-        .bind(t.ttft_ms)
-        .bind(i64::from(t.attempts))
-        .bind(&t.error)
-        .execute(&self.pool)
-        .await
-        .map_err(self.err())?;
+        .bind(i64::from(t.concurrency));
+        rows::bind_timed(query, &t.request)
+            .execute(&self.pool)
+            .await
+            .map_err(self.err())?;
         Ok(())
     }
 
     /// A trial's timed calls, warm-ups and failed ones included, in the order they were
     /// made.
     pub async fn timed_calls(&self, trial_id: i64) -> Result<Vec<TimedCall>> {
-        let rows = sqlx::query(
-            "SELECT item_id, swapped, concurrency, warmup, prompt_tokens, completion_tokens,
-                    latency_ms, ttft_ms, attempts, error
-             FROM timed_calls WHERE trial_id = ? ORDER BY created_at, rowid",
-        )
+        let rows = sqlx::query(&format!(
+            "SELECT concurrency, {} FROM timed_calls WHERE trial_id = ? ORDER BY created_at, rowid",
+            rows::TIMED_COLUMNS
+        ))
         .bind(trial_id)
         .fetch_all(&self.pool)
         .await
@@ -512,16 +503,8 @@ impl Store {
             .iter()
             .map(|r| TimedCall {
                 trial_id,
-                item_id: r.get(0),
-                swapped: r.get(1),
-                concurrency: r.get::<i64, _>(2) as u32,
-                warmup: r.get(3),
-                prompt_tokens: r.get::<i64, _>(4) as u32,
-                completion_tokens: r.get::<i64, _>(5) as u32,
-                latency_ms: r.get(6),
-                ttft_ms: r.get(7),
-                attempts: r.get::<i64, _>(8) as u32,
-                error: r.get(9),
+                concurrency: r.get::<i64, _>(0) as u32,
+                request: rows::timed(r, 1),
             })
             .collect())
     }
@@ -529,7 +512,7 @@ impl Store {
     // ---- load ramps -------------------------------------------------------------------
 
     /// Stores a ramp of `trial_id` with every level's wall time and calls, in one
-    /// transaction; returns its id.
+    /// transaction; returns its id and when it was stored.
     pub async fn save_load_ramp(
         &self,
         trial_id: i64,
@@ -537,10 +520,11 @@ impl Store {
         warmup: usize,
         slo_ms: Option<f64>,
         levels: &[LevelRun],
-    ) -> Result<i64> {
+    ) -> Result<(i64, String)> {
         let mut tx = self.pool.begin().await.map_err(self.err())?;
-        let id: i64 = sqlx::query(
-            "INSERT INTO load_ramps (trial_id, requests, warmup, slo_ms) VALUES (?, ?, ?, ?) RETURNING id",
+        let row = sqlx::query(
+            "INSERT INTO load_ramps (trial_id, requests, warmup, slo_ms) VALUES (?, ?, ?, ?)
+             RETURNING id, created_at",
         )
         .bind(trial_id)
         .bind(requests as i64)
@@ -548,8 +532,8 @@ impl Store {
         .bind(slo_ms)
         .fetch_one(&mut *tx)
         .await
-        .map_err(self.err())?
-        .get(0);
+        .map_err(self.err())?;
+        let (id, created_at): (i64, String) = (row.get(0), row.get(1));
         for level in levels {
             sqlx::query("INSERT INTO load_levels (ramp_id, concurrency, wall_s) VALUES (?, ?, ?)")
                 .bind(id)
@@ -559,30 +543,74 @@ impl Store {
                 .await
                 .map_err(self.err())?;
             for (seq, c) in level.calls.iter().enumerate() {
-                sqlx::query(
-                    "INSERT INTO load_calls (ramp_id, concurrency, seq, warmup, item_id, swapped, prompt_tokens,
+                let query = sqlx::query(
+                    "INSERT INTO load_calls (ramp_id, concurrency, seq, item_id, swapped, warmup, prompt_tokens,
                                              completion_tokens, latency_ms, ttft_ms, attempts, error)
                      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 )
                 .bind(id)
                 .bind(i64::from(level.concurrency))
-                .bind(seq as i64)
-                .bind(c.warmup)
-                .bind(&c.item_id)
-                .bind(c.swapped)
-                .bind(i64::from(c.prompt_tokens))
-                .bind(i64::from(c.completion_tokens))
-                .bind(c.latency_ms)
-                .bind(c.ttft_ms)
-                .bind(i64::from(c.attempts))
-                .bind(&c.error)
-                .execute(&mut *tx)
-                .await
-                .map_err(self.err())?;
+                .bind(seq as i64);
+                rows::bind_timed(query, c)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(self.err())?;
             }
         }
         tx.commit().await.map_err(self.err())?;
-        Ok(id)
+        Ok((id, created_at))
+    }
+
+    /// The load ramps of an experiment's trials, oldest first, each with its levels' wall
+    /// times and calls.
+    pub async fn load_ramps(&self, experiment_id: i64) -> Result<Vec<(RampRow, Vec<LevelRun>)>> {
+        let ramps = sqlx::query(
+            "SELECT load_ramps.id, trial_id, requests, warmup, slo_ms, load_ramps.created_at
+             FROM load_ramps JOIN trials ON trials.id = load_ramps.trial_id
+             WHERE trials.experiment_id = ? ORDER BY load_ramps.id",
+        )
+        .bind(experiment_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(self.err())?;
+        let mut out = Vec::new();
+        for r in &ramps {
+            let ramp = RampRow {
+                id: r.get(0),
+                trial_id: r.get(1),
+                requests: r.get::<i64, _>(2) as usize,
+                warmup: r.get::<i64, _>(3) as usize,
+                slo_ms: r.get(4),
+                created_at: r.get(5),
+            };
+            let levels = sqlx::query(
+                "SELECT concurrency, wall_s FROM load_levels WHERE ramp_id = ? ORDER BY concurrency",
+            )
+            .bind(ramp.id)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.err())?;
+            let mut runs = Vec::new();
+            for l in &levels {
+                let concurrency: i64 = l.get(0);
+                let calls = sqlx::query(&format!(
+                    "SELECT {} FROM load_calls WHERE ramp_id = ? AND concurrency = ? ORDER BY seq",
+                    rows::TIMED_COLUMNS
+                ))
+                .bind(ramp.id)
+                .bind(concurrency)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(self.err())?;
+                runs.push(LevelRun {
+                    concurrency: concurrency as u32,
+                    wall_s: l.get(1),
+                    calls: calls.iter().map(|c| rows::timed(c, 0)).collect(),
+                });
+            }
+            out.push((ramp, runs));
+        }
+        Ok(out)
     }
 
     /// A cached response (its JSON), if `key` was answered before.

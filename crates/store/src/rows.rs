@@ -1,5 +1,6 @@
 //! Row types of the store and their mapping from SQLite rows.
 
+use judgelab_core::metrics::TimedRequest;
 use judgelab_core::results::{Outcome, VerdictRecord};
 use judgelab_core::sampling::VerdictDistribution;
 use judgelab_core::{Experiment, FailureKind, Item, Label, Task, TrialParams, Verdict};
@@ -248,4 +249,52 @@ fn distribution_from_json(json: &str) -> Result<VerdictDistribution, String> {
         }
     }
     Ok(d)
+}
+
+/// A stored load ramp, without its levels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RampRow {
+    pub id: i64,
+    pub trial_id: i64,
+    pub requests: usize,
+    pub warmup: usize,
+    pub slo_ms: Option<f64>,
+    pub created_at: String,
+}
+
+/// The columns of a [`TimedRequest`], in the order [`bind_timed`] binds and [`timed`] reads
+/// them: `timed_calls` and `load_calls` share them.
+pub(crate) const TIMED_COLUMNS: &str =
+    "item_id, swapped, warmup, prompt_tokens, completion_tokens, latency_ms, ttft_ms, attempts, error";
+
+/// Binds a request's [`TIMED_COLUMNS`] after what `query` has bound.
+pub(crate) fn bind_timed<'q>(
+    query: sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>,
+    t: &'q TimedRequest,
+) -> sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>> {
+    query
+        .bind(&t.item_id)
+        .bind(t.swapped)
+        .bind(t.warmup)
+        .bind(i64::from(t.prompt_tokens))
+        .bind(i64::from(t.completion_tokens))
+        .bind(t.latency_ms)
+        .bind(t.ttft_ms)
+        .bind(i64::from(t.attempts))
+        .bind(&t.error)
+}
+
+/// A request's [`TIMED_COLUMNS`], from column `at` of `r` on.
+pub(crate) fn timed(r: &SqliteRow, at: usize) -> TimedRequest {
+    TimedRequest {
+        item_id: r.get(at),
+        swapped: r.get(at + 1),
+        warmup: r.get(at + 2),
+        prompt_tokens: r.get::<i64, _>(at + 3) as u32,
+        completion_tokens: r.get::<i64, _>(at + 4) as u32,
+        latency_ms: r.get(at + 5),
+        ttft_ms: r.get(at + 6),
+        attempts: r.get::<i64, _>(at + 7) as u32,
+        error: r.get(at + 8),
+    }
 }

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 mod relay;
 mod server;
 
-pub use relay::Relay;
+pub use relay::{Faults, Relay};
 pub use server::{LlamaServer, Slots};
 
 /// A running `llama-cpp-python` server, stopped when dropped.

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use crate::{free_port, Relay};
+use crate::{free_port, Faults, Relay};
 
 /// How the server is started: `parallel` slots share a `ctx_size`-token KV cache (each
 /// slot's context is `ctx_size / parallel`).
@@ -43,6 +43,17 @@ impl LlamaServer {
     /// Serves `model` behind a relay on `port` (0: a free one), logging into `dir`; waits
     /// until the model is loaded.
     pub fn start_on(dir: &Path, model: &Path, port: u16, slots: Slots) -> LlamaServer {
+        LlamaServer::with_faults(dir, model, port, slots, Faults::default())
+    }
+
+    /// As [`LlamaServer::start_on`], with a relay that injects `faults`.
+    pub fn with_faults(
+        dir: &Path,
+        model: &Path,
+        port: u16,
+        slots: Slots,
+        faults: Faults,
+    ) -> LlamaServer {
         let bin = std::env::var_os("JUDGELAB_LLAMA_CPP_SERVER").expect(
             "JUDGELAB_LLAMA_CPP_SERVER is not set: run the tests with `cargo xtask test`, which builds llama.cpp's llama-server",
         );
@@ -61,7 +72,7 @@ impl LlamaServer {
             .stderr(std::fs::File::create(log.with_extension("err")).expect("server log"))
             .spawn()
             .expect("llama-server starts");
-        let relay = Relay::bind(port, inner);
+        let relay = Relay::with_faults(port, inner, faults);
         let server = LlamaServer {
             child,
             base_url: relay.base_url.clone(),
@@ -83,6 +94,11 @@ impl LlamaServer {
     /// Chat completion requests sent to the server so far.
     pub fn posts(&self) -> usize {
         self.relay.completions()
+    }
+
+    /// Chat completion requests the relay's faults touched so far.
+    pub fn touched(&self) -> usize {
+        self.relay.touched()
     }
 
     /// Stops the server at once, as a crash would; the relay stays and drops what comes.

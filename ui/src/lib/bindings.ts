@@ -356,6 +356,11 @@ export type TrialView = {
 	latency_concurrency: number | null,
 	/**  Calls the latency figures come from. */
 	latency_n: number,
+	/**
+	 *  A local judge, which batches a sweep's calls: a verdict's own time is its batch's,
+	 *  and the trial's latency comes from calls timed alone.
+	 */
+	batched: boolean,
 	/**  `front`, `indistinguishable` or `dominated` on the quality–cost front. */
 	front: string,
 	best: boolean,

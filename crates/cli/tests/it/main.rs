@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use judgelab_testkit::{free_port, LlamaCppPython, LlamaServer, Refuser, Slots};
+use judgelab_testkit::{free_port, Faults, LlamaCppPython, LlamaServer, Refuser, Slots};
 use serde_json::Value;
 
 mod old_databases;
@@ -1070,6 +1070,22 @@ fn a_load_ramp_against_a_real_llama_server() {
     assert!(v["warmup"]["ttft_ms"].as_f64().unwrap() > 0.0);
     // The run's four calls, then each level's warm-up and six timed requests.
     assert_eq!(server.posts(), 4 + 3 * 7);
+    // Stored: `show --json` lists it, and the report draws it.
+    let shown = env.show("ramp");
+    assert_eq!(shown["load_ramps"][0]["knee"], v["knee"], "{shown}");
+    let report = env.dir.path().join("ramp-report");
+    let out = env.run(&["report", "ramp", "--out", report.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let latency = std::fs::read_to_string(report.join("load-latency.svg")).unwrap();
+    assert!(latency.contains("requests in flight") && latency.contains("TTFT p50"));
+    let throughput = std::fs::read_to_string(report.join("load-throughput.svg")).unwrap();
+    assert!(
+        throughput.contains(&format!("knee at {knee}")),
+        "the knee in the title"
+    );
+    assert!(report.join("load-throughput.png").is_file());
+    let html = std::fs::read_to_string(report.join("report.html")).unwrap();
+    assert!(html.contains("<h2>Under load</h2>"));
     // A bad level is refused before anything is sent.
     check_invalid(
         &env,
@@ -1077,6 +1093,140 @@ fn a_load_ramp_against_a_real_llama_server() {
         &["levels must be 1 or more"],
     );
     assert_eq!(server.posts(), 4 + 3 * 7);
+}
+
+/// Each anomaly that moves a latency tail, injected by the relay in front of a real
+/// llama-server, is found where a user looks for it in `judgelab load`'s output: the cold
+/// start, p95 latency and TTFT, the retried split and the retry rate, which equals the
+/// share of requests the fault touched; and no request is lost to it.
+#[test]
+fn injected_anomalies_show_in_a_load_ramp() {
+    let env = Env::new();
+    // A remote trial judged through a relay that passes its 4 calls on untouched, then a
+    // ramp at one level: a warm-up (request 0 of the faults), then 8 timed requests.
+    let ramp = |name: &str, faults: Faults| -> (Value, usize) {
+        let server = LlamaServer::with_faults(
+            env.dir.path(),
+            &judgelab_engine::default_model_path(),
+            0,
+            Slots::default(),
+            Faults { skip: 4, ..faults },
+        );
+        let file = env.file(
+            &format!("{name}.toml"),
+            format!(
+                "name = \"{name}\"\ndataset = {:?}\n[judge]\nbackend = \"openai\"\nbase_url = {:?}\nmodel = \"smollm2\"\nconcurrency = 4\ntemplate = \"pairwise\"\n[sweep]\nmax_tokens = 4\n[limits]\nitems = 4\n",
+                llmbar().display().to_string(),
+                server.base_url
+            ),
+        );
+        let out = env.run(&["run", file.to_str().unwrap()]);
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        let trial = env.show(name)["trials"][0]["id"].to_string();
+        let args = [
+            "load",
+            name,
+            "--trial",
+            &trial,
+            "--concurrency",
+            "1",
+            "--requests",
+            "8",
+            "--warmup",
+            "1",
+            "--json",
+        ];
+        let out = env.run(&args);
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        let v: Value = serde_json::from_str(text(&out.stdout).lines().last().unwrap()).unwrap();
+        let level = v["levels"][0].clone();
+        assert_eq!(
+            (level["requests"].as_u64(), level["errors"].as_u64()),
+            (Some(8), Some(0)),
+            "{name}: {level}"
+        );
+        let mut level = level;
+        level["warmup"] = v["warmup"].clone();
+        (level, server.touched())
+    };
+    let ms = |v: &Value, key: &str, p: &str| v[key][p].as_f64().unwrap();
+
+    // A cold first request: the cold-start figure, not the level's.
+    let (l, touched) = ramp(
+        "cold",
+        Faults {
+            cold_first_ms: 1500,
+            ..Faults::default()
+        },
+    );
+    assert!(l["warmup"]["ttft_ms"].as_f64().unwrap() >= 1500.0, "{l}");
+    assert!(ms(&l, "ttft_ms", "p95") < 1500.0, "{l}");
+    assert_eq!(touched, 1);
+
+    // Two of the eight held 2.5 s in a queue: p95 latency past 2 s, p50 not.
+    let (l, touched) = ramp(
+        "queued",
+        Faults {
+            queue_hold: Some((4, 2500)),
+            ..Faults::default()
+        },
+    );
+    assert!(
+        ms(&l, "latency_ms", "p95") >= 2500.0 && ms(&l, "latency_ms", "p50") < 2000.0,
+        "{l}"
+    );
+    assert_eq!(touched, 2);
+
+    // Two TTFT spikes of 1.5 s: p95 TTFT, not p50.
+    let (l, touched) = ramp(
+        "spiky",
+        Faults {
+            ttft_spike: Some((4, 1500)),
+            ..Faults::default()
+        },
+    );
+    assert!(
+        ms(&l, "ttft_ms", "p95") >= 1500.0 && ms(&l, "ttft_ms", "p50") < 1000.0,
+        "{l}"
+    );
+    assert_eq!(touched, 2);
+
+    // Every piece of every answer 150 ms late: TTFT and latency both.
+    let (l, touched) = ramp(
+        "slow",
+        Faults {
+            chunk_delay_ms: 150,
+            ..Faults::default()
+        },
+    );
+    assert!(
+        ms(&l, "ttft_ms", "p50") >= 150.0 && ms(&l, "latency_ms", "p50") >= 300.0,
+        "{l}"
+    );
+    assert_eq!(touched, 9);
+
+    // Two streams cut: two requests retried, none lost; the retried split has them.
+    let (l, touched) = ramp(
+        "cut",
+        Faults {
+            cut_every: Some(4),
+            ..Faults::default()
+        },
+    );
+    assert_eq!((l["retried"].as_u64(), touched), (Some(2), 2), "{l}");
+    assert_eq!(l["retry_rate"].as_f64(), Some(0.25));
+    assert_eq!(l["retried_latency_ms"]["n"], 2, "{l}");
+
+    // A burst of three 429s: one request retried three times, then answered.
+    let (l, touched) = ramp(
+        "burst",
+        Faults {
+            burst_429: Some((2, 3)),
+            ..Faults::default()
+        },
+    );
+    assert_eq!((l["retried"].as_u64(), touched), (Some(1), 3), "{l}");
+    assert_eq!(l["first_try_latency_ms"]["n"], 7, "{l}");
 }
 
 /// A failed call records the requests it really made: 3 to an endpoint that answers 503 to

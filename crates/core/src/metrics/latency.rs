@@ -10,6 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::judge::{CallError, Completion};
 use crate::metrics::BootstrapSpec;
 
 /// Fewer calls than this give no p99: its 1% tail would be one call or none.
@@ -24,11 +25,81 @@ pub enum Timing<'a> {
     Alone(&'a [Timed]),
 }
 
-/// One request timed alone.
+/// What one request took, as its figures read it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Timed {
     pub latency_ms: f64,
     pub ttft_ms: Option<f64>,
+}
+
+/// One request made to be timed, not scored: a call of a trial timed alone
+/// (`results::TimedCall`) or a request of a load ramp (`load::LevelRun`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimedRequest {
+    pub item_id: String,
+    pub swapped: bool,
+    /// Made before the timed ones (a warm-up): left out of the figures.
+    pub warmup: bool,
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+    /// From its first attempt to its end, retries included; none when it failed.
+    pub latency_ms: Option<f64>,
+    pub ttft_ms: Option<f64>,
+    pub attempts: u32,
+    pub error: Option<String>,
+}
+
+impl TimedRequest {
+    /// The record of a request of (`item_id`, `swapped`) and what the judge answered; none:
+    /// it did not answer.
+    pub fn new(
+        item_id: &str,
+        swapped: bool,
+        warmup: bool,
+        answer: Option<Result<Completion, CallError>>,
+    ) -> TimedRequest {
+        let base = TimedRequest {
+            item_id: item_id.to_string(),
+            swapped,
+            warmup,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            latency_ms: None,
+            ttft_ms: None,
+            attempts: 0,
+            error: None,
+        };
+        match answer {
+            Some(Ok(c)) => TimedRequest {
+                prompt_tokens: c.prompt_tokens,
+                completion_tokens: c.completion_tokens,
+                latency_ms: Some(c.latency_ms),
+                ttft_ms: c.ttft_ms,
+                attempts: c.attempts,
+                ..base
+            },
+            Some(Err(e)) => TimedRequest {
+                attempts: e.attempts,
+                error: Some(e.message),
+                ..base
+            },
+            None => TimedRequest {
+                error: Some("the judge returned no response for this request".into()),
+                ..base
+            },
+        }
+    }
+
+    /// Its timing, if it succeeded and was not a warm-up.
+    pub fn timed(&self) -> Option<Timed> {
+        match (self.warmup, &self.error, self.latency_ms) {
+            (false, None, Some(latency_ms)) => Some(Timed {
+                latency_ms,
+                ttft_ms: self.ttft_ms,
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// p50, p95 and p99 of `n` calls, each with a bootstrap interval that resamples calls.

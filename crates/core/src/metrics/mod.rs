@@ -42,7 +42,7 @@ use crate::verdict::Verdict;
 pub use bootstrap::BootstrapSpec;
 pub use confusion::Confusion;
 pub use expected::Expected;
-pub use latency::{Percentiles, Timed, Timing};
+pub use latency::{Percentiles, Timed, TimedRequest, Timing};
 pub use position::PositionBias;
 pub use quality::{Quality, Scored};
 

@@ -64,6 +64,7 @@ pub async fn latency(
             .timed_calls(trial.id)
             .await?
             .into_iter()
+            .map(|t| t.request)
             .filter(|t| t.timed().is_some())
             .collect();
         let mut prompts = Vec::new();
@@ -92,7 +93,7 @@ pub async fn latency(
         .map_err(|e| EngineError::Judge(format!("the plain loop panicked: {e}")))?
         .map_err(EngineError::Judge)?;
         let n = timed.len();
-        let mean = |f: &dyn Fn(&judgelab_core::results::TimedCall) -> f64| {
+        let mean = |f: &dyn Fn(&judgelab_core::metrics::TimedRequest) -> f64| {
             timed.iter().map(f).sum::<f64>() / n as f64
         };
         let latency_ms = mean(&|t| t.latency_ms.unwrap_or(0.0));

@@ -13,6 +13,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use judgelab_core::judge::Judge;
+use judgelab_core::metrics::TimedRequest;
 use judgelab_core::results::TimedCall;
 use judgelab_core::rng::{mix, SplitMix64};
 use judgelab_core::JudgeResponse;
@@ -43,8 +44,8 @@ pub(super) async fn time_alone(
             .timed_calls(trial.id)
             .await?
             .into_iter()
-            .filter(|t| t.timed().is_some() && t.concurrency == 1)
-            .map(|t| (t.item_id, t.swapped))
+            .filter(|t| t.request.timed().is_some() && t.concurrency == 1)
+            .map(|t| (t.request.item_id, t.request.swapped))
             .collect();
         let missing: Vec<Call<'_>> = sample(run, row, trial, n)
             .into_iter()
@@ -135,37 +136,15 @@ async fn time_one(
     })
     .await
     .map_err(|e| EngineError::Judge(format!("the judge thread panicked: {e}")))?;
-    let base = TimedCall {
+    let timed = TimedCall {
         trial_id: trial.id,
-        item_id: call.item.id.clone(),
-        swapped: call.swapped,
         concurrency: 1,
-        warmup,
-        prompt_tokens: 0,
-        completion_tokens: 0,
-        error: None,
-        latency_ms: None,
-        ttft_ms: None,
-        attempts: 0,
-    };
-    let timed = match response.map(|r| r.result) {
-        Some(Ok(c)) => TimedCall {
-            prompt_tokens: c.prompt_tokens,
-            completion_tokens: c.completion_tokens,
-            latency_ms: Some(c.latency_ms),
-            ttft_ms: c.ttft_ms,
-            attempts: c.attempts,
-            ..base
-        },
-        Some(Err(e)) => TimedCall {
-            error: Some(e.message),
-            attempts: e.attempts,
-            ..base
-        },
-        None => TimedCall {
-            error: Some("the judge returned no response for this call".into()),
-            ..base
-        },
+        request: TimedRequest::new(
+            &call.item.id,
+            call.swapped,
+            warmup,
+            response.map(|r| r.result),
+        ),
     };
     run.store.record_timed_call(&timed).await?;
     Ok(())

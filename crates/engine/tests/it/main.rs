@@ -311,6 +311,88 @@ async fn a_local_trials_latency_is_that_of_calls_timed_alone() {
     assert_eq!(judge.calls.load(Ordering::SeqCst), 13);
 }
 
+/// Loads the scripted judge and remembers each local spec's `parallel`.
+struct Recording(Arc<Scripted>, Mutex<Vec<usize>>);
+
+impl JudgeLoader for Recording {
+    fn load(&self, spec: &ModelSpec) -> Result<Arc<dyn Judge>, EngineError> {
+        if let ModelSpec::Local(m) = spec {
+            self.1.lock().unwrap().push(m.parallel);
+        }
+        Ok(self.0.clone())
+    }
+}
+
+/// A load ramp of a local trial: each level loads the judge decoding that many sequences
+/// together, sends its warm-up, then its timed requests (the trial's prompts, repeated),
+/// and the ramp is stored with every request.
+#[tokio::test]
+async fn a_load_ramp_of_a_local_trial() {
+    let f = fixture(4);
+    let store = Store::open(&f.dir.path().join("db.sqlite")).await.unwrap();
+    let judge = scripted(&["A", "B", "A", "B", "A", "B"], None);
+    run(&store, &f.experiment, &judge, Arc::default()).await;
+    let trial_id = summarize(&store, "e", &Default::default())
+        .await
+        .unwrap()
+        .trials[0]
+        .id;
+    let loader = Arc::new(Recording(judge.clone(), Mutex::new(Vec::new())));
+    let options = judgelab_engine::load::LoadOptions {
+        trial_id,
+        levels: vec![1, 2, 4],
+        requests: 8,
+        warmup: 1,
+        slo_ms: None,
+        threads: None,
+        judges: Some(loader.clone()),
+        cancel: Arc::default(),
+    };
+    let before = judge.calls.load(Ordering::SeqCst);
+    let ramp = judgelab_engine::load::load_ramp(&store, "e", options, &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(*loader.1.lock().unwrap(), [1, 2, 4]);
+    assert_eq!(judge.calls.load(Ordering::SeqCst) - before, 3 * 9);
+    assert_eq!((ramp.requests, ramp.ramp.distinct_prompts), (8, 6));
+    let levels = &ramp.ramp.levels;
+    assert_eq!(
+        levels.iter().map(|l| l.concurrency).collect::<Vec<_>>(),
+        [1, 2, 4]
+    );
+    for l in levels {
+        assert_eq!((l.requests, l.errors, l.retried), (8, 0, 0));
+        assert_eq!(l.latency_ms.n, 8);
+        assert!(l.throughput_vps > 0.0);
+    }
+    assert_eq!(ramp.ramp.warmup.requests, 3);
+    assert!(ramp.ramp.knee.is_some(), "{}", ramp.ramp.knee_reason);
+    assert!(ramp.id > 0);
+    // Stored: the summary reads it back with the same figures.
+    let summary = summarize(&store, "e", &Default::default()).await.unwrap();
+    assert_eq!(summary.load_ramps.len(), 1);
+    assert_eq!(summary.load_ramps[0].ramp.levels, ramp.ramp.levels);
+    // A trial that is not there is the user's mistake.
+    let err = judgelab_engine::load::load_ramp(
+        &store,
+        "e",
+        judgelab_engine::load::LoadOptions {
+            trial_id: 999,
+            levels: vec![1],
+            requests: 1,
+            warmup: 0,
+            slo_ms: None,
+            threads: None,
+            judges: Some(loader),
+            cancel: Arc::default(),
+        },
+        &mut |_| {},
+    )
+    .await
+    .unwrap_err();
+    assert!(err.is_invalid_input(), "{err}");
+}
+
 #[tokio::test]
 async fn a_cancelled_run_resumes_without_repeating_anything() {
     let f = fixture(2);

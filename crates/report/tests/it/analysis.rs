@@ -115,6 +115,7 @@ fn summary(trials: Vec<TrialSummary>) -> ExperimentSummary {
         bootstrap: spec,
         baselines,
         trials,
+        load_ramps: vec![],
         dataset: Dataset {
             name: "d".into(),
             task: Task::Pairwise,
