@@ -91,6 +91,8 @@ pub struct LineChart {
     pub x_ticks: Option<Vec<String>>,
     pub series: Vec<Series>,
     pub baselines: Vec<Reference>,
+    /// What the dashed reference lines are, for the legend: "baseline", "SLO", …
+    pub reference_kind: String,
 }
 
 /// One line of a [`LineChart`].

@@ -144,6 +144,7 @@ impl Analysis<'_> {
                 x_ticks: (!categories.is_empty()).then_some(categories),
                 series,
                 baselines: self.references(),
+                reference_kind: "baseline".into(),
             },
         ))
     }
@@ -218,6 +219,7 @@ impl Analysis<'_> {
                 y_label: "milliseconds".into(),
                 x_ticks: Some(ticks.clone()),
                 series: latency,
+                reference_kind: "SLO".into(),
                 baselines: r
                     .ramp
                     .slo_ms
@@ -234,6 +236,7 @@ impl Analysis<'_> {
                 y_label: "verdicts per second".into(),
                 x_ticks: Some(ticks),
                 series: vec![series("verdicts/s", &|l| (Some(l.throughput_vps), None))],
+                reference_kind: "the knee's rule".into(),
                 baselines: vec![charts::Reference {
                     name: "90% of the best: the knee's rule".into(),
                     value: 0.9 * best,

@@ -100,14 +100,18 @@ impl Marker {
 }
 
 /// A vertical error bar with caps from `lo` to `hi` (pixel y values) at `x`.
-/// The legend entries every x–y chart ends with: the interval bars and the dashed baselines,
-/// each only when the chart draws some.
-pub(crate) fn reference_entries(any_ci: bool, any_baseline: bool, k: f64) -> Vec<LegendEntry> {
+/// The legend entries every x–y chart ends with: the interval bars and the dashed reference
+/// lines (named `references`, e.g. "baseline"), each only when the chart draws some.
+pub(crate) fn reference_entries(
+    any_ci: bool,
+    references: Option<&str>,
+    k: f64,
+) -> Vec<LegendEntry> {
     let mut entries = Vec::new();
     if any_ci {
         entries.push(LegendEntry::new(Glyph::ErrorBar(MUTED), "95% CI"));
     }
-    if any_baseline {
+    if let Some(references) = references {
         entries.push(LegendEntry::new(
             Glyph::Line {
                 color: MUTED,
@@ -115,7 +119,7 @@ pub(crate) fn reference_entries(any_ci: bool, any_baseline: bool, k: f64) -> Vec
                 dashed: true,
                 marker: None,
             },
-            "baseline",
+            references,
         ));
     }
     entries

@@ -97,7 +97,11 @@ pub(crate) fn draw_lines(scene: &mut Scene, chart: &LineChart) {
         })
         .collect();
     let any_baseline = chart.baselines.iter().any(|b| b.value.is_finite());
-    legend.extend(reference_entries(any_ci, any_baseline, k));
+    legend.extend(reference_entries(
+        any_ci,
+        any_baseline.then_some(chart.reference_kind.as_str()),
+        k,
+    ));
 
     let frame = axes::draw_frame(
         scene,

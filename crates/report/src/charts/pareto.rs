@@ -102,7 +102,11 @@ pub(crate) fn draw(scene: &mut Scene, chart: &ParetoChart) {
     }
     let any_ci = points.iter().any(|p| interval(p).is_some());
     let any_baseline = chart.baselines.iter().any(|b| b.value.is_finite());
-    legend.extend(reference_entries(any_ci, any_baseline, k));
+    legend.extend(reference_entries(
+        any_ci,
+        any_baseline.then_some("baseline"),
+        k,
+    ));
 
     let frame = axes::draw_frame(
         scene,

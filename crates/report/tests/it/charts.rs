@@ -142,6 +142,7 @@ fn lines() -> LineChart {
             name: "majority class 0.12".to_string(),
             value: 0.12,
         }],
+        reference_kind: "baseline".to_string(),
     }
 }
 
