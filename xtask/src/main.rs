@@ -324,12 +324,7 @@ fn floor_tool(root: &Path) -> Result<PathBuf> {
         }
     }
     let key = hex::encode(key.finalize());
-    let build = model_path()?
-        .parent()
-        .and_then(Path::parent)
-        .context("the model cache has no parent")?
-        .join("tools")
-        .join(format!("floor-{version}-{}", &key[..12]));
+    let build = tools_dir()?.join(format!("floor-{version}-{}", &key[..12]));
     let bin = build.join("judgelab-floor");
     if !build.join("CMakeCache.txt").is_file() {
         eprintln!(
@@ -399,11 +394,7 @@ fn ui(root: &Path, check: bool) -> Result<()> {
 
 /// `tauri-driver`, installed with cargo into `<user cache>/judgelab/tools` unless there.
 fn tauri_driver() -> Result<PathBuf> {
-    let root = model_path()?
-        .parent()
-        .and_then(Path::parent)
-        .context("the model cache has no parent")?
-        .join("tools");
+    let root = tools_dir()?;
     let bin = root.join("bin").join("tauri-driver");
     // It has no --version; cargo records what it installed.
     let installed = std::fs::read_to_string(root.join(".crates.toml")).unwrap_or_default();
@@ -459,12 +450,7 @@ fn test() -> Result<()> {
 /// examples, no HTTPS. About ten minutes on two cores; the source and the build folder are
 /// removed after, the binary is all that stays.
 fn llama_cpp_server() -> Result<PathBuf> {
-    let dir = model_path()?
-        .parent()
-        .and_then(Path::parent)
-        .context("the model cache has no parent")?
-        .join("tools")
-        .join(LLAMA_CPP_SERVER_DIR);
+    let dir = tools_dir()?.join(LLAMA_CPP_SERVER_DIR);
     let bin = dir.join("bin").join("llama-server");
     let runs = |bin: &Path| {
         Command::new(bin)
@@ -703,6 +689,15 @@ fn deps() -> Result<()> {
     let mut install = apt(&["install", "-y", "-qq", "--no-install-recommends"]);
     install.args(&missing);
     run(&mut install)
+}
+
+/// `<user cache>/judgelab/tools`, where the tools the tasks build or install go.
+fn tools_dir() -> Result<PathBuf> {
+    Ok(model_path()?
+        .parent()
+        .and_then(Path::parent)
+        .context("the model cache has no parent")?
+        .join("tools"))
 }
 
 fn model_path() -> Result<PathBuf> {

@@ -530,36 +530,24 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
                     );
                 }
                 if done < total {
-                    bar.set_length(total as u64);
-                    bar.set_position(done as u64);
-                    bar.reset_eta();
-                    bar.set_style(
-                        ProgressStyle::with_template(
-                            "{bar:30} {pos}/{len} verdicts  {per_sec}  ETA {eta}  {msg}",
-                        )
-                        .expect("static template"),
+                    start_bar(
+                        &bar,
+                        total,
+                        done,
+                        "{bar:30} {pos}/{len} verdicts  {per_sec}  ETA {eta}  {msg}",
                     );
-                    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-                    bar.enable_steady_tick(Duration::from_millis(500));
                 }
             }
             RunEvent::Verdict { done, .. } => {
                 bar.set_position(done as u64);
                 bar.set_message(progress.message());
             }
-            RunEvent::Timed { done: 0, total } => {
-                bar.set_length(total as u64);
-                bar.set_position(0);
-                bar.reset_eta();
-                bar.set_style(
-                    ProgressStyle::with_template(
-                        "{bar:30} {pos}/{len} calls timed alone, for latency at concurrency 1  ETA {eta}",
-                    )
-                    .expect("static template"),
-                );
-                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-                bar.enable_steady_tick(Duration::from_millis(500));
-            }
+            RunEvent::Timed { done: 0, total } => start_bar(
+                &bar,
+                total,
+                0,
+                "{bar:30} {pos}/{len} calls timed alone, for latency at concurrency 1  ETA {eta}",
+            ),
             RunEvent::Timed { done, .. } => bar.set_position(done as u64),
         }
     };
@@ -697,19 +685,14 @@ async fn load(
         LoadEvent::Level {
             concurrency,
             requests,
-        } => {
-            bar.set_length(requests as u64);
-            bar.set_position(0);
-            bar.reset_eta();
-            bar.set_style(
-                ProgressStyle::with_template(&format!(
-                    "{{bar:30}} {{pos}}/{{len}} requests at concurrency {concurrency}  ETA {{eta}}"
-                ))
-                .expect("a valid template"),
-            );
-            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-            bar.enable_steady_tick(Duration::from_millis(500));
-        }
+        } => start_bar(
+            &bar,
+            requests,
+            0,
+            &format!(
+                "{{bar:30}} {{pos}}/{{len}} requests at concurrency {concurrency}  ETA {{eta}}"
+            ),
+        ),
         LoadEvent::Request { done, .. } => bar.set_position(done as u64),
     };
     let ramp = judgelab_engine::load::load_ramp(store, &name, options, &mut on_event)
@@ -896,6 +879,16 @@ async fn list(store: &Store) -> Result<ExitCode> {
 
 /// Why calls failed, each distinct error once with its count: a user sees the cause (a 401
 /// and where the key came from, a refused connection) without opening the database.
+/// Shows `bar` on stderr at `done` of `total`, drawn by `template`, its ETA from now.
+fn start_bar(bar: &ProgressBar, total: usize, done: usize, template: &str) {
+    bar.set_length(total as u64);
+    bar.set_position(done as u64);
+    bar.reset_eta();
+    bar.set_style(ProgressStyle::with_template(template).expect("a valid template"));
+    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    bar.enable_steady_tick(Duration::from_millis(500));
+}
+
 fn print_failures(failures: &[judgelab_engine::FailureCause]) {
     const SHOWN: usize = 5;
     if failures.is_empty() {

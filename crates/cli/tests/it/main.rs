@@ -1098,7 +1098,10 @@ fn a_load_ramp_against_a_real_llama_server() {
 /// Each anomaly that moves a latency tail, injected by the relay in front of a real
 /// llama-server, is found where a user looks for it in `judgelab load`'s output: the cold
 /// start, p95 latency and TTFT, the retried split and the retry rate, which equals the
-/// share of requests the fault touched; and no request is lost to it.
+/// share of requests the fault touched; and no request is lost to it. What a fault adds is
+/// a lower bound on the figure it moves; the figures it leaves alone are checked at their
+/// median, which the other tests running beside this one on shared cores do not move past
+/// the injected delays.
 #[test]
 fn injected_anomalies_show_in_a_load_ramp() {
     let env = Env::new();
@@ -1160,7 +1163,8 @@ fn injected_anomalies_show_in_a_load_ramp() {
         },
     );
     assert!(l["warmup"]["ttft_ms"].as_f64().unwrap() >= 1500.0, "{l}");
-    assert!(ms(&l, "ttft_ms", "p95") < 1500.0, "{l}");
+    // The level's median is not (its tail may be: these tests share two cores).
+    assert!(ms(&l, "ttft_ms", "p50") < 1500.0, "{l}");
     assert_eq!(touched, 1);
 
     // Two of the eight held 2.5 s in a queue: p95 latency past 2 s, p50 not.
@@ -1191,7 +1195,8 @@ fn injected_anomalies_show_in_a_load_ramp() {
     );
     assert_eq!(touched, 2);
 
-    // Every piece of every answer 150 ms late: TTFT and latency both.
+    // Every piece of every answer 150 ms late (how many pieces an answer comes in depends on
+    // how fast it is read): at least that on TTFT and latency.
     let (l, touched) = ramp(
         "slow",
         Faults {
@@ -1200,7 +1205,7 @@ fn injected_anomalies_show_in_a_load_ramp() {
         },
     );
     assert!(
-        ms(&l, "ttft_ms", "p50") >= 150.0 && ms(&l, "latency_ms", "p50") >= 300.0,
+        ms(&l, "ttft_ms", "p50") >= 150.0 && ms(&l, "latency_ms", "p50") >= 150.0,
         "{l}"
     );
     assert_eq!(touched, 9);

@@ -128,15 +128,18 @@ impl Percentiles {
         let n = sorted.len();
         let with_p99 = n >= P99_MIN_CALLS;
         let qs = [0.50, 0.95, 0.99];
-        // One sort per resample serves all three percentiles.
+        // A resample draws indexes into `sorted`, so its order statistics are a walk over
+        // how often it drew each: O(n) per resample rather than a sort, and the same values
+        // (`summarize` computes this for every trial, and a remote trial has every call).
         let mut draws: [Vec<Option<f64>>; 3] = Default::default();
-        let mut resample = Vec::with_capacity(n);
+        let mut counts = vec![0u32; n];
         spec.for_each_resample(n, |idx| {
-            resample.clear();
-            resample.extend(idx.iter().map(|&i| sorted[i]));
-            resample.sort_by(f64::total_cmp);
+            counts.fill(0);
+            for &i in idx {
+                counts[i] += 1;
+            }
             for (q, d) in qs.iter().zip(&mut draws) {
-                d.push(percentile(&resample, *q));
+                d.push(resampled_percentile(&sorted, &counts, *q));
             }
         });
         let [d50, d95, d99] = draws;
@@ -165,6 +168,30 @@ pub fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
     let lo = h.floor() as usize;
     let hi = (lo + 1).min(last);
     Some(sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo]))
+}
+
+/// [`percentile`] of the resample that drew index `i` of ascending `sorted` `counts[i]`
+/// times.
+fn resampled_percentile(sorted: &[f64], counts: &[u32], q: f64) -> Option<f64> {
+    let last = sorted.len().checked_sub(1)?;
+    let h = last as f64 * q.clamp(0.0, 1.0);
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(last);
+    // The resample's values at ranks lo and hi.
+    let (mut at_lo, mut at_hi) = (None, None);
+    let mut seen = 0usize;
+    for (value, &c) in sorted.iter().zip(counts) {
+        seen += c as usize;
+        if at_lo.is_none() && seen > lo {
+            at_lo = Some(*value);
+        }
+        if seen > hi {
+            at_hi = Some(*value);
+            break;
+        }
+    }
+    let (a, b) = (at_lo?, at_hi?);
+    Some(a + (h - lo as f64) * (b - a))
 }
 
 #[cfg(test)]
@@ -211,6 +238,31 @@ mod tests {
         for (name, rate) in ["p50", "p95", "p99"].iter().zip(rates) {
             assert!((0.89..=0.99).contains(&rate), "{name} coverage {rate}");
         }
+    }
+
+    /// The walk over counts gives exactly what sorting each resample gives.
+    #[test]
+    fn a_resample_is_read_without_sorting_it() {
+        let mut rng = SplitMix64::new(3);
+        let mut sorted: Vec<f64> = (0..57).map(|_| lognormal(&mut rng)).collect();
+        sorted.push(sorted[4]); // ties
+        sorted.sort_by(f64::total_cmp);
+        let spec = BootstrapSpec {
+            resamples: 50,
+            ..BootstrapSpec::default()
+        };
+        spec.for_each_resample(sorted.len(), |idx| {
+            let mut counts = vec![0u32; sorted.len()];
+            idx.iter().for_each(|&i| counts[i] += 1);
+            let mut resample: Vec<f64> = idx.iter().map(|&i| sorted[i]).collect();
+            resample.sort_by(f64::total_cmp);
+            for q in [0.0, 0.5, 0.95, 0.99, 1.0] {
+                assert_eq!(
+                    resampled_percentile(&sorted, &counts, q),
+                    percentile(&resample, q)
+                );
+            }
+        });
     }
 
     #[test]

@@ -104,7 +104,7 @@ pub struct RunSummary {
     pub prompt_tokens_decoded: u64,
     /// Calls timed alone by this run, for latency at concurrency 1.
     pub timed_now: usize,
-    /// Cancelled before everything was judged.
+    /// Cancelled before everything was judged and timed.
     pub interrupted: bool,
     /// Why this run's calls failed: each distinct error with how many calls it failed,
     /// the most frequent first.

@@ -94,7 +94,9 @@ pub async fn run_experiment(
         model_calls: tally.model_calls,
         prompt_tokens_decoded: tally.prompt_tokens_decoded,
         timed_now,
-        interrupted: tally.done < total && options.cancel.load(Ordering::SeqCst),
+        // Cancelled before every verdict was judged or every sampled call timed: the next
+        // run does the rest.
+        interrupted: options.cancel.load(Ordering::SeqCst),
         failures: FailureCause::ranked(tally.errors),
     })
 }

@@ -311,6 +311,23 @@ async fn a_local_trials_latency_is_that_of_calls_timed_alone() {
     assert_eq!(judge.calls.load(Ordering::SeqCst), 13);
 }
 
+/// Cancelled while it times calls alone, a run says it was interrupted; the next one times
+/// only the rest.
+#[tokio::test]
+async fn a_run_cancelled_while_timing_resumes_the_timing() {
+    let f = fixture(4);
+    let store = Store::open(&f.dir.path().join("db.sqlite")).await.unwrap();
+    let cancel = Arc::new(AtomicBool::new(false));
+    // Six verdicts, the warm-up, one timed call: then Ctrl-C.
+    let judge = scripted(&["A", "B", "A", "B", "A", "B"], Some((8, cancel.clone())));
+    let first = run_timed(&store, &f.experiment, &judge, cancel, 3).await;
+    assert!(first.interrupted);
+    assert_eq!((first.judged_now, first.timed_now), (6, 1));
+    let second = run_timed(&store, &f.experiment, &judge, Arc::default(), 3).await;
+    assert!(!second.interrupted);
+    assert_eq!((second.judged_now, second.timed_now), (0, 2));
+}
+
 /// Loads the scripted judge and remembers each local spec's `parallel`.
 struct Recording(Arc<Scripted>, Mutex<Vec<usize>>);
 
