@@ -59,6 +59,7 @@ impl Judge for Scripted {
                     attempts: 1,
                     logprobs: None,
                     decoded_tokens: None,
+                    endpoint: None,
                     logits: None,
                 }),
             });

@@ -94,6 +94,9 @@ pub struct Completion {
     /// prefix counts it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decoded_tokens: Option<u32>,
+    /// The endpoint that answered, for a remote judge (one of its pool).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
     /// The first output token's logits over the whole vocabulary, when asked for.
     #[serde(skip)]
     pub logits: Option<Arc<Vec<f32>>>,

@@ -110,6 +110,8 @@ pub struct VerdictRecord {
     pub logprobs: Option<String>,
     /// Answered from the response cache: no call was made.
     pub cache_hit: bool,
+    /// The endpoint that answered a remote call (one of the judge's pool).
+    pub endpoint: Option<String>,
     /// Drawn from the exact first-token distribution below, not sampled by generating.
     pub exact: bool,
     /// Exact verdicts: the distribution the verdict was drawn from, in the dataset's frame.
@@ -146,6 +148,7 @@ impl VerdictRecord {
             attempts: 1,
             logprobs: None,
             cache_hit: false,
+            endpoint: None,
             exact: false,
             distribution: None,
         }

@@ -316,6 +316,7 @@ fn measured(base: VerdictRecord, c: &Completion) -> VerdictRecord {
         ttft_ms: c.ttft_ms,
         cached_tokens: c.cached_tokens,
         attempts: c.attempts,
+        endpoint: c.endpoint.clone(),
         ..base
     }
 }

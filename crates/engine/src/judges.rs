@@ -155,6 +155,7 @@ fn openai_judge(spec: &RemoteModel) -> Result<OpenAiJudge, EngineError> {
         endpoint.api_key = Some(ApiKey::new(crate::keys::read(name)?));
         endpoint.key_source = format!("the OS keychain's key {name:?}");
     }
+    endpoint.pool = calls.pool.clone();
     endpoint.stream = calls.stream;
     endpoint.concurrency = calls.concurrency;
     endpoint.requests_per_minute = calls.requests_per_minute;

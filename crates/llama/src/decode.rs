@@ -205,6 +205,7 @@ impl Session<'_> {
                     attempts: 1,
                     logprobs: None,
                     decoded_tokens: Some(l.decoded),
+                    endpoint: None,
                     logits: l.logits,
                 };
                 let key = l.request.key;
@@ -441,6 +442,7 @@ fn too_long(n_prompt: usize, start: Instant) -> Completion {
         attempts: 1,
         logprobs: None,
         decoded_tokens: Some(0),
+        endpoint: None,
         logits: None,
     }
 }

@@ -8,6 +8,7 @@ use judgelab_core::rng::SplitMix64;
 use judgelab_core::JudgeRequest;
 use serde_json::Value;
 
+use crate::pool::Attempt;
 use crate::sse::{Event, SseParser};
 use crate::wire::{context_overflow, request_body, shorten, Reply};
 use crate::{estimate_tokens, Inner};
@@ -18,6 +19,8 @@ enum Failure {
     Retry {
         message: String,
         after: Option<Duration>,
+        /// How it bears on the endpoint's health.
+        health: Attempt,
     },
     /// No retry can fix it; the judge stops calling.
     Fatal(String),
@@ -27,6 +30,7 @@ fn retry(message: impl Into<String>) -> Failure {
     Failure::Retry {
         message: message.into(),
         after: None,
+        health: Attempt::Failed,
     }
 }
 
@@ -53,12 +57,20 @@ pub(crate) async fn call(inner: &Inner, request: JudgeRequest) -> Result<Complet
         attempt += 1;
         let sent = Instant::now();
         let waited_ms = first_sent.get_or_insert(sent).elapsed().as_secs_f64() * 1000.0;
-        match attempt_once(inner, &body).await {
+        let lease = inner.pool.lease();
+        let base_url = lease.base_url().to_string();
+        let result = attempt_once(inner, &base_url, &body).await;
+        lease.finish(match &result {
+            Ok(_) | Err(Failure::Fatal(_)) => Attempt::Answered,
+            Err(Failure::Retry { health, .. }) => *health,
+        });
+        match result {
             Ok(completion) => {
                 return Ok(Completion {
                     attempts: attempt,
                     latency_ms: completion.latency_ms + waited_ms,
                     ttft_ms: completion.ttft_ms.map(|t| t + waited_ms),
+                    endpoint: Some(base_url),
                     ..completion
                 })
             }
@@ -67,7 +79,7 @@ pub(crate) async fn call(inner: &Inner, request: JudgeRequest) -> Result<Complet
                 *inner.fatal.lock().expect("never poisoned") = Some(message.clone());
                 return Err(CallError::after(attempt, message));
             }
-            Err(Failure::Retry { message, after }) => {
+            Err(Failure::Retry { message, after, .. }) => {
                 if attempt >= endpoint.max_attempts {
                     let message = inner.redact(&message);
                     return Err(CallError::after(
@@ -75,7 +87,14 @@ pub(crate) async fn call(inner: &Inner, request: JudgeRequest) -> Result<Complet
                         format!("{message} (gave up after {attempt} attempts)"),
                     ));
                 }
-                tokio::time::sleep(after.unwrap_or_else(|| backoff(inner, attempt))).await;
+                // An endpoint of a pool just taken out of service: the others are up, so
+                // the call moves to one of them now rather than waiting out a backoff
+                // meant for an overloaded server.
+                let elsewhere =
+                    inner.pool.is_out(&base_url) && inner.pool.another_in_service(&base_url);
+                if !elsewhere {
+                    tokio::time::sleep(after.unwrap_or_else(|| backoff(inner, attempt))).await;
+                }
             }
         }
     }
@@ -128,6 +147,13 @@ fn from_reqwest(e: reqwest::Error) -> Failure {
     Failure::Retry {
         message,
         after: stale.then_some(Duration::ZERO),
+        // A connection closed before any answer is also what a dead server behind a proxy
+        // gives: it counts against the endpoint, and a healthy one's next answer clears it.
+        health: if e.is_connect() {
+            Attempt::Refused
+        } else {
+            Attempt::Failed
+        },
     }
 }
 
@@ -143,9 +169,9 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds.min(120.0)))
 }
 
-async fn attempt_once(inner: &Inner, body: &Value) -> Result<Completion, Failure> {
+async fn attempt_once(inner: &Inner, base_url: &str, body: &Value) -> Result<Completion, Failure> {
     let endpoint = &inner.endpoint;
-    let url = endpoint.url();
+    let url = format!("{base_url}/chat/completions");
     let started = Instant::now();
     let mut request = inner.client.post(&url).json(body).timeout(endpoint.timeout);
     if let Some(key) = &endpoint.api_key {
@@ -165,7 +191,11 @@ async fn attempt_once(inner: &Inner, body: &Value) -> Result<Completion, Failure
         }
         let message = format!("HTTP {} from {url}: {}", status, shorten(&text));
         return Err(match status.as_u16() {
-            408 | 409 | 425 | 429 | 500..=599 => Failure::Retry { message, after },
+            408 | 409 | 425 | 429 | 500..=599 => Failure::Retry {
+                message,
+                after,
+                health: Attempt::Failed,
+            },
             401 | 403 => Failure::Fatal(format!(
                 "{message}; check the API key ({})",
                 endpoint.key_source
@@ -232,7 +262,7 @@ async fn attempt_once(inner: &Inner, body: &Value) -> Result<Completion, Failure
     // distinct prompt, made after the call was timed.
     let prompt_tokens = match reply.prompt_tokens {
         Some(n) => n,
-        None if endpoint.stream => count_prompt(inner, body).await.unwrap_or(0),
+        None if endpoint.stream => count_prompt(inner, &url, body).await.unwrap_or(0),
         None => 0,
     };
     Ok(Completion {
@@ -249,6 +279,7 @@ async fn attempt_once(inner: &Inner, body: &Value) -> Result<Completion, Failure
         attempts: 1,
         logprobs: (!reply.logprobs.is_empty()).then(|| Value::Array(reply.logprobs).to_string()),
         decoded_tokens: None,
+        endpoint: None,
         logits: None,
     })
 }
@@ -266,13 +297,14 @@ fn too_long(prompt_tokens: Option<u32>, started: Instant) -> Completion {
         attempts: 1,
         logprobs: None,
         decoded_tokens: None,
+        endpoint: None,
         logits: None,
     }
 }
 
 /// The prompt tokens of `body`'s messages, from the usage of an unstreamed one-token
 /// request; remembered per prompt. `None` if the server will not say.
-async fn count_prompt(inner: &Inner, body: &Value) -> Option<u32> {
+async fn count_prompt(inner: &Inner, url: &str, body: &Value) -> Option<u32> {
     let key = judgelab_core::hash::sha256_hex(body["messages"].to_string());
     if let Some(&n) = inner
         .prompt_tokens
@@ -296,7 +328,7 @@ async fn count_prompt(inner: &Inner, body: &Value) -> Option<u32> {
     object.insert("max_tokens".into(), Value::from(1));
     let mut request = inner
         .client
-        .post(inner.endpoint.url())
+        .post(url)
         .json(&probe)
         .timeout(inner.endpoint.timeout);
     if let Some(key) = &inner.endpoint.api_key {

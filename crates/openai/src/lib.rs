@@ -11,6 +11,7 @@
 
 mod call;
 mod limits;
+mod pool;
 pub mod sse;
 pub mod wire;
 
@@ -26,6 +27,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::limits::Bucket;
+use crate::pool::Pool;
 
 /// A secret: shown as `<redacted>` by `Debug`, and scrubbed from every error message.
 #[derive(Clone, PartialEq, Eq)]
@@ -50,6 +52,9 @@ pub struct Endpoint {
     pub name: String,
     /// Up to `/v1`, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8080/v1`.
     pub base_url: String,
+    /// Further endpoints serving the same model: each attempt goes to the least-loaded
+    /// one of them and `base_url` that is in service (see `pool.rs`).
+    pub pool: Vec<String>,
     pub model: String,
     pub api_key: Option<ApiKey>,
     /// Where the key came from, for messages (e.g. `$OPENAI_API_KEY`); never the key.
@@ -76,6 +81,7 @@ impl Endpoint {
         Endpoint {
             name: name.to_string(),
             base_url: base_url.trim_end_matches('/').to_string(),
+            pool: Vec::new(),
             model: model.to_string(),
             api_key: None,
             key_source: "no key".into(),
@@ -107,6 +113,7 @@ pub enum OpenAiError {
 /// What the calls of a judge share.
 pub(crate) struct Inner {
     pub endpoint: Endpoint,
+    pub pool: Pool,
     pub client: reqwest::Client,
     pub requests: Option<Bucket>,
     pub tokens: Option<Bucket>,
@@ -150,7 +157,10 @@ impl OpenAiJudge {
             .map_err(|e| OpenAiError::Client(e.to_string()))?;
         let identity = ModelIdentity {
             name: endpoint.name.clone(),
-            location: format!("{} ({})", endpoint.url(), endpoint.model),
+            location: match endpoint.pool.len() {
+                0 => format!("{} ({})", endpoint.url(), endpoint.model),
+                n => format!("{} and {n} more ({})", endpoint.url(), endpoint.model),
+            },
             sha256: None,
         };
         Ok(OpenAiJudge {
@@ -158,6 +168,14 @@ impl OpenAiJudge {
             inner: Arc::new(Inner {
                 requests: endpoint.requests_per_minute.map(Bucket::per_minute),
                 tokens: endpoint.tokens_per_minute.map(Bucket::per_minute),
+                pool: Pool::new(
+                    std::iter::once(endpoint.base_url.clone()).chain(
+                        endpoint
+                            .pool
+                            .iter()
+                            .map(|u| u.trim_end_matches('/').to_string()),
+                    ),
+                ),
                 endpoint,
                 client,
                 fatal: Mutex::new(None),

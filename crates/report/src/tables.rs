@@ -117,6 +117,7 @@ pub fn verdicts_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
         "cached_tokens",
         "attempts",
         "cache_hit",
+        "endpoint",
         "raw_output",
         "schema_version",
     ])?;
@@ -152,6 +153,7 @@ pub fn verdicts_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
                 v.cached_tokens.map_or(String::new(), |n| n.to_string()),
                 v.attempts.to_string(),
                 u8::from(v.cache_hit).to_string(),
+                v.endpoint.clone().unwrap_or_default(),
                 v.raw_output.clone().unwrap_or_default(),
                 EXPORT_SCHEMA_VERSION.to_string(),
             ])?;

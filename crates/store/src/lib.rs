@@ -420,8 +420,8 @@ impl Store {
             "INSERT INTO verdicts (trial_id, item_id, repeat, swapped, seed, prompt_hash, raw_output, verdict,
                                    failure_kind, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error,
                                    cost_usd, cached_tokens, attempts, logprobs, cache_hit, exact,
-                                   distribution)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                   distribution, endpoint)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT (trial_id, item_id, repeat, swapped) DO UPDATE SET
                 seed = excluded.seed, prompt_hash = excluded.prompt_hash, raw_output = excluded.raw_output,
                 verdict = excluded.verdict, failure_kind = excluded.failure_kind,
@@ -430,6 +430,7 @@ impl Store {
                 cost_usd = excluded.cost_usd, cached_tokens = excluded.cached_tokens,
                 attempts = excluded.attempts, logprobs = excluded.logprobs, cache_hit = excluded.cache_hit,
                 exact = excluded.exact, distribution = excluded.distribution,
+                endpoint = excluded.endpoint,
                 created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
              WHERE verdicts.error IS NOT NULL",
         );
@@ -457,6 +458,7 @@ impl Store {
             .bind(v.cache_hit)
             .bind(v.exact)
             .bind(distribution)
+            .bind(&v.endpoint)
             .execute(&self.pool)
             .await
             .map_err(self.err())?;

@@ -144,7 +144,8 @@ pub(crate) fn read_verdicts(
     let mut statement = conn.prepare(
         "SELECT trial_id, item_id, repeat, swapped, seed, prompt_hash, raw_output, verdict,
                 failure_kind, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error,
-                cost_usd, cached_tokens, attempts, logprobs, cache_hit, exact, distribution
+                cost_usd, cached_tokens, attempts, logprobs, cache_hit, exact, distribution,
+                endpoint
          FROM verdicts WHERE trial_id = ? ORDER BY item_id, repeat, swapped",
     )?;
     let rows = statement.query_map([trial_id], |r| {
@@ -181,6 +182,7 @@ pub(crate) fn read_verdicts(
             cache_hit: r.get(18)?,
             exact: r.get(19)?,
             distribution,
+            endpoint: r.get(21)?,
         })
     })?;
     rows.collect()

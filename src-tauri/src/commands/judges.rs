@@ -77,12 +77,23 @@ pub async fn add_remote_judge(
     api_key_env: Option<String>,
     concurrency: Option<u32>,
 ) -> AppResult<JudgeInfo> {
-    let base_url = base_url.trim().trim_end_matches('/').to_string();
-    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-        return Err(AppError::invalid(format!(
-            "base URL {base_url:?}: expected http:// or https://, up to /v1"
-        )));
+    // One URL, or a pool of endpoints serving the same model, separated by spaces.
+    let urls: Vec<String> = base_url
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|u| !u.is_empty())
+        .map(|u| u.trim_end_matches('/').to_string())
+        .collect();
+    if urls.is_empty() {
+        return Err(AppError::invalid("a remote judge needs a base URL"));
     }
+    for url in &urls {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(AppError::invalid(format!(
+                "base URL {url:?}: expected http:// or https://, up to /v1"
+            )));
+        }
+    }
+    let base_url = urls.join(" ");
     if model.trim().is_empty() || name.trim().is_empty() {
         return Err(AppError::invalid("a remote judge needs a name and a model"));
     }

@@ -113,6 +113,18 @@ model = "gpt-4o-mini"
     expect(json.errors).toContain("output: exact verdicts need a one-token verdict (label or digit), not JSON");
   });
 
+  it("writes a pool of endpoints as a list of base URLs", () => {
+    const pooled = buildExperiment(
+      draft({
+        ...SWEEP,
+        models: [],
+        remotes: [{ name: "pool", base_url: "http://a:8080/v1 http://b:8080/v1", model: "m", api_key_env: null, concurrency: 8 }],
+      }),
+      "pairwise",
+    );
+    expect(pooled.toml).toContain('base_url = ["http://a:8080/v1", "http://b:8080/v1"]\n');
+  });
+
   it("writes a choice axis only away from its default", () => {
     const both = buildExperiment(draft({ ...SWEEP, order: "ab, both" }), "pairwise");
     expect(both.toml).toContain('order = ["ab", "both"]\n');

@@ -207,8 +207,10 @@ export function buildExperiment(draft: ExperimentDraft, task: string | null, axe
     ...(contextSize !== null ? [`context_size = ${contextSize}`] : []),
     ...(draft.exact ? ["exact = true"] : []),
   ];
+  // Several URLs (separated by spaces) are a pool of endpoints serving the same model.
+  const urls = (r: RemoteJudge): string[] => r.base_url.split(/[\s,]+/).filter((u) => u !== "");
   const endpointKeys = (r: RemoteJudge): string[] => [
-    `base_url = ${tomlString(r.base_url)}`,
+    urls(r).length > 1 ? `base_url = [${urls(r).map(tomlString).join(", ")}]` : `base_url = ${tomlString(r.base_url.trim())}`,
     ...(r.api_key_env ? [`api_key_env = ${tomlString(r.api_key_env)}`] : []),
     ...(r.concurrency !== null ? [`concurrency = ${r.concurrency}`] : []),
   ];

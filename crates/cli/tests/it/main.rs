@@ -1095,6 +1095,111 @@ fn a_load_ramp_against_a_real_llama_server() {
     assert_eq!(server.posts(), 4 + 3 * 7);
 }
 
+/// A remote judge served by a pool of three real llama-servers, one of which is killed
+/// mid-sweep: its calls in flight move to the others, its breaker keeps further calls
+/// away, and the sweep ends with every verdict stored once, each saying which server
+/// answered it.
+#[test]
+fn a_pool_of_three_llama_servers_loses_none_when_one_is_killed() {
+    let env = Env::new();
+    let model = judgelab_engine::default_model_path();
+    let slots = Slots {
+        parallel: 2,
+        ctx_size: 4096,
+    };
+    let mut servers: Vec<LlamaServer> = (0..3)
+        .map(|_| LlamaServer::start_on(env.dir.path(), &model, 0, slots))
+        .collect();
+    let urls: Vec<String> = servers.iter().map(|s| s.base_url.clone()).collect();
+    let file = env.file(
+        "pool.toml",
+        format!(
+            "name = \"pool\"\ndataset = {:?}\n[judge]\nbackend = \"openai\"\nbase_url = {urls:?}\nmodel = \"smollm2\"\nconcurrency = 3\ntemplate = \"pairwise\"\n[sweep]\nmax_tokens = 4\ntemperature = [0.0, 0.7]\n[limits]\nitems = 12\n",
+            llmbar().display().to_string(),
+        ),
+    );
+    let mut run = env
+        .cmd(&["run", file.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while servers[1].posts() < 3 {
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "no call reached it"
+        );
+        assert!(run.try_wait().unwrap().is_none(), "the run ended first");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    servers[1].kill();
+    let out = run.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        said.contains("judged 24 verdicts") && !said.contains("failed"),
+        "{said}"
+    );
+
+    let report = env.dir.path().join("pool-report");
+    let out = env.run(&["report", "pool", "--out", report.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let verdicts = std::fs::read_to_string(report.join("verdicts.csv")).unwrap();
+    let header: Vec<&str> = verdicts.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let rows = csv_rows(&verdicts);
+    let mut keys: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            (
+                r[col("trial_id")].clone(),
+                r[col("item_id")].clone(),
+                r[col("swapped")].clone(),
+            )
+        })
+        .collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!((rows.len(), keys.len()), (24, 24), "{verdicts}");
+    assert!(
+        rows.iter().all(|r| r[col("error")].is_empty()),
+        "{verdicts}"
+    );
+    let served = |url: &str| rows.iter().filter(|r| r[col("endpoint")] == url).count();
+    assert_eq!(
+        urls.iter().map(|u| served(u)).sum::<usize>(),
+        24,
+        "{verdicts}"
+    );
+    assert!(served(&urls[0]) > 0 && served(&urls[2]) > 0, "{verdicts}");
+    // The live servers were asked once per verdict they gave: nothing was asked twice
+    // there. The dead one was sent what it answered before it died, the calls it dropped
+    // and the trial call its breaker let through, each counted as an attempt.
+    for live in [0, 2] {
+        assert_eq!(servers[live].posts(), served(&urls[live]), "{verdicts}");
+    }
+    let dead = (servers[1].posts(), served(&urls[1]));
+    eprintln!(
+        "requests and verdicts per server: {:?}",
+        servers
+            .iter()
+            .zip(&urls)
+            .map(|(s, u)| (s.posts(), served(u)))
+            .collect::<Vec<_>>()
+    );
+    assert!(dead.0 > dead.1 && dead.1 >= 2, "{dead:?}");
+    let attempts: usize = rows
+        .iter()
+        .map(|r| r[col("attempts")].parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(
+        attempts,
+        servers.iter().map(LlamaServer::posts).sum::<usize>(),
+        "{verdicts}"
+    );
+}
+
 /// Each anomaly that moves a latency tail, injected by the relay in front of a real
 /// llama-server, is found where a user looks for it in `judgelab load`'s output: the cold
 /// start, p95 latency and TTFT, the retried split and the retry rate, which equals the

@@ -166,7 +166,7 @@ pub(super) struct RawJudge {
     context_size: Option<u32>,
     exact: Option<bool>,
     parallel: Option<i64>,
-    base_url: Option<String>,
+    base_url: Option<OneOrMany<String>>,
     api_key_env: Option<String>,
     api_key_keyring: Option<String>,
     stream: Option<bool>,
@@ -414,22 +414,35 @@ fn settings(
     if let Some(k) = raw.local_keys().first() {
         return Err(invalid(&key(k), "is for backend = \"llama\" only".into()));
     }
-    let base_url = raw
-        .base_url
-        .as_deref()
-        .map(str::trim)
-        .filter(|u| !u.is_empty())
-        .ok_or_else(|| {
-            invalid(
-                &key("base_url"),
-                "is required with backend = \"openai\" (e.g. \"https://api.openai.com/v1\")".into(),
-            )
-        })?;
-    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+    // One URL, or a pool of endpoints serving the same model. The first names the judge
+    // (it is in the identity and the response cache's key); the others only share its calls.
+    let urls: Vec<String> = match &raw.base_url {
+        None => Vec::new(),
+        Some(urls) => urls.clone().into_vec(),
+    };
+    let urls: Vec<String> = urls
+        .iter()
+        .map(|u| u.trim().trim_end_matches('/').to_string())
+        .collect();
+    if urls.is_empty() || urls.iter().all(String::is_empty) {
         return Err(invalid(
             &key("base_url"),
-            format!("{base_url:?} must start with http:// or https://"),
+            "is required with backend = \"openai\" (e.g. \"https://api.openai.com/v1\")".into(),
         ));
+    }
+    for (i, url) in urls.iter().enumerate() {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(invalid(
+                &key("base_url"),
+                format!("{url:?} must start with http:// or https://"),
+            ));
+        }
+        if urls[..i].contains(url) {
+            return Err(invalid(
+                &key("base_url"),
+                format!("{url:?} is listed twice"),
+            ));
+        }
     }
     let count = |k: &str, value: Option<i64>, lo: i64, hi: i64| match value {
         None => Ok(None),
@@ -483,7 +496,7 @@ fn settings(
         model,
         price,
         endpoint: RemoteSpec {
-            base_url: base_url.trim_end_matches('/').to_string(),
+            base_url: urls[0].clone(),
             top_logprobs: count("top_logprobs", raw.top_logprobs, 0, 20)?,
             json_schema: raw.json_schema.unwrap_or(false),
             stop: match &raw.stop {
@@ -493,6 +506,7 @@ fn settings(
             calls: RemoteCalls {
                 api_key_env: raw.api_key_env.clone(),
                 api_key_keyring: raw.api_key_keyring.clone(),
+                pool: urls[1..].to_vec(),
                 stream: raw.stream.unwrap_or(defaults.stream),
                 concurrency: count("concurrency", raw.concurrency, 1, 256)?
                     .map_or(defaults.concurrency, |c| c as usize),

@@ -64,6 +64,10 @@ pub struct RemoteCalls {
     pub api_key_env: Option<String>,
     /// Or the name of a key in the OS keychain (`judgelab key set NAME`).
     pub api_key_keyring: Option<String>,
+    /// Further endpoints serving the same model as `base_url` (`base_url = [...]`): calls
+    /// go to the least-loaded healthy one. Outside the identity, so that a pool can grow,
+    /// shrink or lose a server and the experiment still resumes.
+    pub pool: Vec<String>,
     pub stream: bool,
     pub concurrency: usize,
     pub requests_per_minute: Option<u32>,
@@ -77,6 +81,7 @@ impl Default for RemoteCalls {
         RemoteCalls {
             api_key_env: None,
             api_key_keyring: None,
+            pool: Vec::new(),
             stream: true,
             concurrency: 4,
             requests_per_minute: None,
@@ -1053,6 +1058,43 @@ temperature = [0.0, 0.7]
         let e = Experiment::from_toml("local-and-remote.toml", text).unwrap();
         assert_eq!(e.trials().len(), 4);
         assert!(e.judges[0].local().is_some() && e.judges[1].remote().is_some());
+    }
+
+    #[test]
+    fn a_pool_of_endpoints_is_one_judge_named_by_its_first() {
+        let pooled = REMOTE.replace(
+            "base_url = \"http://127.0.0.1:8080/v1/\"",
+            "base_url = [\"http://127.0.0.1:8080/v1/\", \"http://127.0.0.1:8081/v1\", \"http://10.0.0.2:8080/v1\"]",
+        );
+        let e = Experiment::from_toml("e.toml", &pooled).unwrap();
+        let r = &e.judges[0].remote().unwrap().endpoint;
+        assert_eq!(r.base_url, "http://127.0.0.1:8080/v1");
+        assert_eq!(
+            r.calls.pool,
+            ["http://127.0.0.1:8081/v1", "http://10.0.0.2:8080/v1"]
+        );
+        // Which servers share the calls is not what the judge answers: the identity is
+        // the single endpoint's, so that a pool may change and the experiment resumes.
+        let single = Experiment::from_toml("e.toml", REMOTE).unwrap();
+        assert_eq!(e.identity(), single.identity());
+        check_err(
+            &REMOTE.replace(
+                "base_url = \"http://127.0.0.1:8080/v1/\"",
+                "base_url = [\"http://a/v1\", \"http://a/v1/\"]",
+            ),
+            "judge.base_url: \"http://a/v1\" is listed twice",
+        );
+        check_err(
+            &REMOTE.replace(
+                "base_url = \"http://127.0.0.1:8080/v1/\"",
+                "base_url = [\"http://a/v1\", \"ftp://b\"]",
+            ),
+            "judge.base_url: \"ftp://b\" must start with http:// or https://",
+        );
+        check_err(
+            &REMOTE.replace("base_url = \"http://127.0.0.1:8080/v1/\"", "base_url = []"),
+            "judge.base_url: is required",
+        );
     }
 
     const REMOTE: &str = r#"

@@ -43,7 +43,13 @@ impl<'r> Judges<'r> {
         on_event(RunEvent::Loading {
             model: name.to_string(),
             path: match judge.remote() {
-                Some(remote) => format!("{} at {}", remote.model, remote.endpoint.base_url),
+                Some(remote) => match remote.endpoint.calls.pool.len() {
+                    0 => format!("{} at {}", remote.model, remote.endpoint.base_url),
+                    n => format!(
+                        "{} at {} and {n} more endpoints",
+                        remote.model, remote.endpoint.base_url
+                    ),
+                },
                 None => path.display().to_string(),
             },
             local: judge.local().is_some(),

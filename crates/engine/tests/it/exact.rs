@@ -64,6 +64,7 @@ impl Judge for Logits {
                     attempts: 1,
                     logprobs: None,
                     decoded_tokens: Some(4),
+                    endpoint: None,
                     logits: Some(Arc::new(self.logits[&question].clone())),
                 })
             };

@@ -109,6 +109,7 @@ impl Judge for Scripted {
                     attempts: 1,
                     logprobs: None,
                     decoded_tokens: None,
+                    endpoint: None,
                     logits: None,
                     completion_tokens: text.split_whitespace().count() as u32,
                     text,

@@ -387,3 +387,59 @@ fn a_stream_without_usage_is_counted_by_its_chunks_and_one_prompt_probe() {
     judge_all(&judge, &["nousage"]);
     assert_eq!(server.count("nousage"), 3);
 }
+
+#[test]
+fn a_pool_spreads_its_calls_and_moves_them_off_an_endpoint_that_is_down() {
+    let (a, b) = (Server::start(), Server::start());
+    let down = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/v1", listener.local_addr().unwrap())
+    };
+    let mut e = endpoint(&a);
+    e.pool = vec![b.base_url.clone()];
+    let judge = OpenAiJudge::new(e.clone()).unwrap();
+    let cases = ["ok"; 16];
+    let responses = judge_all(&judge, &cases);
+    let served = |url: &str| {
+        responses
+            .iter()
+            .filter(|r| r.result.as_ref().unwrap().endpoint.as_deref() == Some(url))
+            .count()
+    };
+    // Both endpoints answered, each verdict says which, and none was asked twice.
+    assert_eq!(served(&a.base_url) + served(&b.base_url), 16);
+    assert!(served(&a.base_url) >= 4 && served(&b.base_url) >= 4);
+    assert_eq!(
+        (a.count("ok"), b.count("ok")),
+        (served(&a.base_url), served(&b.base_url))
+    );
+
+    // With one endpoint not listening, its first calls are refused once each and moved to
+    // the other at once; nothing fails.
+    let mut e = endpoint(&a);
+    e.base_url = down.clone();
+    e.pool = vec![a.base_url.clone()];
+    e.backoff = Duration::from_secs(5);
+    e.max_backoff = Duration::from_secs(5);
+    let before = a.count("ok");
+    let judge = OpenAiJudge::new(e).unwrap();
+    let started = std::time::Instant::now();
+    let responses = judge_all(&judge, &cases);
+    let attempts: u32 = responses
+        .iter()
+        .map(|r| {
+            let c = r.result.as_ref().unwrap();
+            assert_eq!(c.endpoint.as_deref(), Some(a.base_url.as_str()));
+            c.attempts
+        })
+        .sum();
+    assert_eq!(a.count("ok") - before, 16);
+    // The calls that tried the dead endpoint before its breaker opened (at most the four
+    // in flight) made one more request each, and waited no backoff for it.
+    assert!((16..=20).contains(&attempts), "{attempts}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
