@@ -206,6 +206,7 @@ pub fn load(experiment: &str, r: &judgelab_core::load::StoredRamp) -> String {
         "p50_ms",
         "p95_ms",
         "p99_ms",
+        "stream_p95",
         "errors",
         "retried",
     ]
@@ -223,6 +224,7 @@ pub fn load(experiment: &str, r: &judgelab_core::load::StoredRamp) -> String {
             ms(&l.latency_ms, l.latency_ms.p50),
             ms(&l.latency_ms, l.latency_ms.p95),
             ms(&l.latency_ms, l.latency_ms.p99),
+            ms(&l.stream_ms, l.stream_ms.p95),
             l.errors.to_string(),
             l.retried.to_string(),
         ]);
@@ -248,6 +250,7 @@ pub fn load(experiment: &str, r: &judgelab_core::load::StoredRamp) -> String {
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
     }
+    out.push_str("stream_p95: from the first token to the end of the answer (a stalled stream shows here, not in TTFT)\n");
     if r.sent() > r.ramp.distinct_prompts {
         out.push_str(&format!(
             "note: {} requests drawn from {} distinct prompts of the trial; a server's prompt cache may answer the repeats faster\n",

@@ -32,6 +32,9 @@ pub struct LoadLevel {
     pub tokens_per_s: f64,
     pub ttft_ms: Percentiles,
     pub latency_ms: Percentiles,
+    /// From the first token to the end of the answer: the stream, which a KV-cache
+    /// eviction (a preempted sequence decoded again) stretches and TTFT does not show.
+    pub stream_ms: Percentiles,
     pub errors: usize,
     /// Requests that needed more than one attempt.
     pub retried: usize,
@@ -58,6 +61,10 @@ impl LoadLevel {
                 .collect()
         };
         let ttfts: Vec<f64> = ok.iter().filter_map(|c| c.ttft_ms).collect();
+        let streams: Vec<f64> = ok
+            .iter()
+            .filter_map(|c| Some(c.latency_ms? - c.ttft_ms?))
+            .collect();
         let tokens: u64 = ok
             .iter()
             .map(|c| u64::from(c.prompt_tokens) + u64::from(c.completion_tokens))
@@ -81,6 +88,7 @@ impl LoadLevel {
             tokens_per_s: per_s(tokens as f64),
             ttft_ms: Percentiles::of(&ttfts, spec),
             latency_ms: Percentiles::of(&latencies(&|_| true), spec),
+            stream_ms: Percentiles::of(&streams, spec),
             errors,
             retried,
             error_rate: rate(errors),

@@ -298,12 +298,12 @@ fn under_load(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
         })
     );
     let _ = writeln!(h, "<figure>{latency}<figcaption>Time to first token and end-to-end latency per request at each level, with 95% bootstrap intervals over requests; p99 needs 100 requests.</figcaption></figure>\n<figure>{throughput}<figcaption>Verdicts per second at each level; the knee is the lowest level within 10% of the best.</figcaption></figure>");
-    h.push_str("<table><tr><th>requests in flight</th><th>requests</th><th>verdicts / s</th><th>tokens / s</th><th>TTFT p50</th><th>TTFT p95</th><th>TTFT p99</th><th>latency p50</th><th>latency p95</th><th>errors</th><th>retried</th><th>retried latency p50</th></tr>\n");
+    h.push_str("<table><tr><th>requests in flight</th><th>requests</th><th>verdicts / s</th><th>tokens / s</th><th>TTFT p50</th><th>TTFT p95</th><th>TTFT p99</th><th>latency p50</th><th>latency p95</th><th>after first token p95</th><th>errors</th><th>retried</th><th>retried latency p50</th></tr>\n");
     let f = |x: Option<f64>| x.map_or("—".into(), |v| format!("{v:.0}"));
     for l in &r.ramp.levels {
         let _ = writeln!(
             h,
-            "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             l.concurrency,
             l.requests,
             l.throughput_vps,
@@ -313,6 +313,7 @@ fn under_load(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
             f(l.ttft_ms.p99),
             f(l.latency_ms.p50),
             f(l.latency_ms.p95),
+            f(l.stream_ms.p95),
             l.errors,
             l.retried,
             f(l.retried_latency_ms.p50)

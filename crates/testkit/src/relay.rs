@@ -3,7 +3,8 @@
 //! the answer back as it comes (a stream stays a stream). It is where a test stands to see
 //! what the judge really sent, and to inject the anomalies that move a latency tail
 //! ([`Faults`]) in front of a real server: a cold first request, requests held in a queue,
-//! a TTFT spike, slowed chunks, cut streams and 429 bursts.
+//! a TTFT spike, network jitter, slowed chunks, a stream stalled by a KV-cache eviction,
+//! cut streams and 429 bursts.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -27,6 +28,13 @@ pub struct Faults {
     pub ttft_spike: Option<(usize, u64)>,
     /// Waits this long before passing on each piece of every answer: slow chunk delivery.
     pub chunk_delay_ms: u64,
+    /// Holds the first bytes of every answer a seeded random time in [0, this): network
+    /// jitter ([`Faults::jitter_of`] says how long for request n).
+    pub jitter_ms: u64,
+    /// Every n-th request, the server's KV cache is evicted: the request goes on with
+    /// `cache_prompt: false` (the server really decodes its whole prompt again) and its
+    /// stream stalls this long right after its first token, as a preempted sequence does.
+    pub evict: Option<(usize, u64)>,
     /// Cuts every n-th answer right after its headers: an interrupted stream.
     pub cut_every: Option<usize>,
     /// Answers `count` requests from `first` on with 429 and `Retry-After: 0`: a burst.
@@ -83,6 +91,22 @@ impl Relay {
     }
 }
 
+impl Faults {
+    /// The jitter held on request `n` (0-based, after `skip`), in ms.
+    pub fn jitter_of(&self, n: usize) -> u64 {
+        if self.jitter_ms == 0 {
+            return 0;
+        }
+        // SplitMix64 of n: the same draws on every run.
+        let mut z = (n as u64)
+            .wrapping_add(1)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) % self.jitter_ms
+    }
+}
+
 /// Whether request `n` falls on a period.
 fn every(period: Option<(usize, u64)>, n: usize) -> Option<u64> {
     period.and_then(|(p, ms)| (p > 0 && (n + 1).is_multiple_of(p)).then_some(ms))
@@ -110,18 +134,26 @@ fn relay(
         None
     };
     let Some(n) = n else {
-        return pass(client, upstream, request, Faults::default(), 0, false);
+        return pass(client, upstream, request, Faults::default(), 0, None, false);
     };
     let sleep = |ms: u64| std::thread::sleep(Duration::from_millis(ms));
     let hold = if n == 0 { f.cold_first_ms } else { 0 } + every(f.queue_hold, n).unwrap_or(0);
-    let spike = every(f.ttft_spike, n);
+    let spike = every(f.ttft_spike, n).unwrap_or(0) + f.jitter_of(n);
+    let stall = every(f.evict, n);
     let cut = f
         .cut_every
         .is_some_and(|p| p > 0 && (n + 1).is_multiple_of(p));
     let burst = f
         .burst_429
         .is_some_and(|(first, count)| (first..first + count).contains(&n));
-    if hold > 0 || spike.is_some() || cut || burst || f.chunk_delay_ms > 0 {
+    if hold > 0
+        || spike > 0
+        || f.jitter_ms > 0
+        || stall.is_some()
+        || cut
+        || burst
+        || f.chunk_delay_ms > 0
+    {
         touched.fetch_add(1, Ordering::SeqCst);
     }
     if burst {
@@ -137,12 +169,25 @@ fn relay(
         return;
     }
     sleep(hold);
-    pass(client, upstream, request, f, spike.unwrap_or(0), cut);
+    let request = match stall {
+        Some(_) => request.without_prompt_cache(),
+        None => request,
+    };
+    pass(client, upstream, request, f, spike, stall, cut);
 }
 
 /// Forwards `request` and copies the answer back: its first bytes `spike` ms late, each
-/// piece `f.chunk_delay_ms` late, or (`cut`) its headers only.
-fn pass(mut client: TcpStream, upstream: u16, request: Request, f: Faults, spike: u64, cut: bool) {
+/// piece `f.chunk_delay_ms` late, the rest `stall` ms late after its first token, or
+/// (`cut`) its headers only.
+fn pass(
+    mut client: TcpStream,
+    upstream: u16,
+    request: Request,
+    f: Faults,
+    spike: u64,
+    mut stall: Option<u64>,
+    cut: bool,
+) {
     let sleep = |ms: u64| std::thread::sleep(Duration::from_millis(ms));
     let Ok(mut server) = TcpStream::connect(("127.0.0.1", upstream)) else {
         return;
@@ -180,7 +225,21 @@ fn pass(mut client: TcpStream, upstream: u16, request: Request, f: Faults, spike
                     }
                     continue;
                 }
-                if client.write_all(&buf[..n]).is_err() {
+                let mut piece = &buf[..n];
+                if let Some(ms) = stall {
+                    // The first content event goes through; what follows waits.
+                    answered.extend_from_slice(piece);
+                    if let Some(end) = first_token_end(&answered) {
+                        let split = n - (answered.len() - end);
+                        if client.write_all(&piece[..split]).is_err() {
+                            break;
+                        }
+                        sleep(ms);
+                        stall = None;
+                        piece = &piece[split..];
+                    }
+                }
+                if client.write_all(piece).is_err() {
                     break;
                 }
             }
@@ -189,10 +248,49 @@ fn pass(mut client: TcpStream, upstream: u16, request: Request, f: Faults, spike
     let _ = client.shutdown(Shutdown::Both);
 }
 
+/// Where the first SSE event with generated text ends in `answer` (after its blank line).
+fn first_token_end(answer: &[u8]) -> Option<usize> {
+    let find = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).position(|w| w == needle);
+    let key = b"\"content\":\"";
+    let mut from = 0;
+    while let Some(at) = find(&answer[from..], key) {
+        let start = from + at + key.len();
+        if answer.get(start).is_some_and(|&b| b != b'"') {
+            return find(&answer[start..], b"\n\n").map(|end| start + end + 2);
+        }
+        from = start;
+    }
+    None
+}
+
 struct Request {
     /// The request line and headers, without the blank line that ends them.
     head: String,
     body: Vec<u8>,
+}
+
+impl Request {
+    /// The same request, asking the server not to reuse its cached prompt.
+    fn without_prompt_cache(self) -> Request {
+        let body = String::from_utf8_lossy(&self.body);
+        let Some(rest) = body.trim_start().strip_prefix('{') else {
+            return self;
+        };
+        let body = format!("{{\"cache_prompt\":false,{rest}").into_bytes();
+        let head = self
+            .head
+            .split("\r\n")
+            .map(|l| {
+                if l.to_ascii_lowercase().starts_with("content-length:") {
+                    format!("Content-Length: {}", body.len())
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\r\n");
+        Request { head, body }
+    }
 }
 
 fn read_request(stream: &mut TcpStream) -> Option<Request> {

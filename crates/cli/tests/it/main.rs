@@ -1202,7 +1202,7 @@ fn a_pool_of_three_llama_servers_loses_none_when_one_is_killed() {
 
 /// Each anomaly that moves a latency tail, injected by the relay in front of a real
 /// llama-server, is found where a user looks for it in `judgelab load`'s output: the cold
-/// start, p95 latency and TTFT, the retried split and the retry rate, which equals the
+/// start, p95 latency, TTFT and stream, the retried split and the retry rate, which equals the
 /// share of requests the fault touched; and no request is lost to it. What a fault adds is
 /// a lower bound on the figure it moves; the figures it leaves alone are checked at their
 /// median, which the other tests running beside this one on shared cores do not move past
@@ -1337,6 +1337,43 @@ fn injected_anomalies_show_in_a_load_ramp() {
     );
     assert_eq!((l["retried"].as_u64(), touched), (Some(1), 3), "{l}");
     assert_eq!(l["first_try_latency_ms"]["n"], 7, "{l}");
+
+    // Network jitter: every answer's first bytes held a seeded random 0-1.2 s. Each TTFT is
+    // at least its request's draw, so each percentile of TTFT is at least the same order
+    // statistic of the draws (p95 of eight lies between the 7th and 8th, p50 between the
+    // 4th and 5th).
+    let jitter = Faults {
+        jitter_ms: 1200,
+        ..Faults::default()
+    };
+    let (l, touched) = ramp("jittery", jitter);
+    let mut draws: Vec<f64> = (1..=8).map(|n| jitter.jitter_of(n) as f64).collect();
+    draws.sort_by(f64::total_cmp);
+    assert!(draws[6] - draws[3] >= 200.0, "the draws spread: {draws:?}");
+    assert!(
+        ms(&l, "ttft_ms", "p95") >= draws[6] && ms(&l, "ttft_ms", "p50") >= draws[3],
+        "{draws:?} {l}"
+    );
+    assert_eq!(touched, 9);
+
+    // A KV-cache eviction on two of the eight: the server decodes their prompts again and
+    // their streams stall 1.5 s after the first token. The stream's p95 has it; TTFT's
+    // median does not.
+    let (l, touched) = ramp(
+        "evicted",
+        Faults {
+            evict: Some((4, 1500)),
+            ..Faults::default()
+        },
+    );
+    assert!(
+        ms(&l, "stream_ms", "p95") >= 1500.0
+            && ms(&l, "latency_ms", "p95") >= 1500.0
+            && ms(&l, "stream_ms", "p50") < 1000.0
+            && ms(&l, "ttft_ms", "p50") < 1000.0,
+        "{l}"
+    );
+    assert_eq!((touched, l["errors"].as_u64()), (2, Some(0)), "{l}");
 }
 
 /// A failed call records the requests it really made: 3 to an endpoint that answers 503 to
