@@ -70,7 +70,9 @@ tasks:
                 one-call-per-cell tool on llama-cpp-python's OpenAI-compatible server
                 and the hardware's floor; `bench latency` runs the demo with its calls
                 timed alone and compares each trial's latency at concurrency 1 with a
-                plain llama.cpp loop over the same prompts;
+                plain llama.cpp loop over the same prompts; `bench saturation` judges a
+                sweep at concurrency 4 against llama-server with four slots and ramps
+                its first trial through 1, 2, 4, 8 requests in flight, in one process;
                 `bench results` times how fast a 100,000-verdict run opens in the app
                 (release build)
   fetch-model   put SmolLM2-135M-Instruct (Q4_1 GGUF) in the user cache directory
@@ -87,6 +89,7 @@ fn main() -> Result<()> {
             Some("results") => bench_results(&root),
             Some("peer") => bench_peer(&root),
             Some("latency") => bench_latency(&root),
+            Some("saturation") => bench_saturation(),
             _ => bench(&root),
         },
         "test" => test(),
@@ -224,18 +227,9 @@ fn bench_peer(root: &Path) -> Result<()> {
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .to_string();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .context("no free port on 127.0.0.1")?
-        .port();
-    let log_path = std::env::temp_dir().join(format!("judgelab-peer-server-{port}.log"));
-    let log = std::fs::File::create(&log_path)
-        .with_context(|| format!("while creating {}", log_path.display()))?;
-    eprintln!(
-        "starting llama-cpp-python's server on 127.0.0.1:{port} ({threads} threads; log in {})",
-        log_path.display()
-    );
-    let mut server = Command::new(&python)
+    let port = free_port()?;
+    let mut server = Command::new(&python);
+    server
         .args(["-m", "llama_cpp.server", "--model"])
         .arg(&model)
         .args([
@@ -247,28 +241,8 @@ fn bench_peer(root: &Path) -> Result<()> {
             "2048",
         ])
         .args(["--n_threads", &threads, "--n_threads_batch", &threads])
-        .args(["--port", &port.to_string()])
-        .stdout(log.try_clone()?)
-        .stderr(log)
-        .spawn()
-        .context("while starting llama-cpp-python's server")?;
-    let result = (|| {
-        let start = std::time::Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Some(status) = server.try_wait()? {
-                bail!(
-                    "the peer server exited ({status}); see {}",
-                    log_path.display()
-                );
-            }
-            if start.elapsed() > std::time::Duration::from_secs(120) {
-                bail!(
-                    "the peer server did not listen within 2 minutes; see {}",
-                    log_path.display()
-                );
-            }
-            std::thread::sleep(std::time::Duration::from_millis(200));
-        }
+        .args(["--port", &port.to_string()]);
+    with_server("llama-cpp-python's server", server, port, || {
         let args: Vec<String> = std::env::args().skip(3).collect();
         run(cargo()
             .args([
@@ -284,6 +258,94 @@ fn bench_peer(root: &Path) -> Result<()> {
             .arg("--floor-tool")
             .arg(&floor)
             .args(args))
+    })
+}
+
+/// `judgelab bench --saturation`: starts llama.cpp's `llama-server` of the default model
+/// with four slots (the one the tests use, built once into the user cache), then judges a
+/// sweep at `concurrency = 4` and ramps its first trial through 1, 2, 4, 8 requests in
+/// flight in one process; arguments after `saturation` go to `judgelab bench`.
+fn bench_saturation() -> Result<()> {
+    deps()?;
+    let model = fetch_model()?;
+    let bin = llama_cpp_server()?;
+    run(cargo().args(["build", "--quiet", "--package", "judgelab-cli"]))?;
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .to_string();
+    let port = free_port()?;
+    let mut server = Command::new(&bin);
+    server
+        .arg("--model")
+        .arg(&model)
+        .args(["--alias", "smollm2", "--host", "127.0.0.1"])
+        .args(["--port", &port.to_string()])
+        .args([
+            "--parallel",
+            "4",
+            "--ctx-size",
+            "8192",
+            "--threads",
+            &threads,
+        ]);
+    with_server("llama-server (4 slots)", server, port, || {
+        run(cargo()
+            .args([
+                "run",
+                "--quiet",
+                "--package",
+                "judgelab-cli",
+                "--",
+                "bench",
+                "--saturation",
+            ])
+            .arg(format!("http://127.0.0.1:{port}/v1"))
+            .args(std::env::args().skip(3)))
+    })
+}
+
+fn free_port() -> Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .context("no free port on 127.0.0.1")?
+        .port())
+}
+
+/// Starts `server` (logging into a temporary file), waits until it listens on `port`,
+/// runs `task`, and stops the server whatever `task` returned.
+fn with_server(
+    what: &str,
+    mut server: Command,
+    port: u16,
+    task: impl FnOnce() -> Result<()>,
+) -> Result<()> {
+    let log_path = std::env::temp_dir().join(format!("judgelab-bench-server-{port}.log"));
+    let log = std::fs::File::create(&log_path)
+        .with_context(|| format!("while creating {}", log_path.display()))?;
+    eprintln!(
+        "starting {what} on 127.0.0.1:{port} (log in {})",
+        log_path.display()
+    );
+    let mut server = server
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .spawn()
+        .with_context(|| format!("while starting {what}"))?;
+    let result = (|| {
+        let start = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Some(status) = server.try_wait()? {
+                bail!("{what} exited ({status}); see {}", log_path.display());
+            }
+            if start.elapsed() > std::time::Duration::from_secs(120) {
+                bail!(
+                    "{what} did not listen within 2 minutes; see {}",
+                    log_path.display()
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        task()
     })();
     let _ = server.kill();
     let _ = server.wait();

@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use judgelab_engine::bench::peer::{PeerEvent, PeerOptions, PeerReport};
+use judgelab_engine::bench::saturation::{SaturationOptions, SaturationReport};
 use judgelab_engine::bench::{BenchEvent, BenchOptions, BenchReport, Floors, Way, NEAR_TIE};
 
 pub async fn bench(options: &BenchOptions, json: bool) -> Result<ExitCode> {
@@ -82,6 +83,54 @@ pub async fn peer(options: &PeerOptions, json: bool) -> Result<ExitCode> {
         serde_json::to_string(&report).expect("the report serialises")
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--saturation URL`: the sweep, then the ramp, in a scratch folder.
+pub async fn saturation(mut options: SaturationOptions, json: bool) -> Result<ExitCode> {
+    let dir = tempfile::tempdir().context("while creating a scratch folder")?;
+    options.scratch = dir.path().to_path_buf();
+    eprintln!(
+        "judging a two-trial sweep of {} items (3 repeats) at {} calls in flight against {} (untimed until steady, then timed), then ramping its first trial through {:?} requests in flight ({} timed requests each)…",
+        options.items, options.concurrency, options.base_url, options.levels, options.requests
+    );
+    let report = judgelab_engine::bench::saturation::saturation(&options)
+        .await
+        .context("while benchmarking the sweep against the ramp")?;
+    if !json {
+        print!("{}", saturation_table(&report));
+    }
+    println!(
+        "{}",
+        serde_json::to_string(&report).expect("the report serialises")
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn saturation_table(r: &SaturationReport) -> String {
+    let mut out =
+        String::from("                         in flight  verdicts  seconds  verdicts/s\n");
+    out.push_str(&format!(
+        "sweep (2 trials x 3)     {:>9}  {:>8}  {:>7.1}  {:>10.2}\n",
+        r.concurrency, r.sweep_verdicts, r.sweep_s, r.sweep_vps
+    ));
+    for l in &r.ramp.levels {
+        out.push_str(&format!(
+            "ramp level              {:>10}  {:>8}  {:>7.1}  {:>10.2}\n",
+            l.concurrency, l.requests, l.wall_s, l.throughput_vps
+        ));
+    }
+    out.push_str(&format!(
+        "the sweep reached {:.2}x the ramp's best throughput ({:.2} verdicts/s at {} in flight)",
+        r.ratio, r.best_vps, r.best_concurrency
+    ));
+    if let Some(same) = r.ratio_same_load {
+        out.push_str(&format!(
+            " and {same:.2}x its throughput at {} in flight",
+            r.concurrency
+        ));
+    }
+    out.push_str("\n(both after untimed passes of the same sweep until one was no faster than the one before: the server's prompt cache in its steady state for both)\n");
+    out
 }
 
 fn row(name: &str, w: Way) -> String {

@@ -160,7 +160,7 @@ enum Command {
     /// and of the hardware; with --peer, time the zero-shot grid against a one-call-per-cell
     /// tool's way on an OpenAI-compatible server
     Bench {
-        /// Items of LLMBar Natural to judge [default: 12; 24 with --peer]
+        /// Items of LLMBar Natural to judge [default: 12; 24 with --peer; 16 with --saturation]
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..=98))]
         items: Option<u16>,
         /// Print the JSON summary only
@@ -180,8 +180,8 @@ enum Command {
         /// (`cargo xtask bench peer` starts one)
         #[arg(long, value_name = "URL")]
         peer: Option<String>,
-        /// The model name the peer server knows
-        #[arg(long, default_value = "smollm2", requires = "peer")]
+        /// The model name the peer (or --saturation) server knows
+        #[arg(long, default_value = "smollm2")]
         peer_model: String,
         /// Requests in flight to the peer (promptfoo's default)
         #[arg(long, default_value_t = 4, requires = "peer", value_parser = clap::value_parser!(u16).range(1..=64))]
@@ -194,6 +194,18 @@ enum Command {
         /// With --latency: calls of each trial timed alone
         #[arg(long, default_value_t = judgelab_engine::DEFAULT_TIMED_CALLS, requires = "latency")]
         timed_calls: usize,
+        /// Judge a two-trial sweep against this OpenAI-compatible server (up to /v1), then
+        /// ramp its first trial through 1, 2, 4, 8 requests in flight: does the sweep keep
+        /// the server as busy as the ramp's best level? (`cargo xtask bench saturation`
+        /// starts a llama-server with four slots)
+        #[arg(long, value_name = "URL", conflicts_with_all = ["peer", "latency"])]
+        saturation: Option<String>,
+        /// With --saturation: the sweep's calls in flight
+        #[arg(long, default_value_t = 4, requires = "saturation", value_parser = clap::value_parser!(u16).range(1..=256))]
+        sweep_concurrency: u16,
+        /// With --saturation: timed requests per level of the ramp
+        #[arg(long, default_value_t = 80, requires = "saturation")]
+        ramp_requests: usize,
     },
 }
 
@@ -381,7 +393,26 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             peer_concurrency,
             latency,
             timed_calls,
+            saturation,
+            sweep_concurrency,
+            ramp_requests,
         } => {
+            if let Some(base_url) = saturation {
+                let options = judgelab_engine::bench::saturation::SaturationOptions {
+                    dataset: dataset.unwrap_or_else(|| {
+                        Path::new(env!("CARGO_MANIFEST_DIR"))
+                            .join("../../datasets/llmbar_natural.jsonl")
+                    }),
+                    items: items.map_or(16, usize::from),
+                    base_url,
+                    model: peer_model,
+                    concurrency: usize::from(sweep_concurrency),
+                    levels: vec![1, 2, 4, 8],
+                    requests: ramp_requests,
+                    scratch: PathBuf::new(),
+                };
+                return bench::saturation(options, json).await;
+            }
             if let Some(file) = latency {
                 let rows = judgelab_engine::bench::latency::latency(
                     &store,

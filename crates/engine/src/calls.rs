@@ -7,6 +7,11 @@
 //! in temperature, top_p or max_tokens — form one [`Group`], and one call per (item,
 //! answer order) answers every missing verdict of the group, repeats included: a
 //! temperature × top_p grid costs the forward passes of one point.
+//!
+//! A remote judge's trials that follow one another form one group too, each call with its
+//! own trial's prompt: the judge is handed all their calls at once and keeps its
+//! `concurrency` in flight from the first call of the first trial to the last of the
+//! last, where a group per trial would leave the endpoint idle as each trial drained.
 
 use std::collections::HashMap;
 
@@ -44,11 +49,13 @@ impl Group<'_> {
 }
 
 /// Groups trials that share their prompts when their judge's verdicts are exact (`exact`
-/// says which); otherwise each trial with anything missing is a group of its own. Trial
+/// says which), and consecutive trials of the same remote judge (`remote` says which
+/// judges are); otherwise each trial with anything missing is a group of its own. Trial
 /// order is kept.
 pub(crate) fn groups<'a>(
     missing: Vec<(&'a TrialRow, Vec<Call<'a>>)>,
     exact: impl Fn(&TrialRow) -> bool,
+    remote: impl Fn(&TrialRow) -> bool,
 ) -> Vec<Group<'a>> {
     let mut out: Vec<Group<'a>> = Vec::new();
     for (trial, todo) in missing {
@@ -58,6 +65,14 @@ pub(crate) fn groups<'a>(
         let exact = exact(trial);
         if exact {
             if let Some(group) = out.iter_mut().find(|g| same_prompts(g.first(), trial)) {
+                group.trials.push((trial, todo));
+                continue;
+            }
+        } else if remote(trial) {
+            if let Some(group) = out
+                .last_mut()
+                .filter(|g| !g.exact && g.first().params.judge == trial.params.judge)
+            {
                 group.trials.push((trial, todo));
                 continue;
             }
@@ -113,28 +128,37 @@ pub(crate) fn prepare(
     group: &Group<'_>,
     index: &HashMap<&str, &Item>,
 ) -> Result<(Vec<Pending>, Vec<JudgeRequest>), EngineError> {
-    let first = group.first();
-    let (_, template) = r
-        .templates
+    // What each trial shows its judge: an exact group's trials all show the same.
+    let examples: Vec<Vec<&Item>> = group
+        .trials
         .iter()
-        .find(|(n, _)| *n == first.params.template)
-        .expect("trials only name templates of the experiment");
-    let examples: Vec<&Item> = first.examples.iter().map(|id| index[id.as_str()]).collect();
-    let shown = PromptInput {
-        task: r.dataset.task,
-        output: r.output,
-        allow_tie: r.allow_tie(),
-        template,
-        examples: &examples,
+        .map(|(t, _)| t.examples.iter().map(|id| index[id.as_str()]).collect())
+        .collect();
+    let shown = |trial_idx: usize| {
+        let params = &group.trials[trial_idx].0.params;
+        let (_, template) = r
+            .templates
+            .iter()
+            .find(|(n, _)| *n == params.template)
+            .expect("trials only name templates of the experiment");
+        let grammar = (params.constraint == Constraint::Grammar)
+            .then(|| verdict::grammar(r.output, r.dataset.task, r.allow_tie()));
+        let input = PromptInput {
+            task: r.dataset.task,
+            output: r.output,
+            allow_tie: r.allow_tie(),
+            template,
+            examples: &examples[trial_idx],
+        };
+        (input, grammar)
     };
-    let grammar = (first.params.constraint == Constraint::Grammar)
-        .then(|| verdict::grammar(r.output, r.dataset.task, r.allow_tie()));
     let mut pending: Vec<Pending> = Vec::new();
     let mut requests: Vec<JudgeRequest> = Vec::new();
     // Exact groups: the call of each (item, answer order).
     let mut passes: HashMap<(&str, bool), usize> = HashMap::new();
     for (trial_idx, (trial, todo)) in group.trials.iter().enumerate() {
         let p = &trial.params;
+        let (shown, grammar) = shown(trial_idx);
         for call in todo {
             let target = Target {
                 trial: trial_idx,

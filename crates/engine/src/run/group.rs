@@ -60,7 +60,12 @@ pub(super) async fn judge_group(
     };
     let (pending, requests) = prepare(run.r, group, run.index)?;
     let (hits, misses) = replay(run, &pending, requests).await?;
-    let (worker, rx) = send(run, judge, misses);
+    let remote = run.r.judge(&group.first().params.judge).remote();
+    let misses = match remote {
+        Some(remote) => in_rounds(misses, &pending, remote.endpoint.calls.concurrency),
+        None => misses,
+    };
+    let (worker, rx) = send(run, judge, misses, remote.is_some());
     let responses = Responses::new(hits, rx, pending.len());
     record(
         run,
@@ -123,19 +128,59 @@ async fn replay(
     Ok((hits, misses))
 }
 
+/// A remote judge's requests in the order that lets a server's prompt cache answer the
+/// calls that share a prompt (repeats, and trials that differ only in sampling): prompts
+/// taken `width` (the calls in flight) at a time, each one's calls in rounds. The first
+/// round decodes `width` prompts in as many slots; as each call returns, the next call
+/// of its prompt goes out and finds it in the slot it just left. Sent as they come, the
+/// calls of one prompt would be decoded side by side in several slots, each from
+/// nothing, and a trial's second pass over more prompts than the cache holds would miss
+/// on every one.
+fn in_rounds(requests: Vec<JudgeRequest>, pending: &[Pending], width: usize) -> Vec<JudgeRequest> {
+    let mut by_prompt: Vec<Vec<JudgeRequest>> = Vec::new();
+    let mut slot: HashMap<&str, usize> = HashMap::new();
+    for request in requests {
+        let hash = pending[request.key].prompt_hash.as_str();
+        let i = *slot.entry(hash).or_insert_with(|| {
+            by_prompt.push(Vec::new());
+            by_prompt.len() - 1
+        });
+        by_prompt[i].push(request);
+    }
+    let mut out = Vec::new();
+    for block in by_prompt.chunks_mut(width.max(1)) {
+        let rounds = block.iter().map(Vec::len).max().unwrap_or(0);
+        let mut calls: Vec<std::vec::IntoIter<JudgeRequest>> = block
+            .iter_mut()
+            .map(|c| std::mem::take(c).into_iter())
+            .collect();
+        for _ in 0..rounds {
+            out.extend(calls.iter_mut().filter_map(Iterator::next));
+        }
+    }
+    out
+}
+
 /// Sends `requests` to `judge` on a blocking thread, `batch_size` at a time, until they
-/// are done or the run is cancelled; responses come back on the channel.
+/// are done or the run is cancelled; responses come back on the channel. A remote judge
+/// gets them all at once: it keeps its `concurrency` calls in flight, starting one as each
+/// returns, where batches would leave the endpoint idle as each one drains.
 fn send(
     run: &Run<'_>,
     judge: Arc<dyn Judge>,
     requests: Vec<JudgeRequest>,
+    remote: bool,
 ) -> (
     tokio::task::JoinHandle<()>,
     UnboundedReceiver<JudgeResponse>,
 ) {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<JudgeResponse>();
     let cancel = Arc::clone(&run.options.cancel);
-    let batch_size = run.r.experiment.judge.batch_size;
+    let batch_size = if remote {
+        requests.len().max(1)
+    } else {
+        run.r.experiment.judge.batch_size
+    };
     let worker = tokio::task::spawn_blocking(move || {
         let mut requests = requests.into_iter().peekable();
         while requests.peek().is_some() && !cancel.load(Ordering::SeqCst) {
@@ -284,4 +329,59 @@ async fn record(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use judgelab_core::Sampling;
+
+    #[test]
+    fn calls_sharing_a_prompt_go_out_in_rounds_of_the_calls_in_flight() {
+        // Prompts a, b, c, each called three times, in the order a sweep makes them.
+        let prompts = ["a", "a", "a", "b", "b", "b", "c", "c", "c"];
+        let pending: Vec<Pending> = prompts
+            .iter()
+            .map(|p| Pending {
+                item_id: p.to_string(),
+                swapped: false,
+                prompt_hash: p.to_string(),
+                cache_key: None,
+                targets: Vec::new(),
+            })
+            .collect();
+        let requests = |n: usize| -> Vec<JudgeRequest> {
+            (0..n)
+                .map(|key| JudgeRequest {
+                    key,
+                    messages: Vec::new(),
+                    sampling: Sampling {
+                        temperature: 0.0,
+                        top_p: 1.0,
+                        max_tokens: 1,
+                        seed: 0,
+                    },
+                    logits: false,
+                    grammar: None,
+                    alone: false,
+                })
+                .collect()
+        };
+        let order = |width: usize| -> String {
+            in_rounds(requests(9), &pending, width)
+                .iter()
+                .map(|r| prompts[r.key])
+                .collect()
+        };
+        assert_eq!(order(2), "ababab".to_string() + "ccc");
+        assert_eq!(order(4), "abcabcabc");
+        assert_eq!(order(1), "aaabbbccc");
+        // Every call once.
+        let mut keys: Vec<usize> = in_rounds(requests(9), &pending, 2)
+            .iter()
+            .map(|r| r.key)
+            .collect();
+        keys.sort();
+        assert_eq!(keys, (0..9).collect::<Vec<_>>());
+    }
 }

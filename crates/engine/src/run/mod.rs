@@ -70,7 +70,8 @@ pub async fn run_experiment(
         ..Tally::default()
     };
     let exact = |t: &TrialRow| r.judge(&t.params.judge).exact() && !options.naive;
-    for group in groups(missing, exact) {
+    let remote = |t: &TrialRow| r.judge(&t.params.judge).remote().is_some();
+    for group in groups(missing, exact, remote) {
         if options.cancel.load(Ordering::SeqCst) {
             break;
         }
