@@ -220,6 +220,70 @@ pub enum RunUpdate {
     },
 }
 
+/// What a load ramp reports while it goes, streamed over a channel.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum LoadUpdate {
+    /// A level starts: its warm-up, then `requests` timed requests.
+    Level {
+        concurrency: u32,
+        /// The level's place in the ramp (0-based) and how many levels there are.
+        level_idx: u32,
+        n_levels: u32,
+        requests: u32,
+    },
+    /// One of the level's timed requests returned.
+    Request {
+        concurrency: u32,
+        done: u32,
+    },
+    Finished {
+        knee: Option<u32>,
+        knee_reason: String,
+    },
+    Failed {
+        error: crate::error::AppError,
+    },
+}
+
+/// The experiment's latest load ramp: one trial's judge at each level of requests in
+/// flight, as `judgelab load` prints it and the report draws it.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct LoadView {
+    pub trial_id: u32,
+    pub trial_label: String,
+    pub created_at: String,
+    /// Timed requests per level.
+    pub requests: u32,
+    pub knee: Option<u32>,
+    pub knee_reason: String,
+    pub slo_ms: Option<f64>,
+    pub levels: Vec<LoadLevelView>,
+    /// The ramp's first request (the cold start), left out of every level.
+    pub cold_ttft_ms: Option<f64>,
+    pub cold_latency_ms: Option<f64>,
+    /// TTFT and latency per request against requests in flight; throughput and the knee.
+    pub latency_svg: String,
+    pub throughput_svg: String,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct LoadLevelView {
+    pub concurrency: u32,
+    pub requests: u32,
+    pub throughput_vps: f64,
+    pub ttft_p50: Option<f64>,
+    pub ttft_p95: Option<f64>,
+    /// `None` below 100 requests.
+    pub ttft_p99: Option<f64>,
+    pub latency_p50: Option<f64>,
+    pub latency_p95: Option<f64>,
+    pub latency_p99: Option<f64>,
+    pub stream_p95: Option<f64>,
+    pub errors: u32,
+    pub retried: u32,
+}
+
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct ExperimentListing {
     pub name: String,
@@ -326,6 +390,8 @@ pub struct Results {
     pub pareto_latency: ChartView,
     pub cost_title: String,
     pub resamples: u32,
+    /// The latest load ramp of one of its trials, if any was run.
+    pub load: Option<LoadView>,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]

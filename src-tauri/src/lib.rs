@@ -44,6 +44,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::results::trial_detail,
             commands::results::verdict_detail,
             commands::results::compare_trials,
+            commands::load::start_load,
             commands::export::export_report,
             commands::export::export_chart,
         ])

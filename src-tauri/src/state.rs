@@ -33,6 +33,8 @@ pub struct SummaryKey {
     pub experiment: String,
     pub resamples: u32,
     pub n_verdicts: usize,
+    /// A new load ramp changes the summary as a new verdict does.
+    pub n_ramps: usize,
 }
 
 /// A run in its own thread.

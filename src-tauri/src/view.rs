@@ -8,7 +8,10 @@ use judgelab_core::sweep::Axis;
 use judgelab_report::analysis::{baseline_title, Analysis};
 use judgelab_report::{Chart, ParetoChart};
 
-use crate::dto::{BaselineView, Cell, ChartView, Column, Hotspot, Param, Results, TrialView};
+use crate::dto::{
+    BaselineView, Cell, ChartView, Column, Hotspot, LoadLevelView, LoadView, Param, Results,
+    TrialView,
+};
 use crate::error::AppResult;
 
 /// The chart size the app shows (the reports' SVG size).
@@ -52,7 +55,54 @@ pub fn results(summary: &ExperimentSummary, q: Quality) -> AppResult<Results> {
         pareto_latency: chart_view(summary, a.pareto_chart(a.latency))?,
         cost_title: a.cost.title(task),
         resamples: summary.bootstrap.resamples,
+        load: load_view(&a)?,
     })
+}
+
+/// The latest ramp, with the report's two charts of it.
+fn load_view(a: &Analysis<'_>) -> AppResult<Option<LoadView>> {
+    let (Some(r), Some((latency, throughput))) = (a.summary.load_ramps.last(), a.load_charts())
+    else {
+        return Ok(None);
+    };
+    let svg = |chart: judgelab_report::LineChart| {
+        judgelab_report::svg(&Chart::Lines(chart), CHART.0, CHART.1)
+    };
+    Ok(Some(LoadView {
+        trial_id: r.trial_id as u32,
+        trial_label: a
+            .summary
+            .trial_index(r.trial_id)
+            .map_or_else(|_| format!("#{}", r.trial_id), |i| a.labels[i].clone()),
+        created_at: r.created_at.clone(),
+        requests: r.requests as u32,
+        knee: r.ramp.knee,
+        knee_reason: r.ramp.knee_reason.clone(),
+        slo_ms: r.ramp.slo_ms,
+        levels: r
+            .ramp
+            .levels
+            .iter()
+            .map(|l| LoadLevelView {
+                concurrency: l.concurrency,
+                requests: l.requests as u32,
+                throughput_vps: l.throughput_vps,
+                ttft_p50: l.ttft_ms.p50,
+                ttft_p95: l.ttft_ms.p95,
+                ttft_p99: l.ttft_ms.p99,
+                latency_p50: l.latency_ms.p50,
+                latency_p95: l.latency_ms.p95,
+                latency_p99: l.latency_ms.p99,
+                stream_p95: l.stream_ms.p95,
+                errors: l.errors as u32,
+                retried: l.retried as u32,
+            })
+            .collect(),
+        cold_ttft_ms: r.ramp.warmup.ttft_ms,
+        cold_latency_ms: r.ramp.warmup.latency_ms,
+        latency_svg: svg(latency)?,
+        throughput_svg: svg(throughput)?,
+    }))
 }
 
 pub(crate) fn cell(e: Estimate) -> Cell {

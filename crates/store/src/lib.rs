@@ -662,6 +662,19 @@ impl Store {
         Ok(n as usize)
     }
 
+    /// How many load ramps an experiment's trials have.
+    pub async fn count_load_ramps(&self, experiment_id: i64) -> Result<usize> {
+        let n: i64 = sqlx::query(
+            "SELECT COUNT(*) FROM load_ramps JOIN trials ON trials.id = load_ramps.trial_id WHERE trials.experiment_id = ?",
+        )
+        .bind(experiment_id)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(self.err())?
+        .get(0);
+        Ok(n as usize)
+    }
+
     /// Closes the connection, checkpointing the WAL.
     pub async fn close(self) {
         self.pool.close().await;

@@ -3,6 +3,7 @@
 pub mod datasets;
 pub mod export;
 pub mod judges;
+pub mod load;
 pub mod results;
 pub mod runs;
 pub mod templates;

@@ -34,6 +34,7 @@ pub(crate) async fn summary(
         experiment: name.to_string(),
         resamples,
         n_verdicts: state.store.count_verdicts(row.id).await?,
+        n_ramps: state.store.count_load_ramps(row.id).await?,
     };
     let mut cached = state.summary.lock().await;
     if let Some((k, s)) = cached.as_ref() {

@@ -411,6 +411,36 @@ fn mixed_judges(s: &Session, dir: &Path, shot: &dyn Fn(&Session, &str)) {
     );
     shot(s, "13-results-mixed");
 
+    // Under load: a ramp of the remote trial, levels 1 and 2 of four timed requests each,
+    // with live progress; the latest ramp's table and the report's two charts appear.
+    let remote = s.script(
+        "return [...document.querySelector(arguments[0]).options].find(o => o.textContent.includes('smollm2-server')).value",
+        json!([testid("load-trial")]),
+    );
+    select(s, "load-trial", remote.as_str().expect("a trial id"));
+    s.find(&testid("load-levels")).fill("1, 2");
+    s.find(&testid("load-requests")).fill("4");
+    s.find(&testid("load-start")).click();
+    s.wait_until(
+        "the ramp's summary",
+        "const el = document.querySelector(arguments[0]); return !!el && /Knee at|No knee/.test(el.textContent) && !!document.querySelector(arguments[1] + ' svg') && !!document.querySelector(arguments[2] + ' svg')",
+        json!([testid("load-summary"), testid("load-latency"), testid("load-throughput")]),
+        300,
+    );
+    let message = s.find(&testid("load-message")).text();
+    assert!(
+        message.contains("Knee at") || message.contains("No knee"),
+        "{message}"
+    );
+    // Each level's two warm-up requests and four timed ones reached the server.
+    assert_eq!(server.posts(), posts + 2 * (2 + 4));
+    let posts = server.posts();
+    s.script(
+        "document.querySelector(arguments[0]).scrollIntoView({ block: 'start' })",
+        json!([testid("load-card")]),
+    );
+    shot(s, "14-results-load");
+
     // Running it again resumes it: everything is stored, nothing is called.
     assert_eq!(run("the complete run finishes"), 0);
     assert_eq!(

@@ -26,6 +26,11 @@ export const commands = {
 	trialDetail: (name: string, trialId: number, metric: string | null, resamples: number, filter: VerdictFilter, label: string | null, offset: number, limit: number) => typedError<TrialDetail, AppError>(__TAURI_INVOKE("trial_detail", { name, trialId, metric, resamples, filter, label, offset, limit })),
 	verdictDetail: (name: string, trialId: number, itemId: string, repeat: number, swapped: boolean, resamples: number) => typedError<VerdictDetail, AppError>(__TAURI_INVOKE("verdict_detail", { name, trialId, itemId, repeat, swapped, resamples })),
 	compareTrials: (name: string, first: number, second: number, metric: string | null, resamples: number) => typedError<Comparison, AppError>(__TAURI_INVOKE("compare_trials", { name, first, second, metric, resamples })),
+	/**
+	 *  Starts a ramp of trial `trial_id` of experiment `name`. It counts as a run of the
+	 *  experiment: neither starts while the other goes on, and `stop_run` stops it.
+	 */
+	startLoad: (name: string, trialId: number, levels: number[], requests: number, warmup: number, sloMs: number | null, onEvent: Channel<LoadUpdate>) => typedError<null, AppError>(__TAURI_INVOKE("start_load", { name, trialId, levels, requests, warmup, sloMs, onEvent })),
 	exportReport: (name: string, dir: string, metric: string | null, resamples: number) => typedError<string[], AppError>(__TAURI_INVOKE("export_report", { name, dir, metric, resamples })),
 	exportChart: (name: string, chart: ChartKind, path: string, metric: string | null, resamples: number) => typedError<string, AppError>(__TAURI_INVOKE("export_chart", { name, chart, path, metric, resamples })),
 };
@@ -237,6 +242,53 @@ model: string; api_key_env: string | null;
  */
 concurrency?: number | null };
 
+export type LoadLevelView = {
+	concurrency: number,
+	requests: number,
+	throughput_vps: number | null,
+	ttft_p50: number | null,
+	ttft_p95: number | null,
+	/**  `None` below 100 requests. */
+	ttft_p99: number | null,
+	latency_p50: number | null,
+	latency_p95: number | null,
+	latency_p99: number | null,
+	stream_p95: number | null,
+	errors: number,
+	retried: number,
+};
+
+/**  What a load ramp reports while it goes, streamed over a channel. */
+export type LoadUpdate = 
+/**  A level starts: its warm-up, then `requests` timed requests. */
+{ event: "level"; concurrency: number; 
+/**  The level's place in the ramp (0-based) and how many levels there are. */
+level_idx: number; n_levels: number; requests: number } | 
+/**  One of the level's timed requests returned. */
+{ event: "request"; concurrency: number; done: number } | { event: "finished"; knee: number | null; knee_reason: string } | { event: "failed"; error: AppError };
+
+/**
+ *  The experiment's latest load ramp: one trial's judge at each level of requests in
+ *  flight, as `judgelab load` prints it and the report draws it.
+ */
+export type LoadView = {
+	trial_id: number,
+	trial_label: string,
+	created_at: string,
+	/**  Timed requests per level. */
+	requests: number,
+	knee: number | null,
+	knee_reason: string,
+	slo_ms: number | null,
+	levels: LoadLevelView[],
+	/**  The ramp's first request (the cold start), left out of every level. */
+	cold_ttft_ms: number | null,
+	cold_latency_ms: number | null,
+	/**  TTFT and latency per request against requests in flight; throughput and the knee. */
+	latency_svg: string,
+	throughput_svg: string,
+};
+
 /**  What a call came to, as the verdict list filters it. */
 export type OutcomeKind = "verdict" | "parse_failure" | "call_failed";
 
@@ -297,6 +349,8 @@ export type Results = {
 	pareto_latency: ChartView,
 	cost_title: string,
 	resamples: number,
+	/**  The latest load ramp of one of its trials, if any was run. */
+	load: LoadView | null,
 };
 
 /**  What a run reports while it goes, streamed over a channel. */
