@@ -90,8 +90,13 @@ pub async fn saturation(mut options: SaturationOptions, json: bool) -> Result<Ex
     let dir = tempfile::tempdir().context("while creating a scratch folder")?;
     options.scratch = dir.path().to_path_buf();
     eprintln!(
-        "judging a two-trial sweep of {} items (3 repeats) at {} calls in flight against {} (untimed until steady, then timed), then ramping its first trial through {:?} requests in flight ({} timed requests each)…",
-        options.items, options.concurrency, options.base_url, options.levels, options.requests
+        "judging a two-trial sweep of {} items ({} repeats) at {} calls in flight against {} (untimed until steady, then timed), then ramping its first trial through {:?} requests in flight ({} timed requests each)…",
+        options.items,
+        judgelab_engine::bench::saturation::repeats(options.items),
+        options.concurrency,
+        options.base_url,
+        options.levels,
+        options.requests
     );
     let report = judgelab_engine::bench::saturation::saturation(&options)
         .await
@@ -110,7 +115,7 @@ fn saturation_table(r: &SaturationReport) -> String {
     let mut out =
         String::from("                         in flight  verdicts  seconds  verdicts/s\n");
     out.push_str(&format!(
-        "sweep (2 trials x 3)     {:>9}  {:>8}  {:>7.1}  {:>10.2}\n",
+        "sweep (2 trials)         {:>9}  {:>8}  {:>7.1}  {:>10.2}\n",
         r.concurrency, r.sweep_verdicts, r.sweep_s, r.sweep_vps
     ));
     for l in &r.ramp.levels {

@@ -23,7 +23,6 @@ use std::time::Duration;
 use judgelab_core::judge::ModelIdentity;
 use judgelab_core::{Judge, JudgeRequest, JudgeResponse, Message};
 use serde_json::Value;
-use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::limits::Bucket;
@@ -226,33 +225,57 @@ impl Judge for OpenAiJudge {
             .expect("the runtime lives as long as the judge");
         let inner = Arc::clone(&self.inner);
         runtime.block_on(async move {
-            let slots = Arc::new(Semaphore::new(inner.endpoint.concurrency.max(1)));
+            let width = inner.endpoint.concurrency.max(1);
+            let mut waiting: std::collections::VecDeque<(u64, JudgeRequest)> = requests
+                .into_iter()
+                .map(|r| (prompt_key(&r.messages), r))
+                .collect();
             let mut calls = JoinSet::new();
-            for request in requests {
-                let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
+            // The prompt of the call that returned last: a call of the same prompt goes
+            // out next, so that the server slot it just left, which holds that prompt,
+            // takes it (prompt affinity; a server's prompt cache then answers it).
+            let mut freed: Option<u64> = None;
+            loop {
+                while calls.len() < width && !cancel.load(Ordering::SeqCst) {
+                    let next = freed
+                        .take()
+                        .and_then(|key| waiting.iter().position(|(k, _)| *k == key))
+                        .and_then(|i| waiting.remove(i))
+                        .or_else(|| waiting.pop_front());
+                    let Some((key, request)) = next else {
+                        break;
+                    };
+                    let inner = Arc::clone(&inner);
+                    calls.spawn(async move {
+                        let id = request.key;
+                        let response = JudgeResponse {
+                            key: id,
+                            result: call::call(&inner, request).await,
+                        };
+                        (key, response)
+                    });
+                }
+                let Some(done) = calls.join_next().await else {
                     break;
                 };
-                while let Some(done) = calls.try_join_next() {
-                    deliver(done, on_response);
+                if let Ok((key, _)) = &done {
+                    freed = Some(*key);
                 }
-                if cancel.load(Ordering::SeqCst) {
-                    break;
-                }
-                let inner = Arc::clone(&inner);
-                calls.spawn(async move {
-                    let _slot = slot;
-                    let key = request.key;
-                    JudgeResponse {
-                        key,
-                        result: call::call(&inner, request).await,
-                    }
-                });
-            }
-            while let Some(done) = calls.join_next().await {
-                deliver(done, on_response);
+                deliver(done.map(|(_, response)| response), on_response);
             }
         });
     }
+}
+
+/// Which prompt a request sends, as a key: calls of one prompt share it.
+fn prompt_key(messages: &[Message]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for m in messages {
+        m.role.hash(&mut h);
+        m.content.hash(&mut h);
+    }
+    h.finish()
 }
 
 fn deliver(

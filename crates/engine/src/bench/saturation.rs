@@ -65,18 +65,23 @@ pub struct SaturationReport {
 }
 
 /// The experiment the sweep runs: two trials (top_p 1 and 0.9, both greedy, so that both
-/// generate what the ramp's requests, the first trial's, generate) of three repeats each,
-/// one-token verdicts over the pairwise template. Few items, many calls: their prompts fit
-/// a server's prompt cache (llama-server's holds about 8,000 tokens of them here), so
-/// that what is measured is how the calls are scheduled, not which prompts the cache
-/// happened to keep; a sweep that walks more prompts than the cache holds misses on all.
+/// generate what the ramp's requests, the first trial's, generate), repeated so that the
+/// sweep makes about 96 calls, one-token verdicts over the pairwise template (16 items
+/// by default: more prompts than the server has slots, fewer than its prompt cache
+/// holds). Which prompts a server's cache holds depends on the order of the requests, so
+/// the sweep's order (item by item, in rounds, with prompt affinity) and the ramp's
+/// (seeded) meet different caches; the ratio measures that as well as the scheduling.
+pub fn repeats(items: usize) -> usize {
+    48usize.div_ceil(items.max(1)).clamp(1, 12)
+}
 fn experiment_toml(name: &str, o: &SaturationOptions) -> String {
     format!(
-        "name = {name:?}\ndataset = {:?}\n[judge]\nbackend = \"openai\"\nbase_url = {:?}\nmodel = {:?}\nconcurrency = {}\ntemplate = \"pairwise\"\n[sweep]\nmax_tokens = 4\ntemperature = 0.0\ntop_p = [1.0, 0.9]\nrepeats = 3\n[limits]\nitems = {}\n",
+        "name = {name:?}\ndataset = {:?}\n[judge]\nbackend = \"openai\"\nbase_url = {:?}\nmodel = {:?}\nconcurrency = {}\ntemplate = \"pairwise\"\n[sweep]\nmax_tokens = 4\ntemperature = 0.0\ntop_p = [1.0, 0.9]\nrepeats = {}\n[limits]\nitems = {}\n",
         o.dataset.display().to_string(),
         o.base_url,
         o.model,
         o.concurrency,
+        repeats(o.items),
         o.items
     )
 }
