@@ -243,22 +243,29 @@ fn bench_peer(root: &Path) -> Result<()> {
         .args(["--n_threads", &threads, "--n_threads_batch", &threads])
         .args(["--port", &port.to_string()]);
     with_server("llama-cpp-python's server", server, port, || {
-        let args: Vec<String> = std::env::args().skip(3).collect();
-        run(cargo()
-            .args([
-                "run",
-                "--quiet",
-                "--package",
-                "judgelab-cli",
-                "--",
-                "bench",
-                "--peer",
-            ])
-            .arg(format!("http://127.0.0.1:{port}/v1"))
+        run(judgelab_bench("--peer", port)
             .arg("--floor-tool")
-            .arg(&floor)
-            .args(args))
+            .arg(&floor))
     })
+}
+
+/// `judgelab bench FLAG http://127.0.0.1:PORT/v1 …`, the arguments after the bench task's
+/// name passed on.
+fn judgelab_bench(flag: &str, port: u16) -> Command {
+    let mut command = cargo();
+    command
+        .args([
+            "run",
+            "--quiet",
+            "--package",
+            "judgelab-cli",
+            "--",
+            "bench",
+            flag,
+        ])
+        .arg(format!("http://127.0.0.1:{port}/v1"))
+        .args(std::env::args().skip(3));
+    command
 }
 
 /// `judgelab bench --saturation`: starts llama.cpp's `llama-server` of the default model
@@ -289,18 +296,7 @@ fn bench_saturation() -> Result<()> {
             &threads,
         ]);
     with_server("llama-server (4 slots)", server, port, || {
-        run(cargo()
-            .args([
-                "run",
-                "--quiet",
-                "--package",
-                "judgelab-cli",
-                "--",
-                "bench",
-                "--saturation",
-            ])
-            .arg(format!("http://127.0.0.1:{port}/v1"))
-            .args(std::env::args().skip(3)))
+        run(&mut judgelab_bench("--saturation", port))
     })
 }
 

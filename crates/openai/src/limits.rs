@@ -1,5 +1,5 @@
 //! Rate limits of an endpoint: requests and tokens per minute, as token buckets that a call
-//! waits on before it is sent. (Concurrency is a semaphore in the judge.)
+//! waits on before it is sent. (Concurrency is how many calls `judge_batch` keeps in flight.)
 
 use std::sync::Mutex;
 use std::time::Duration;

@@ -651,22 +651,19 @@ impl Store {
 
     /// Number of verdict rows of an experiment (with or without errors).
     pub async fn count_verdicts(&self, experiment_id: i64) -> Result<usize> {
-        let n: i64 = sqlx::query(
-            "SELECT COUNT(*) FROM verdicts JOIN trials ON trials.id = verdicts.trial_id WHERE trials.experiment_id = ?",
-        )
-        .bind(experiment_id)
-        .fetch_one(&self.pool)
-        .await
-        .map_err(self.err())?
-        .get(0);
-        Ok(n as usize)
+        self.count_of_trials("verdicts", experiment_id).await
     }
 
     /// How many load ramps an experiment's trials have.
     pub async fn count_load_ramps(&self, experiment_id: i64) -> Result<usize> {
-        let n: i64 = sqlx::query(
-            "SELECT COUNT(*) FROM load_ramps JOIN trials ON trials.id = load_ramps.trial_id WHERE trials.experiment_id = ?",
-        )
+        self.count_of_trials("load_ramps", experiment_id).await
+    }
+
+    /// The rows of `table` (one with a `trial_id`) that belong to an experiment's trials.
+    async fn count_of_trials(&self, table: &'static str, experiment_id: i64) -> Result<usize> {
+        let n: i64 = sqlx::query(&format!(
+            "SELECT COUNT(*) FROM {table} JOIN trials ON trials.id = {table}.trial_id WHERE trials.experiment_id = ?"
+        ))
         .bind(experiment_id)
         .fetch_one(&self.pool)
         .await

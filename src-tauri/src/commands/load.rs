@@ -11,6 +11,7 @@ use judgelab_store::Store;
 use tauri::ipc::Channel;
 use tauri::State;
 
+use super::runs::spawn_run;
 use crate::dto::LoadUpdate;
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
@@ -54,20 +55,13 @@ pub async fn start_load(
         cancel,
     };
     let experiment = name.clone();
-    let thread = std::thread::Builder::new()
-        .name(format!("load {name}"))
-        .spawn(move || {
-            let update = match tokio::runtime::Runtime::new() {
-                Ok(rt) => rt.block_on(ramp(&db, &experiment, options, &on_event)),
-                Err(e) => Err(AppError::internal(format!(
-                    "cannot start the ramp's runtime: {e}"
-                ))),
-            };
-            let _ = on_event.send(update.unwrap_or_else(|error| LoadUpdate::Failed { error }));
-        })
-        .map_err(|e| AppError::internal(format!("cannot start the ramp's thread: {e}")))?;
-    state.attach_thread(&name, thread);
-    Ok(())
+    spawn_run(
+        &state,
+        &name,
+        on_event,
+        |error| LoadUpdate::Failed { error },
+        move |channel| async move { ramp(&db, &experiment, options, &channel).await },
+    )
 }
 
 async fn ramp(

@@ -71,22 +71,45 @@ pub async fn start_run(
         cancel,
         ..RunOptions::default()
     };
-    // Its own thread and runtime: a run holds a model for minutes and must not starve the
-    // commands the UI keeps calling meanwhile.
+    spawn_run(
+        &state,
+        &name,
+        on_event,
+        |error| RunUpdate::Failed { error },
+        move |channel| async move { run(&db, &path, options, &channel).await },
+    )?;
+    Ok(name)
+}
+
+/// Runs `work` as the run of experiment `name` (registered with `begin_run` before), in a
+/// thread and runtime of its own: a run or a ramp holds a model for minutes and must not
+/// starve the commands the UI keeps calling meanwhile. What `work` returns, or its error
+/// as `failed`, is the channel's last update.
+pub(crate) fn spawn_run<U, Fut>(
+    state: &AppState,
+    name: &str,
+    channel: Channel<U>,
+    failed: fn(AppError) -> U,
+    work: impl FnOnce(Channel<U>) -> Fut + Send + 'static,
+) -> AppResult<()>
+where
+    U: tauri::ipc::IpcResponse + Send + 'static,
+    Fut: std::future::Future<Output = AppResult<U>>,
+{
     let thread = std::thread::Builder::new()
         .name(format!("run {name}"))
         .spawn(move || {
             let update = match tokio::runtime::Runtime::new() {
-                Ok(rt) => rt.block_on(run(&db, &path, options, &on_event)),
+                Ok(rt) => rt.block_on(work(channel.clone())),
                 Err(e) => Err(AppError::internal(format!(
                     "cannot start the run's runtime: {e}"
                 ))),
             };
-            let _ = on_event.send(update.unwrap_or_else(|error| RunUpdate::Failed { error }));
+            let _ = channel.send(update.unwrap_or_else(failed));
         })
         .map_err(|e| AppError::internal(format!("cannot start the run's thread: {e}")))?;
-    state.attach_thread(&name, thread);
-    Ok(name)
+    state.attach_thread(name, thread);
+    Ok(())
 }
 
 async fn run(
