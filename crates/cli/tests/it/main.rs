@@ -1357,8 +1357,9 @@ fn injected_anomalies_show_in_a_load_ramp() {
     assert_eq!(touched, 9);
 
     // A KV-cache eviction on two of the eight: the server decodes their prompts again and
-    // their streams stall 1.5 s after the first token. The stream's p95 has it; TTFT's
-    // median does not.
+    // their streams stall 1.5 s after the first token. The stream's p95 has it (less the
+    // few milliseconds the first event takes to reach the client, which TTFT counts and the
+    // stall does not); TTFT's median does not.
     let (l, touched) = ramp(
         "evicted",
         Faults {
@@ -1367,7 +1368,7 @@ fn injected_anomalies_show_in_a_load_ramp() {
         },
     );
     assert!(
-        ms(&l, "stream_ms", "p95") >= 1500.0
+        ms(&l, "stream_ms", "p95") >= 1400.0
             && ms(&l, "latency_ms", "p95") >= 1500.0
             && ms(&l, "stream_ms", "p50") < 1000.0
             && ms(&l, "ttft_ms", "p50") < 1000.0,
