@@ -197,10 +197,13 @@ pub enum RunUpdate {
         verdicts_per_second: f64,
         eta_seconds: Option<f64>,
     },
-    /// Judging is done; calls are being timed alone, for latency at concurrency 1.
+    /// Judging is done; calls are being timed for latency at a stated load: alone, for
+    /// local trials at concurrency 1 (`concurrency` null), or with a remote trial's
+    /// `concurrency` (the sweep's axis) in flight.
     Timing {
         done: u32,
         total: u32,
+        concurrency: Option<u32>,
     },
     Finished {
         interrupted: bool,
@@ -212,6 +215,8 @@ pub enum RunUpdate {
         prompt_tokens_decoded: u32,
         /// Calls timed alone, for each local trial's latency at concurrency 1.
         timed_now: u32,
+        /// Calls timed at the load the sweep sets, for remote trials' latency at it.
+        timed_at_load: u32,
         /// Why this run's calls failed, the most frequent cause first.
         failures: Vec<FailureCauseView>,
     },

@@ -60,7 +60,8 @@ enum Command {
         #[arg(long)]
         no_cache: bool,
         /// Calls of each local trial timed alone, one request at a time, after judging: its
-        /// latency and TTFT at concurrency 1 (0: none, and no latency figures)
+        /// latency and TTFT at concurrency 1; and of each remote trial whose load the sweep
+        /// sets (`concurrency`), timed at that load (0: none, and no latency figures)
         #[arg(
             long,
             value_name = "N",
@@ -526,6 +527,8 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
     });
     let bar = ProgressBar::hidden();
     let mut progress = judgelab_engine::Progress::new();
+    // The load of the calls being timed, as the bar says.
+    let mut timing: Option<u32> = None;
     let mut on_event = |event: RunEvent| {
         progress.update(&event);
         match event {
@@ -573,13 +576,27 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
                 bar.set_position(done as u64);
                 bar.set_message(progress.message());
             }
-            RunEvent::Timed { done: 0, total } => start_bar(
-                &bar,
+            RunEvent::Timed {
+                done,
                 total,
-                0,
-                "{bar:30} {pos}/{len} calls timed alone, for latency at concurrency 1  ETA {eta}",
-            ),
-            RunEvent::Timed { done, .. } => bar.set_position(done as u64),
+                concurrency,
+            } => {
+                let what = match concurrency {
+                    None => "calls timed alone, for latency at concurrency 1".to_string(),
+                    Some(c) => format!("calls timed at concurrency {c}, for latency at that load"),
+                };
+                if done == 0 || timing != concurrency {
+                    timing = concurrency;
+                    start_bar(
+                        &bar,
+                        total,
+                        done,
+                        &format!("{{bar:30}} {{pos}}/{{len}} {what}  ETA {{eta}}"),
+                    );
+                } else {
+                    bar.set_position(done as u64);
+                }
+            }
         }
     };
     let summary = judgelab_engine::run_experiment(store, path, options, &mut on_event)
@@ -612,6 +629,12 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
         eprintln!(
             "timed {} calls alone, one request at a time: each local trial's latency at concurrency 1",
             summary.timed_now
+        );
+    }
+    if summary.timed_at_load > 0 {
+        eprintln!(
+            "timed {} calls again at the load the sweep sets: each remote trial's latency at its concurrency",
+            summary.timed_at_load
         );
     }
     if summary.model_calls > 0 {

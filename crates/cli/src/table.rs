@@ -30,7 +30,12 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
     let rating = e.task == "single";
     let orders = s.trials.iter().any(|t| t.params.order != Order::Ab);
     let exact = s.trials.iter().any(|t| t.metrics.expected.is_some());
-    let axes = sweep::shown(&s.trials.iter().map(|t| &t.params).collect::<Vec<_>>());
+    // The load a trial's latency is measured at is the `conc` column of its figures.
+    let axes: Vec<sweep::Axis> =
+        sweep::shown(&s.trials.iter().map(|t| &t.params).collect::<Vec<_>>())
+            .into_iter()
+            .filter(|&a| a != sweep::Axis::Concurrency)
+            .collect();
     let mut header = vec!["trial"];
     header.extend(axes.iter().map(|a| a.short()));
     header.extend(["n", "accuracy", "kappa"]);
@@ -168,24 +173,44 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
     out
 }
 
-/// What the latency columns are: per request, at the concurrency in `conc`.
+/// What the latency columns are: per request, at the concurrency in `conc`, and which
+/// calls they come from.
 fn latency_note(s: &ExperimentSummary) -> String {
-    let timed: Vec<usize> = s
-        .trials
-        .iter()
-        .filter(|t| t.metrics.latency_concurrency == Some(1))
-        .map(|t| t.metrics.latency_ms.n)
-        .collect();
-    let alone = match (timed.iter().min(), timed.iter().max()) {
-        (Some(lo), Some(hi)) if lo == hi => format!("{lo} calls"),
-        (Some(lo), Some(hi)) => format!("{lo}–{hi} calls"),
-        _ => {
-            return "p50_ms, p95_ms, ttft_p50: per request, with `conc` requests in flight\n".into()
-        }
+    let remote = |t: &&judgelab_core::results::TrialSummary| {
+        s.experiment
+            .parsed
+            .judge_named(&t.params.judge)
+            .is_some_and(|j| j.remote().is_some())
     };
-    format!(
-        "p50_ms, p95_ms, ttft_p50: per request, with `conc` requests in flight (a local trial's: {alone} timed alone, one at a time)\n"
-    )
+    let calls = |timed: Vec<usize>| match (timed.iter().min(), timed.iter().max()) {
+        (Some(lo), Some(hi)) if lo == hi => Some(format!("{lo} calls")),
+        (Some(lo), Some(hi)) => Some(format!("{lo}–{hi} calls")),
+        _ => None,
+    };
+    let timed = |keep: &dyn Fn(&&judgelab_core::results::TrialSummary) -> bool| {
+        calls(
+            s.trials
+                .iter()
+                .filter(|t| t.metrics.latency_concurrency.is_some())
+                .filter(keep)
+                .map(|t| t.metrics.latency_ms.n)
+                .collect(),
+        )
+    };
+    let mut sources = Vec::new();
+    if let Some(n) = timed(&|t| !remote(t)) {
+        sources.push(format!("a local trial's: {n} timed alone, one at a time"));
+    }
+    if let Some(n) = timed(&|t| remote(t) && t.params.concurrency.is_some()) {
+        sources.push(format!(
+            "a remote trial at a swept concurrency: {n} made again at that load"
+        ));
+    }
+    let note = "p50_ms, p95_ms, ttft_p50: per request, with `conc` requests in flight";
+    match sources.is_empty() {
+        true => format!("{note}\n"),
+        false => format!("{note} ({})\n", sources.join("; ")),
+    }
 }
 
 /// A load ramp, one row per level, then the knee and the cold start.

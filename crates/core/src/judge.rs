@@ -39,10 +39,12 @@ pub struct JudgeRequest {
     pub logits: bool,
     /// A GBNF grammar the output must match (local judges).
     pub grammar: Option<String>,
-    /// Timed as one request alone (concurrency 1): the judge decodes its whole prompt,
-    /// reusing nothing an earlier call left in its cache (no shared prefix). The caller
-    /// sends it in a batch of its own. Remote judges send it as any other call.
-    pub alone: bool,
+    /// Timed: the judge decodes its whole prompt, reusing nothing an earlier call left in
+    /// its cache. A local judge shares no prefix with it (the caller sends it in a batch of
+    /// its own, to time it alone); a remote one asks a llama.cpp server, whose replies say
+    /// it is one, not to reuse a cached prompt (`cache_prompt: false`). Other servers
+    /// cannot be asked, and may answer a repeated prompt from their prefix cache.
+    pub uncached: bool,
 }
 
 impl JudgeRequest {
@@ -54,7 +56,7 @@ impl JudgeRequest {
             sampling,
             logits: false,
             grammar: None,
-            alone: false,
+            uncached: false,
         }
     }
 }

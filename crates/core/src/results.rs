@@ -270,7 +270,8 @@ pub struct StoredTrial {
     pub template_hash: String,
     pub examples: Vec<String>,
     pub verdicts: Vec<VerdictRecord>,
-    /// Its calls timed alone (local judges), the warm-up left out.
+    /// Its calls timed at its load, warm-ups left out: alone for a local judge, with the
+    /// trial's `concurrency` in flight for a remote one where the sweep sets it.
     pub timed: Vec<Timed>,
 }
 
@@ -311,20 +312,28 @@ impl ExperimentSummary {
                     .iter()
                     .filter(|v| !v.outcome.is_call_failure())
                     .count();
-                // A remote judge's calls are requests of their own; a local judge batches
-                // them, so its latency is that of the calls timed alone.
-                let timing = match stored
+                // A remote judge's calls are requests of their own, unless the sweep sets
+                // the load its latency is measured at; a local judge batches them, so its
+                // latency is that of the calls timed alone.
+                let remote = stored
                     .experiment
                     .judge_named(&t.params.judge)
-                    .and_then(|j| j.remote())
-                {
-                    Some(remote) => Timing::Calls {
+                    .and_then(|j| j.remote());
+                let timing = match (remote, t.params.concurrency) {
+                    (Some(_), Some(concurrency)) => Timing::Sampled {
+                        concurrency,
+                        timed: &t.timed,
+                    },
+                    (Some(remote), None) => Timing::Calls {
                         concurrency: remote.endpoint.calls.concurrency as u32,
                     },
-                    None => Timing::Alone(&t.timed),
+                    (None, _) => Timing::Sampled {
+                        concurrency: 1,
+                        timed: &t.timed,
+                    },
                 };
                 let latencies = match timing {
-                    Timing::Alone(timed) => timed.iter().map(|t| t.latency_ms).collect(),
+                    Timing::Sampled { timed, .. } => timed.iter().map(|t| t.latency_ms).collect(),
                     Timing::Calls { .. } => t
                         .verdicts
                         .iter()

@@ -33,6 +33,11 @@ pub struct Sweep {
     /// Output constraints; left out while it is only `none`, like `order`.
     #[serde(skip_serializing_if = "Constraint::only_none")]
     pub constraint: Vec<Constraint>,
+    /// Requests in flight while a remote judge's latency is measured; `None`: the judge's
+    /// own `concurrency`, with its latency read from its calls. Left out while it is only
+    /// `None`, like `order`.
+    #[serde(skip_serializing_if = "only_unset")]
+    pub concurrency: Vec<Option<u32>>,
     pub repeats: u32,
     pub seed: u64,
 }
@@ -137,6 +142,14 @@ pub struct TrialParams {
     /// Absent from trials stored before constraints existed, which had none.
     #[serde(default, skip_serializing_if = "Constraint::is_none")]
     pub constraint: Constraint,
+    /// The load this trial's latency is measured at (remote judges): requests in flight.
+    /// Absent where the sweep does not set it: the judge's calls are timed as they are made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<u32>,
+}
+
+fn only_unset(levels: &[Option<u32>]) -> bool {
+    levels == [None]
 }
 
 /// One axis of the sweep.
@@ -152,6 +165,7 @@ pub enum Axis {
     TopP,
     Order,
     Constraint,
+    Concurrency,
 }
 
 /// Where an axis is written in the experiment file.
@@ -185,6 +199,8 @@ pub enum Applies {
     Pairwise,
     /// Local judges only (a grammar needs llama.cpp's sampler).
     Local,
+    /// Remote judges only (requests in flight at an endpoint).
+    Remote,
 }
 
 /// What is declared of an axis.
@@ -234,7 +250,7 @@ fn none(_: &TrialParams) -> Option<f64> {
     None
 }
 
-static AXES: [AxisInfo; 9] = [
+static AXES: [AxisInfo; 10] = [
     AxisInfo {
         axis: Axis::Judge,
         key: "judge",
@@ -442,11 +458,35 @@ static AXES: [AxisInfo; 9] = [
         text: |p| p.constraint.as_str().to_string(),
         number: none,
     },
+    AxisInfo {
+        axis: Axis::Concurrency,
+        key: "concurrency",
+        export: "concurrency",
+        section: Section::Sweep,
+        short: "conc",
+        title: "requests in flight",
+        help: "remote judges: the load each trial's latency is measured at, in requests in flight; its verdicts are shared, not asked again",
+        default: "",
+        kind: Kind::Count { min: 1, max: 1024 },
+        applies: Applies::Remote,
+        choices: &[],
+        // The same request at another load. A call's response cache key is what the judge
+        // is sent, and a group makes the calls of one key once: the levels share verdicts.
+        changes_prompt: false,
+        // A level is a trial of its own, stored with its parameters.
+        identity: true,
+        numeric: true,
+        always_shown: false,
+        count: |s| s.concurrency.len(),
+        set: |s, i, p| p.concurrency = s.concurrency[i],
+        text: |p| p.concurrency.map_or(String::new(), |n| n.to_string()),
+        number: |p| p.concurrency.map(f64::from),
+    },
 ];
 
 impl Axis {
     /// Every axis, in the order trials expand (the last varies fastest).
-    pub const ALL: [Axis; 9] = [
+    pub const ALL: [Axis; 10] = [
         Axis::Judge,
         Axis::Template,
         Axis::FewShot,
@@ -456,6 +496,7 @@ impl Axis {
         Axis::TopP,
         Axis::Order,
         Axis::Constraint,
+        Axis::Concurrency,
     ];
 
     pub fn info(self) -> &'static AxisInfo {
@@ -498,6 +539,7 @@ impl Axis {
                 .file_stem()
                 .map_or(p.judge.clone(), |f| f.to_string_lossy().into_owned()),
             Axis::FewShotMaxTokens if p.few_shot_max_tokens.is_none() => "any".into(),
+            Axis::Concurrency if p.concurrency.is_none() => "judge's".into(),
             _ => self.text(p),
         }
     }

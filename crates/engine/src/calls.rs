@@ -12,6 +12,8 @@
 //! own trial's prompt: the judge is handed all their calls at once and keeps its
 //! `concurrency` in flight from the first call of the first trial to the last of the
 //! last, where a group per trial would leave the endpoint idle as each trial drained.
+//! Calls of the group that send the same request (trials that differ only in the load
+//! their latency is measured at) are made once, and the response answers each of them.
 
 use std::collections::HashMap;
 
@@ -29,6 +31,7 @@ use crate::resolve::Resolved;
 use crate::EngineError;
 
 /// A verdict to judge: an item, a repeat, and whether its answers are shown swapped.
+#[derive(Clone, Copy)]
 pub(crate) struct Call<'a> {
     pub item: &'a Item,
     pub repeat: u32,
@@ -156,6 +159,9 @@ pub(crate) fn prepare(
     let mut requests: Vec<JudgeRequest> = Vec::new();
     // Exact groups: the call of each (item, answer order).
     let mut passes: HashMap<(&str, bool), usize> = HashMap::new();
+    // Remote calls: the call of each response cache key. Trials that differ only in the
+    // load their latency is measured at send the same requests, and one answers them all.
+    let mut asked: HashMap<String, usize> = HashMap::new();
     for (trial_idx, (trial, todo)) in group.trials.iter().enumerate() {
         let p = &trial.params;
         let (shown, grammar) = shown(trial_idx);
@@ -206,6 +212,13 @@ pub(crate) fn prepare(
                     .to_string(),
                 )
             });
+            if let Some(cache_key) = &cache_key {
+                if let Some(&key) = asked.get(cache_key) {
+                    pending[key].targets.push(target);
+                    continue;
+                }
+                asked.insert(cache_key.clone(), pending.len());
+            }
             let key = pending.len();
             pending.push(Pending {
                 item_id: call.item.id.clone(),
@@ -220,7 +233,7 @@ pub(crate) fn prepare(
                 sampling,
                 logits: group.exact,
                 grammar: if group.exact { None } else { grammar.clone() },
-                alone: false,
+                uncached: false,
             });
         }
     }

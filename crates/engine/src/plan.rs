@@ -5,11 +5,12 @@
 use std::path::Path;
 
 use judgelab_core::split;
-use judgelab_core::Item;
+use judgelab_core::{Item, TrialParams};
 use judgelab_store::Store;
 
 use crate::prompt::PromptInput;
 use crate::resolve::resolve;
+use crate::run::DEFAULT_TIMED_CALLS;
 use crate::{EngineError, JudgeLoader, LocalModel, ModelSpec};
 
 /// Prompts rendered per trial to estimate its prompt tokens; the rest is extrapolated.
@@ -22,7 +23,9 @@ pub struct Plan {
     pub n_trials: usize,
     pub n_items: usize,
     /// Model calls: one per verdict, or with exact verdicts one per prompt however many
-    /// trials and repeats it serves.
+    /// trials and repeats it serves; remote trials that differ only in the load their
+    /// latency is measured at (`concurrency`) share theirs, and each makes a sample of
+    /// them again at its load.
     pub n_calls: usize,
     pub n_verdicts: usize,
     /// Verdicts stored by an earlier run of the same content.
@@ -82,9 +85,26 @@ pub async fn plan(
     let mut prompt_tokens = 0.0;
     // Exact verdicts: trials showing the same prompts share their calls.
     let mut prompts_seen = std::collections::HashSet::new();
+    // Remote trials at several loads: the same requests, made once.
+    let mut requests_seen = std::collections::HashSet::new();
     for params in &trials {
         n_verdicts += judged.len() * repeats * params.order.calls().len();
         let exact = r.judge(&params.judge).exact();
+        // The sample timed at the trial's load: the timed calls, a warm-up and a tail.
+        let at_load = match params.concurrency {
+            Some(c) if r.judge(&params.judge).remote().is_some() => {
+                (judged.len() * params.order.calls().len()).min(DEFAULT_TIMED_CALLS)
+                    + 2 * c as usize
+                    - 1
+            }
+            _ => 0,
+        };
+        let requests = TrialParams {
+            concurrency: None,
+            ..params.clone()
+        };
+        let shared = at_load > 0
+            && !requests_seen.insert(serde_json::to_string(&requests).expect("params serialise"));
         let prompts = (
             &params.judge,
             &params.template,
@@ -115,7 +135,12 @@ pub async fn plan(
             examples: &examples,
         };
         let calls_per_item = if exact { 1 } else { repeats } * params.order.calls().len();
-        n_calls += judged.len() * calls_per_item;
+        let n = if shared {
+            0
+        } else {
+            judged.len() * calls_per_item
+        } + at_load;
+        n_calls += n;
         let sample: Vec<&Item> = judged.iter().copied().take(SAMPLE).collect();
         if sample.is_empty() {
             continue;
@@ -129,7 +154,7 @@ pub async fn plan(
             };
         }
         let per_item = sample_tokens / sample.len() as f64;
-        prompt_tokens += per_item * (judged.len() * calls_per_item) as f64;
+        prompt_tokens += per_item * n as f64;
     }
 
     let existing = store.experiment_by_name(&e.name).await?;

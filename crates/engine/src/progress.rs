@@ -18,8 +18,9 @@ pub struct Progress {
     pub n_failed: usize,
     /// The trial of the latest verdict (0-based).
     pub trial_idx: usize,
-    /// Once judging is done: calls timed alone, done of total.
-    pub timed: Option<(usize, usize)>,
+    /// Once judging is done: calls timed, done of total, and the load they are timed at
+    /// (none: alone).
+    pub timed: Option<(usize, usize, Option<u32>)>,
 }
 
 impl Default for Progress {
@@ -64,7 +65,11 @@ impl Progress {
                 (self.trial_idx, self.done, self.total) = (trial_idx, done, total);
                 self.n_failed += usize::from(failed);
             }
-            RunEvent::Timed { done, total } => self.timed = Some((done, total)),
+            RunEvent::Timed {
+                done,
+                total,
+                concurrency,
+            } => self.timed = Some((done, total, concurrency)),
             RunEvent::Imported { .. } | RunEvent::Loading { .. } => {}
         }
     }
@@ -82,8 +87,16 @@ impl Progress {
 
     /// What the CLI's bar says beside the count: "trial 3/12, 1 without a verdict".
     pub fn message(&self) -> String {
-        if let Some((done, total)) = self.timed {
-            return format!("timing calls alone for latency at concurrency 1: {done}/{total}");
+        match self.timed {
+            Some((done, total, None)) => {
+                return format!("timing calls alone for latency at concurrency 1: {done}/{total}")
+            }
+            Some((done, total, Some(c))) => {
+                return format!(
+                    "timing calls at concurrency {c} for latency at that load: {done}/{total}"
+                )
+            }
+            None => {}
         }
         format!(
             "trial {}/{}, {} without a verdict",
@@ -121,10 +134,23 @@ mod tests {
         assert_eq!((p.done, p.total, p.n_failed), (6, 10, 1));
         assert_eq!(p.message(), "trial 2/2, 1 without a verdict");
         assert!(p.verdicts_per_second() > 0.0 && p.eta_seconds().is_some());
-        p.update(&RunEvent::Timed { done: 3, total: 8 });
+        p.update(&RunEvent::Timed {
+            done: 3,
+            total: 8,
+            concurrency: None,
+        });
         assert_eq!(
             p.message(),
             "timing calls alone for latency at concurrency 1: 3/8"
+        );
+        p.update(&RunEvent::Timed {
+            done: 4,
+            total: 8,
+            concurrency: Some(4),
+        });
+        assert_eq!(
+            p.message(),
+            "timing calls at concurrency 4 for latency at that load: 4/8"
         );
     }
 }

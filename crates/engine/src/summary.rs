@@ -35,10 +35,18 @@ pub async fn summarize(
             tokio::spawn(async move { store.verdicts(id).await })
         })
         .collect();
+    // Each trial's calls timed at its own load: alone, or at the level the sweep sets.
     let mut timed = Vec::with_capacity(trial_rows.len());
     for t in &trial_rows {
+        let level = t.params.concurrency.unwrap_or(1);
         let calls = store.timed_calls(t.id).await?;
-        timed.push(calls.iter().filter_map(|c| c.request.timed()).collect());
+        timed.push(
+            calls
+                .iter()
+                .filter(|c| c.concurrency == level)
+                .filter_map(|c| c.request.timed())
+                .collect(),
+        );
     }
     let dataset = store.load_dataset(&info).await?;
     let mut trials = Vec::with_capacity(reads.len());

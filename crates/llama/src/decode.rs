@@ -228,7 +228,7 @@ impl Session<'_> {
     /// of its tokens had to be decoded now; first grows the cache to what the batch's chunks
     /// after that prefix need (`fit`), since growing drops the cached prefix.
     fn share(&mut self, live: &[Live]) -> Result<(usize, usize), String> {
-        if !self.share_prefix || live.iter().any(|l| l.request.alone) {
+        if !self.share_prefix || live.iter().any(|l| l.request.uncached) {
             self.ctx.clear_kv_cache();
             self.prefix.clear();
             self.fit(live, 0)?;

@@ -38,7 +38,10 @@ fn retry(message: impl Into<String>) -> Failure {
 /// requests it made.
 pub(crate) async fn call(inner: &Inner, request: JudgeRequest) -> Result<Completion, CallError> {
     let endpoint = &inner.endpoint;
-    let body = request_body(endpoint, &request.messages, &request.sampling);
+    let mut body = request_body(endpoint, &request.messages, &request.sampling);
+    if request.uncached && inner.llama_cpp.load(std::sync::atomic::Ordering::SeqCst) {
+        body["cache_prompt"] = Value::Bool(false);
+    }
     let tokens = (estimate_tokens(&request.messages) + request.sampling.max_tokens as usize) as f64;
     let mut attempt = 0;
     // What the caller waited, from its first attempt (rate-limit waits before it aside):
@@ -66,13 +69,15 @@ pub(crate) async fn call(inner: &Inner, request: JudgeRequest) -> Result<Complet
         });
         match result {
             Ok(completion) => {
+                // An attempt may have made a request of its own to learn why its stream
+                // was cut (`probe`): counted, as every request a call made.
                 return Ok(Completion {
-                    attempts: attempt,
+                    attempts: attempt + completion.attempts - 1,
                     latency_ms: completion.latency_ms + waited_ms,
                     ttft_ms: completion.ttft_ms.map(|t| t + waited_ms),
                     endpoint: Some(base_url),
                     ..completion
-                })
+                });
             }
             Err(Failure::Fatal(message)) => {
                 let message = inner.redact(&message);
@@ -237,14 +242,36 @@ async fn attempt_once(inner: &Inner, base_url: &str, body: &Value) -> Result<Com
             }
             Ok(())
         };
-        while let Some(bytes) = response.chunk().await.map_err(from_reqwest)? {
-            handle(parser.push(&bytes), &mut reply)?;
+        // A stream cut short, by an end before the reply's or by a broken body.
+        let mut broken = None;
+        loop {
+            match response.chunk().await {
+                Ok(Some(bytes)) => handle(parser.push(&bytes), &mut reply)?,
+                Ok(None) => break,
+                Err(e) => {
+                    broken = Some(from_reqwest(e));
+                    break;
+                }
+            }
         }
-        handle(parser.finish(), &mut reply)?;
-        if !done && reply.finish_reason.is_none() {
-            return Err(retry(format!(
-                "the stream from {url} ended before the reply did"
-            )));
+        if broken.is_none() {
+            handle(parser.finish(), &mut reply)?;
+        }
+        if broken.is_some() || (!done && reply.finish_reason.is_none()) {
+            // llama-cpp-python starts a stream before it reads the prompt, and cuts it
+            // when the prompt does not fit its context. Cut before any content, the same
+            // request unstreamed says whether that was why: no retry would make it fit.
+            if reply.deltas == 0 && reply.text.is_empty() {
+                if let Probe::TooLong(prompt_tokens) = probe(inner, &url, body).await {
+                    return Ok(Completion {
+                        attempts: 2,
+                        ..too_long(prompt_tokens, started)
+                    });
+                }
+            }
+            return Err(broken.unwrap_or_else(|| {
+                retry(format!("the stream from {url} ended before the reply did"))
+            }));
         }
     } else {
         let text = response.text().await.map_err(from_reqwest)?;
@@ -257,6 +284,11 @@ async fn attempt_once(inner: &Inner, base_url: &str, body: &Value) -> Result<Com
         reply = Reply::from_response(&value).map_err(retry)?;
     }
     let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+    if reply.llama_cpp {
+        inner
+            .llama_cpp
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
     // Some servers (llama-cpp-python) report no usage when streaming. The completion is then
     // counted by its content chunks, and the prompt by one small unstreamed request per
     // distinct prompt, made after the call was timed.
@@ -314,8 +346,31 @@ async fn count_prompt(inner: &Inner, url: &str, body: &Value) -> Option<u32> {
     {
         return Some(n);
     }
+    let Probe::Tokens(n) = probe(inner, url, body).await else {
+        return None;
+    };
+    inner
+        .prompt_tokens
+        .lock()
+        .expect("never poisoned")
+        .insert(key, n);
+    Some(n)
+}
+
+/// What an unstreamed one-token request of `body`'s messages says of its prompt.
+enum Probe {
+    Tokens(u32),
+    /// Longer than the server's context, of this many tokens where it says.
+    TooLong(Option<u32>),
+    /// Nothing: it failed, or reported no usage.
+    Unknown,
+}
+
+async fn probe(inner: &Inner, url: &str, body: &Value) -> Probe {
     let mut probe = body.clone();
-    let object = probe.as_object_mut()?;
+    let Some(object) = probe.as_object_mut() else {
+        return Probe::Unknown;
+    };
     for field in [
         "stream_options",
         "logprobs",
@@ -326,24 +381,42 @@ async fn count_prompt(inner: &Inner, url: &str, body: &Value) -> Option<u32> {
     }
     object.insert("stream".into(), Value::Bool(false));
     object.insert("max_tokens".into(), Value::from(1));
-    let mut request = inner
-        .client
-        .post(url)
-        .json(&probe)
-        .timeout(inner.endpoint.timeout);
-    if let Some(key) = &inner.endpoint.api_key {
-        request = request.bearer_auth(&key.0);
+    let send = || {
+        let request = inner
+            .client
+            .post(url)
+            .json(&probe)
+            .timeout(inner.endpoint.timeout);
+        match &inner.endpoint.api_key {
+            Some(key) => request.bearer_auth(&key.0),
+            None => request,
+        }
+        .send()
+    };
+    // Sent right after a stream the server cut, it may go out on the connection the server
+    // is closing: once more on a fresh one.
+    let response = match send().await {
+        Ok(response) => response,
+        Err(_) => match send().await {
+            Ok(response) => response,
+            Err(_) => return Probe::Unknown,
+        },
+    };
+    let status = response.status();
+    let Ok(text) = response.text().await else {
+        return Probe::Unknown;
+    };
+    if !status.is_success() {
+        return match context_overflow(&text) {
+            Some(prompt_tokens) if matches!(status.as_u16(), 400 | 413 | 422) => {
+                Probe::TooLong(prompt_tokens)
+            }
+            _ => Probe::Unknown,
+        };
     }
-    let response = request.send().await.ok()?;
-    if !response.status().is_success() {
-        return None;
-    }
-    let value: Value = response.json().await.ok()?;
-    let n = u32::try_from(value["usage"]["prompt_tokens"].as_u64()?).ok()?;
-    inner
-        .prompt_tokens
-        .lock()
-        .expect("never poisoned")
-        .insert(key, n);
-    Some(n)
+    serde_json::from_str::<Value>(&text)
+        .ok()
+        .and_then(|v| v["usage"]["prompt_tokens"].as_u64())
+        .and_then(|n| u32::try_from(n).ok())
+        .map_or(Probe::Unknown, Probe::Tokens)
 }

@@ -121,6 +121,9 @@ pub(crate) struct Inner {
     pub fatal: Mutex<Option<String>>,
     /// Prompt tokens by prompt hash, for servers that do not stream usage.
     pub prompt_tokens: Mutex<std::collections::HashMap<String, u32>>,
+    /// A reply said the server is llama.cpp's `llama-server`: an uncached request may ask
+    /// it not to reuse a cached prompt.
+    pub llama_cpp: std::sync::atomic::AtomicBool,
 }
 
 impl Inner {
@@ -179,6 +182,7 @@ impl OpenAiJudge {
                 client,
                 fatal: Mutex::new(None),
                 prompt_tokens: Mutex::new(Default::default()),
+                llama_cpp: Default::default(),
             }),
             runtime: Some(runtime),
         })
@@ -235,7 +239,12 @@ impl Judge for OpenAiJudge {
             // out next, so that the server slot it just left, which holds that prompt,
             // takes it (prompt affinity; a server's prompt cache then answers it).
             let mut freed: Option<u64> = None;
+            // Uncached requests ask a llama.cpp server not to reuse a cached prompt, once a
+            // reply has said the server is one: until then, one call at a time.
+            let mut learning =
+                waiting.iter().any(|(_, r)| r.uncached) && !inner.llama_cpp.load(Ordering::SeqCst);
             loop {
+                let width = if learning { 1 } else { width };
                 while calls.len() < width && !cancel.load(Ordering::SeqCst) {
                     let next = freed
                         .take()
@@ -258,6 +267,7 @@ impl Judge for OpenAiJudge {
                 let Some(done) = calls.join_next().await else {
                     break;
                 };
+                learning = false;
                 if let Ok((key, _)) = &done {
                     freed = Some(*key);
                 }

@@ -46,6 +46,9 @@ pub struct Reply {
     /// Streamed chunks that carried content: the completion's tokens on servers that send
     /// one token a chunk (the llama.cpp family), for when a stream reports no usage.
     pub deltas: u32,
+    /// The reply carried llama.cpp's `timings`: the server is a `llama-server`, which takes
+    /// `cache_prompt`.
+    pub llama_cpp: bool,
 }
 
 impl Reply {
@@ -87,6 +90,7 @@ impl Reply {
         };
         reply.usage(&body["usage"]);
         reply.logprobs(choice);
+        reply.llama_cpp = body["timings"].is_object();
         Ok(reply)
     }
 
@@ -95,6 +99,7 @@ impl Reply {
         if chunk["usage"].is_object() {
             self.usage(&chunk["usage"]);
         }
+        self.llama_cpp |= chunk["timings"].is_object();
         let choice = &chunk["choices"][0];
         if !choice.is_object() {
             return String::new();

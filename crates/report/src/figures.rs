@@ -3,6 +3,7 @@
 
 use judgelab_core::load::LoadLevel;
 use judgelab_core::pareto::{FrontStatus, Objective};
+use judgelab_core::results::TrialSummary;
 
 use crate::analysis::{baseline_title, Analysis};
 use crate::charts;
@@ -74,9 +75,18 @@ impl Analysis<'_> {
     }
 
     /// Quality against the numeric parameter with the most values (or a categorical one),
-    /// one line per combination of the other varying parameters.
+    /// one line per combination of the other varying parameters. The load latency is
+    /// measured at (`concurrency`) leaves the verdicts as they are: its levels would be
+    /// the same line again, so only the first level's trials are drawn.
     pub fn parameter_chart(&self) -> Option<(Axis, charts::LineChart)> {
-        let trials = &self.summary.trials;
+        let first = self.summary.trials.first()?.params.concurrency;
+        let trials: Vec<&TrialSummary> = self
+            .summary
+            .trials
+            .iter()
+            .filter(|t| t.params.concurrency == first)
+            .collect();
+        let trials = &trials;
         let distinct = |p: Axis| {
             let mut v: Vec<String> = trials.iter().map(|t| p.label(&t.params)).collect();
             v.sort();
@@ -88,6 +98,7 @@ impl Analysis<'_> {
             .varying
             .iter()
             .copied()
+            .filter(|&p| p != Axis::Concurrency)
             .filter(|&p| p != Axis::Order || self.varying.len() == 1)
             .max_by_key(|&p| (numeric(p), distinct(p)))?;
         let mut categories: Vec<String> = Vec::new();
@@ -99,7 +110,12 @@ impl Analysis<'_> {
                 }
             }
         }
-        let others: Vec<Axis> = self.varying.iter().copied().filter(|&p| p != x).collect();
+        let others: Vec<Axis> = self
+            .varying
+            .iter()
+            .copied()
+            .filter(|&p| p != x && p != Axis::Concurrency)
+            .collect();
         let mut series: Vec<charts::Series> = Vec::new();
         for t in trials {
             let name = if others.is_empty() {

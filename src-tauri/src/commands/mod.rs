@@ -100,6 +100,7 @@ pub fn sweep_axes() -> Vec<AxisView> {
                     Applies::All => "all",
                     Applies::Pairwise => "pairwise",
                     Applies::Local => "local",
+                    Applies::Remote => "remote",
                 }
                 .to_string(),
             }

@@ -152,9 +152,14 @@ async fn run(
                     eta_seconds: progress.eta_seconds(),
                 }
             }
-            RunEvent::Timed { done, total } => RunUpdate::Timing {
+            RunEvent::Timed {
+                done,
+                total,
+                concurrency,
+            } => RunUpdate::Timing {
                 done: done as u32,
                 total: total as u32,
+                concurrency,
             },
         };
         last_sent = Instant::now();
@@ -170,6 +175,7 @@ async fn run(
         model_calls: summary.model_calls as u32,
         prompt_tokens_decoded: summary.prompt_tokens_decoded.min(u64::from(u32::MAX)) as u32,
         timed_now: summary.timed_now as u32,
+        timed_at_load: summary.timed_at_load as u32,
         failures: summary
             .failures
             .into_iter()

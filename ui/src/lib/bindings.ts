@@ -357,8 +357,12 @@ export type Results = {
 export type RunUpdate = { event: "loading"; model: string } | { event: "started"; experiment: string; resumed: boolean; n_trials: number; total: number; done: number } | { event: "progress"; trial_idx: number; done: number; total: number; 
 /**  Calls of this run without a verdict (failed or unparsed). */
 n_failed: number; verdicts_per_second: number | null; eta_seconds: number | null } | 
-/**  Judging is done; calls are being timed alone, for latency at concurrency 1. */
-{ event: "timing"; done: number; total: number } | { event: "finished"; interrupted: boolean; judged_now: number; n_errors: number; 
+/**
+ *  Judging is done; calls are being timed for latency at a stated load: alone, for
+ *  local trials at concurrency 1 (`concurrency` null), or with a remote trial's
+ *  `concurrency` (the sweep's axis) in flight.
+ */
+{ event: "timing"; done: number; total: number; concurrency: number | null } | { event: "finished"; interrupted: boolean; judged_now: number; n_errors: number; 
 /**
  *  Calls made to the judge: with exact verdicts one per prompt, however many
  *  trials it served.
@@ -366,6 +370,8 @@ n_failed: number; verdicts_per_second: number | null; eta_seconds: number | null
 model_calls: number; prompt_tokens_decoded: number; 
 /**  Calls timed alone, for each local trial's latency at concurrency 1. */
 timed_now: number; 
+/**  Calls timed at the load the sweep sets, for remote trials' latency at it. */
+timed_at_load: number; 
 /**  Why this run's calls failed, the most frequent cause first. */
 failures: FailureCauseView[] } | { event: "failed"; error: AppError };
 

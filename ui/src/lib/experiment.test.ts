@@ -113,6 +113,21 @@ model = "gpt-4o-mini"
     expect(json.errors).toContain("output: exact verdicts need a one-token verdict (label or digit), not JSON");
   });
 
+  it("writes the concurrency axis for remote judges only", () => {
+    const remote = { name: "oai", base_url: "http://x/v1", model: "m", api_key_env: null, concurrency: 4 };
+    const built = buildExperiment(draft({ ...SWEEP, models: [], remotes: [remote], concurrency: "1, 4" }), "pairwise");
+    expect(built.errors).toEqual([]);
+    expect(built.toml).toContain("concurrency = [1, 4]\n");
+    // The judge's own concurrency stays in its table.
+    expect(built.toml).toContain("concurrency = 4\n");
+    const unset = buildExperiment(draft({ ...SWEEP, models: [], remotes: [remote] }), "pairwise");
+    expect(unset.toml).not.toContain("concurrency = [");
+    const mixed = buildExperiment(draft({ ...SWEEP, remotes: [remote], concurrency: "1, 4" }), "pairwise");
+    expect(mixed.toml).not.toContain("concurrency = [");
+    const bad = buildExperiment(draft({ ...SWEEP, models: [], remotes: [remote], concurrency: "0" }), "pairwise");
+    expect(bad.errors.join(" ")).toContain("concurrency");
+  });
+
   it("writes a pool of endpoints as a list of base URLs", () => {
     const pooled = buildExperiment(
       draft({

@@ -40,6 +40,8 @@ export interface ExperimentDraft {
   order: string;
   /** Output constraints, local judges only: `none`, `grammar`. */
   constraint: string;
+  /** Requests in flight each remote trial's latency is measured at; empty: the judge's own. */
+  concurrency: string;
   /** Local judges: verdicts from the first token's exact distribution. */
   exact: boolean;
   repeats: string;
@@ -63,6 +65,7 @@ export function defaultDraft(): ExperimentDraft {
     few_shot_max_tokens: "",
     order: "ab",
     constraint: "none",
+    concurrency: "",
     exact: false,
     repeats: "1",
     seed: "42",
@@ -72,19 +75,37 @@ export function defaultDraft(): ExperimentDraft {
 }
 
 /** The draft's fields of the sweep's axes: their keys in the experiment file. */
-export type SweepKey = "temperature" | "top_p" | "max_tokens" | "few_shot" | "few_shot_max_tokens" | "order" | "constraint";
+export type SweepKey =
+  | "temperature"
+  | "top_p"
+  | "max_tokens"
+  | "few_shot"
+  | "few_shot_max_tokens"
+  | "order"
+  | "constraint"
+  | "concurrency";
+
+/** Which kinds of judges an experiment has. */
+export interface JudgeKinds {
+  local: boolean;
+  remote: boolean;
+}
 
 /**
  * The axes of the `[sweep]` table the builder shows as fields, in the registry's order: those
- * that apply to this experiment (`allLocal`: it has no remote judge). The judge axis is the
- * judge checklist itself.
+ * that apply to this experiment's dataset and judges (an axis of local judges where it has no
+ * remote one, of remote judges where it has no local one). The judge axis is the judge
+ * checklist itself.
  */
-export function sweepAxes(axes: AxisView[], task: string | null, allLocal: boolean): AxisView[] {
+export function sweepAxes(axes: AxisView[], task: string | null, judges: JudgeKinds): AxisView[] {
   return axes.filter(
     (a) =>
       a.section === "sweep" &&
       a.kind !== "name" &&
-      (a.applies === "all" || (a.applies === "pairwise" && task !== "single") || (a.applies === "local" && allLocal)),
+      (a.applies === "all" ||
+        (a.applies === "pairwise" && task !== "single") ||
+        (a.applies === "local" && !judges.remote) ||
+        (a.applies === "remote" && judges.remote && !judges.local)),
   );
 }
 
@@ -181,7 +202,7 @@ export function buildExperiment(draft: ExperimentDraft, task: string | null, axe
   if (draft.templates.length === 0) errors.push("template: pick at least one template");
 
   const sweep: string[] = [];
-  for (const axis of sweepAxes(axes, task, local)) {
+  for (const axis of sweepAxes(axes, task, { local: locals.length > 0, remote: remotes.length > 0 })) {
     const values = take(parseAxis(axis, draft[axis.key as SweepKey] ?? ""));
     // A choice left at its default is the experiment without the axis: not written.
     const atDefault = axis.kind === "choice" && values.length === 1 && values[0] === axis.default;

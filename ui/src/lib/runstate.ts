@@ -41,10 +41,13 @@ export interface RunState {
   promptTokensDecoded: number | null;
   /** Why this run's calls failed, the most frequent cause first; set when the run ends. */
   failures: FailureCauseView[];
-  /** Calls timed alone for latency at concurrency 1, once judging is done. */
-  timed: { done: number; total: number } | null;
+  /** Calls timed for latency at a stated load once judging is done: alone (concurrency
+   * null, local trials at 1) or with a remote trial's swept concurrency in flight. */
+  timed: { done: number; total: number; concurrency: number | null } | null;
   /** Calls this run timed alone; set when the run ends. */
   timedNow: number | null;
+  /** Calls this run timed at the sweep's concurrency levels; set when the run ends. */
+  timedAtLoad: number | null;
   error: AppError | null;
   /** What the user asked for while the calls in flight finish. */
   stopping: "pause" | "cancel" | null;
@@ -74,6 +77,7 @@ export function newRun(name: string, spec: string, generation: number): RunState
     failures: [],
     timed: null,
     timedNow: null,
+    timedAtLoad: null,
     error: null,
     stopping: null,
     metrics: [],
@@ -97,6 +101,7 @@ export function restartRun(run: RunState, generation: number): RunState {
     failures: [],
     timed: null,
     timedNow: null,
+    timedAtLoad: null,
     error: null,
     stopping: null,
     generation,
@@ -134,7 +139,11 @@ export function applyUpdate(run: RunState, update: RunUpdate): RunState {
         etaSeconds: update.eta_seconds,
       };
     case "timing":
-      return { ...run, phase: "running", timed: { done: update.done, total: update.total } };
+      return {
+        ...run,
+        phase: "running",
+        timed: { done: update.done, total: update.total, concurrency: update.concurrency },
+      };
     case "finished": {
       // An interrupted run stopped because it was asked to: by Pause, by Cancel, or by the
       // window closing (which counts as a pause: running it again resumes).
@@ -153,6 +162,7 @@ export function applyUpdate(run: RunState, update: RunUpdate): RunState {
         failures: update.failures,
         timed: null,
         timedNow: update.timed_now,
+        timedAtLoad: update.timed_at_load,
         etaSeconds: null,
         stopping: null,
       };
@@ -200,7 +210,9 @@ export function statusDetail(run: RunState): string {
     case "running":
       if (run.stopping) return "Stopping after the calls in flight; every verdict so far is stored.";
       if (run.timed)
-        return `Timing calls alone, one request at a time, for latency at concurrency 1: ${run.timed.done} of ${run.timed.total}.`;
+        return run.timed.concurrency === null
+          ? `Timing calls alone, one request at a time, for latency at concurrency 1: ${run.timed.done} of ${run.timed.total}.`
+          : `Timing calls at concurrency ${run.timed.concurrency}, for latency at that load: ${run.timed.done} of ${run.timed.total}.`;
       return run.resumed ? "Resumed: only the calls not stored yet are judged." : "";
     case "paused":
       return "Paused. Every verdict so far is stored; Resume judges only what is missing.";
@@ -214,7 +226,11 @@ export function statusDetail(run: RunState): string {
       const timed = run.timedNow
         ? `${run.timedNow} calls timed alone for latency at concurrency 1`
         : "";
-      return [judged, failed, timed].filter(Boolean).join("; ") + (judged || failed || timed ? "." : "");
+      const atLoad = run.timedAtLoad
+        ? `${run.timedAtLoad} calls timed again at the sweep's concurrency levels`
+        : "";
+      const parts = [judged, failed, timed, atLoad].filter(Boolean);
+      return parts.join("; ") + (parts.length ? "." : "");
     }
     case "cancelled":
       return `Cancelled. The ${run.done} verdicts judged so far are kept; running this experiment again judges only what is missing.`;

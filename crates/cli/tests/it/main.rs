@@ -1099,6 +1099,99 @@ fn a_load_ramp_against_a_real_llama_server() {
 /// mid-sweep: its calls in flight move to the others, its breaker keeps further calls
 /// away, and the sweep ends with every verdict stored once, each saying which server
 /// answered it.
+/// `concurrency` swept for a remote judge: each level is a trial with the same verdicts,
+/// asked once, and latency figures of its own, from a sample made again at that load.
+#[test]
+fn a_concurrency_sweep_shares_its_verdicts_and_times_each_load() {
+    let env = Env::new();
+    let server = LlamaServer::start(env.dir.path(), &judgelab_engine::default_model_path());
+    let file = env.file(
+        "loads.toml",
+        format!(
+            "name = \"loads\"\ndataset = {:?}\n[judge]\nbackend = \"openai\"\nbase_url = {:?}\nmodel = \"smollm2\"\nconcurrency = 2\ntemplate = \"pairwise\"\n[sweep]\nmax_tokens = 4\nconcurrency = [1, 4]\n[limits]\nitems = 12\n",
+            llmbar().display().to_string(),
+            server.base_url
+        ),
+    );
+    let out = env
+        .cmd(&["run", file.to_str().unwrap()])
+        .env("JUDGELAB_TIMED_CALLS", "8")
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("judged 24 verdicts")
+            && err.contains("timed 16 calls again at the load the sweep sets"),
+        "{err}"
+    );
+    // 12 calls answer both trials' verdicts; each level's sample is its 8 timed calls, a
+    // warm-up of as many as it keeps in flight and a tail of one fewer: 8 + 1 + 0 at 1,
+    // 8 + 4 + 3 at 4.
+    assert_eq!(server.posts(), 12 + 9 + 15, "{err}");
+
+    let v = env.show("loads");
+    let trials = v["trials"].as_array().unwrap();
+    let levels: Vec<(u64, u64, u64)> = trials
+        .iter()
+        .map(|t| {
+            (
+                t["params"]["concurrency"].as_u64().unwrap(),
+                t["latency_concurrency"].as_u64().unwrap(),
+                t["latency_ms"]["n"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(levels, [(1, 1, 8), (4, 4, 8)], "{v}");
+    assert_eq!(trials[0]["accuracy"], trials[1]["accuracy"], "{v}");
+    assert_eq!(trials[0]["n"], 12, "{v}");
+    for key in ["latency_ms", "ttft_ms"] {
+        for t in trials {
+            assert!(t[key]["p50"].as_f64().unwrap() > 0.0, "{key} {t}");
+        }
+    }
+    // The table says which trial is which load.
+    let out = env.run(&["show", "loads"]);
+    let table = text(&out.stdout);
+    assert!(table.contains("conc"), "{table}");
+
+    // The same verdict, word for word, in both trials.
+    let report = env.dir.path().join("loads-report");
+    let out = env.run(&["report", "loads", "--out", report.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let verdicts = std::fs::read_to_string(report.join("verdicts.csv")).unwrap();
+    let header: Vec<&str> = verdicts.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let rows = csv_rows(&verdicts);
+    let answers = |trial: &str| -> Vec<(String, String)> {
+        let mut a: Vec<_> = rows
+            .iter()
+            .filter(|r| r[col("trial_id")] == trial)
+            .map(|r| (r[col("item_id")].clone(), r[col("raw_output")].clone()))
+            .collect();
+        a.sort();
+        a
+    };
+    let ids: Vec<String> = trials.iter().map(|t| t["id"].to_string()).collect();
+    assert_eq!(answers(&ids[0]).len(), 12, "{verdicts}");
+    assert_eq!(answers(&ids[0]), answers(&ids[1]), "{verdicts}");
+    let trials_csv = std::fs::read_to_string(report.join("trials.csv")).unwrap();
+    assert!(
+        trials_csv.lines().next().unwrap().contains("concurrency"),
+        "{trials_csv}"
+    );
+
+    // Complete: a second run asks nothing, and times nothing again.
+    let posts = server.posts();
+    let out = env.run(&["run", file.to_str().unwrap()]);
+    assert!(
+        text(&out.stderr).contains("is complete: nothing to judge"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(server.posts(), posts);
+}
+
 #[test]
 fn a_pool_of_three_llama_servers_loses_none_when_one_is_killed() {
     let env = Env::new();
@@ -1501,6 +1594,46 @@ fn remote_judges_against_a_real_llama_cpp_python_server() {
             "{t}"
         );
     }
+
+    // A streamed prompt longer than the server's context (16 few-shot examples, some
+    // 3,000 tokens in 2,048): llama-cpp-python cuts the stream before any content, and the
+    // same request unstreamed says why. A `prompt_too_long` verdict after those two
+    // requests, not five retries of a cut stream.
+    let long = env.file(
+        "remote-long.toml",
+        std::fs::read_to_string(&streamed)
+            .unwrap()
+            .replace("remote-stream", "remote-long")
+            .replace("few_shot = [0, 1]", "few_shot = 16")
+            .replace("temperature = [0.0, 0.7]", "temperature = 0.0")
+            .replace("items = 3", "items = 1"),
+    );
+    let posts = server.posts();
+    let out = judgelab(&["run", long.to_str().unwrap()]);
+    logs.push_str(&(text(&out.stdout) + &text(&out.stderr)));
+    assert!(out.status.success(), "{logs}");
+    let long_report = env.dir.path().join("long-report");
+    let out = judgelab(&[
+        "report",
+        "remote-long",
+        "--out",
+        long_report.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let verdicts = std::fs::read_to_string(long_report.join("verdicts.csv")).unwrap();
+    assert_eq!(server.posts(), posts + 2, "{verdicts}");
+    let header: Vec<&str> = verdicts.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let rows = csv_rows(&verdicts);
+    assert_eq!(rows.len(), 1, "{verdicts}");
+    assert_eq!(
+        (
+            rows[0][col("failure_kind")].as_str(),
+            rows[0][col("attempts")].as_str()
+        ),
+        ("prompt_too_long", "2"),
+        "{verdicts}"
+    );
 
     // The key is nowhere: not in the database, the output, or a report.
     let report = env.dir.path().join("remote-report");

@@ -165,6 +165,7 @@ struct RawSweep {
     few_shot_max_tokens: Option<OneOrMany<i64>>,
     order: Option<OneOrMany<String>>,
     constraint: Option<OneOrMany<String>>,
+    concurrency: Option<OneOrMany<i64>>,
     repeats: Option<i64>,
     seed: Option<i64>,
 }
@@ -218,7 +219,7 @@ impl Experiment {
 
     /// Every point of the grid, in a stable order: the product over the sweep's axes
     /// (`crate::sweep::Axis::ALL`: model, template, few-shot count, few-shot length,
-    /// max_tokens, temperature, top_p, order, constraint; the last varies fastest).
+    /// max_tokens, temperature, top_p, order, constraint, concurrency; the last varies fastest).
     pub fn trials(&self) -> Vec<TrialParams> {
         self.sweep.trials()
     }
@@ -337,6 +338,14 @@ fn sweep(
         "an output constraint",
         invalid,
     )?;
+    // The judge's own concurrency unless some levels are given.
+    let concurrency = match s.concurrency {
+        None => vec![None],
+        values => counts(Axis::Concurrency, values, invalid)?
+            .into_iter()
+            .map(Some)
+            .collect(),
+    };
     let repeats = ints(
         "sweep.repeats",
         vec![s.repeats.unwrap_or(1)],
@@ -361,13 +370,14 @@ fn sweep(
         few_shot_max_tokens,
         order,
         constraint,
+        concurrency,
         repeats,
         seed: seed as u64,
     })
 }
 
-/// Refuses a sweep its judges cannot run: a grammar on a remote endpoint, exact verdicts
-/// of JSON output.
+/// Refuses a sweep its judges cannot run: a grammar on a remote endpoint, requests in
+/// flight of a local judge, exact verdicts of JSON output.
 fn check_judges_can(
     judges: &[NamedJudge],
     sweep: &Sweep,
@@ -383,6 +393,16 @@ fn check_judges_can(
                 format!("\"grammar\" needs local judges; {:?} is remote (remote endpoints constrain JSON with json_schema)", j.name)
             };
             return Err(invalid("sweep.constraint", why));
+        }
+    }
+    if sweep.concurrency.iter().any(Option::is_some) {
+        if let Some(j) = judges.iter().find(|j| j.remote().is_none()) {
+            let why = if single_form {
+                "measures a remote judge's latency at each load and needs backend = \"openai\" (`judgelab load` ramps a local judge)".to_string()
+            } else {
+                format!("measures a remote judge's latency at each load; {:?} is local (`judgelab load` ramps a local judge)", j.name)
+            };
+            return Err(invalid("sweep.concurrency", why));
         }
     }
     if judge.output == Some(OutputKind::Json) {
@@ -871,6 +891,16 @@ items = 20
     /// declared part of it changes the hash.
     #[test]
     fn every_identity_axis_changes_the_identity() {
+        // The grid, with a remote judge for an axis of remote judges.
+        let grid = |axis: Axis| -> String {
+            match axis.info().applies {
+                crate::sweep::Applies::Remote => GRID.replace(
+                    "backend = \"llama\"\nmodel = \"default\"",
+                    "backend = \"openai\"\nbase_url = \"http://127.0.0.1:8080/v1\"\nmodel = \"smollm2\"",
+                ),
+                _ => GRID.to_string(),
+            }
+        };
         let changed = |axis: Axis| -> String {
             let (old, new) = match axis {
                 Axis::Judge => (
@@ -890,18 +920,21 @@ items = 20
                 Axis::TopP => ("top_p = [0.9, 1.0]", "top_p = [0.8, 1.0]"),
                 Axis::Order => ("repeats = 1", "order = [\"ab\", \"ba\"]\nrepeats = 1"),
                 Axis::Constraint => ("repeats = 1", "constraint = \"grammar\"\nrepeats = 1"),
+                Axis::Concurrency => ("repeats = 1", "concurrency = [1, 4]\nrepeats = 1"),
             };
-            assert!(GRID.contains(old), "{axis:?}");
-            GRID.replace(old, new)
+            let grid = grid(axis);
+            assert!(grid.contains(old), "{axis:?}");
+            grid.replace(old, new)
         };
-        let base = Experiment::from_toml("e.toml", GRID).unwrap().identity();
         for axis in Axis::ALL {
+            let base = Experiment::from_toml("e.toml", &grid(axis)).unwrap();
             let other = Experiment::from_toml("e.toml", &changed(axis)).unwrap();
-            assert_ne!(
-                other.trials(),
-                Experiment::from_toml("e.toml", GRID).unwrap().trials()
+            assert_ne!(other.trials(), base.trials());
+            assert_eq!(
+                other.identity() != base.identity(),
+                axis.info().identity,
+                "{axis:?}"
             );
-            assert_eq!(other.identity() != base, axis.info().identity, "{axis:?}");
         }
     }
 
@@ -1040,6 +1073,21 @@ temperature = [0.0, 0.7]
             "sweep.constraint: \"grammar\" needs local judges; \"api\" is remote",
         );
         check_err(
+            &NAMED.replace("temperature = [0.0, 0.7]", "concurrency = [1, 4]"),
+            "sweep.concurrency: measures a remote judge's latency at each load; \"local\" is local",
+        );
+        check_err(
+            &GRID.replace("repeats = 1", "concurrency = [1, 4]\nrepeats = 1"),
+            "sweep.concurrency: measures a remote judge's latency at each load and needs backend = \"openai\"",
+        );
+        check_err(
+            &REMOTE.replace(
+                "concurrency = 2",
+                "concurrency = 2\n[sweep]\nconcurrency = [0, 4]",
+            ),
+            "sweep.concurrency: 0 must be between 1 and 1024",
+        );
+        check_err(
             &NAMED.replace(
                 "template = \"pairwise\"",
                 "template = \"pairwise\"\noutput = \"json\"",
@@ -1111,6 +1159,38 @@ concurrency = 2
 input = 0.15
 output = 0.6
 "#;
+
+    /// Each level of a swept `concurrency` is a trial; the sweep's default is the judge's
+    /// own, written nowhere, so that experiments from before the axis keep their identity.
+    #[test]
+    fn concurrency_levels_are_trials_of_remote_judges() {
+        let swept = REMOTE.replace(
+            "concurrency = 2",
+            "concurrency = 2\n[sweep]\nconcurrency = [1, 4]",
+        );
+        let e = Experiment::from_toml("e.toml", &swept).unwrap();
+        let levels: Vec<_> = e
+            .trials()
+            .iter()
+            .map(|t| (t.judge.clone(), t.concurrency))
+            .collect();
+        assert_eq!(
+            levels,
+            [
+                ("smollm2".to_string(), Some(1)),
+                ("smollm2".to_string(), Some(4)),
+                ("other".to_string(), Some(1)),
+                ("other".to_string(), Some(4)),
+            ]
+        );
+        let stored = serde_json::to_value(&e.trials()[1]).unwrap();
+        assert_eq!(stored["concurrency"], 4);
+        let plain = Experiment::from_toml("e.toml", REMOTE).unwrap();
+        assert_eq!(plain.trials()[0].concurrency, None);
+        let stored = serde_json::to_string(&plain.trials()[0]).unwrap();
+        assert!(!stored.contains("concurrency"), "{stored}");
+        assert!(!plain.identity().to_string().contains("concurrency"));
+    }
 
     #[test]
     fn remote_judges_are_configured_and_checked() {

@@ -6,7 +6,9 @@
 //! not the configuration's: a local trial's figures come from a seeded sample of its calls
 //! timed alone, one request at a time with nothing of an earlier call reused
 //! (concurrency 1). A remote judge's calls are requests of their own, each timed as it was
-//! made, with up to the endpoint's `concurrency` in flight: that is their load.
+//! made, with up to the endpoint's `concurrency` in flight: that is their load. Where the
+//! sweep sets a remote trial's load (the `concurrency` axis), its figures come from a
+//! sample of its calls made again with that many in flight.
 
 use serde::{Deserialize, Serialize};
 
@@ -21,8 +23,12 @@ pub const P99_MIN_CALLS: usize = 100;
 pub enum Timing<'a> {
     /// The trial's own calls, made with up to `concurrency` requests in flight.
     Calls { concurrency: u32 },
-    /// Calls timed alone, at concurrency 1 (a warm-up left out).
-    Alone(&'a [Timed]),
+    /// A sample of its calls made again to be timed, with `concurrency` in flight (a
+    /// local judge's alone, at 1), warm-ups left out.
+    Sampled {
+        concurrency: u32,
+        timed: &'a [Timed],
+    },
 }
 
 /// What one request took, as its figures read it.

@@ -270,10 +270,10 @@ pub fn compute(
             calls.iter().filter_map(|o| o.ttft_ms).collect(),
             (!calls.is_empty()).then_some(concurrency),
         ),
-        Timing::Alone(timed) => (
+        Timing::Sampled { concurrency, timed } => (
             timed.iter().map(|t| t.latency_ms).collect(),
             timed.iter().filter_map(|t| t.ttft_ms).collect(),
-            (!timed.is_empty()).then_some(1),
+            (!timed.is_empty()).then_some(concurrency),
         ),
     };
     let position = (task == Task::Pairwise).then(|| {

@@ -369,7 +369,7 @@ impl Stored {
             },
             logits: false,
             grammar: None,
-            alone: false,
+            uncached: false,
         })
     }
 }

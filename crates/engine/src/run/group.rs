@@ -363,7 +363,7 @@ mod tests {
                     },
                     logits: false,
                     grammar: None,
-                    alone: false,
+                    uncached: false,
                 })
                 .collect()
         };

@@ -76,8 +76,14 @@ pub enum RunEvent {
         /// The call failed or the output did not parse.
         failed: bool,
     },
-    /// Calls timed alone for latency at concurrency 1: `done` of `total` (0 as it starts).
-    Timed { done: usize, total: usize },
+    /// Calls timed for latency at a stated load: `done` of `total` (0 as it starts). A
+    /// local judge's alone, one request at a time (`concurrency: None`); a remote trial's
+    /// with the `concurrency` its sweep sets in flight.
+    Timed {
+        done: usize,
+        total: usize,
+        concurrency: Option<u32>,
+    },
 }
 
 /// How a run ended.
@@ -102,8 +108,10 @@ pub struct RunSummary {
     /// Prompt tokens the judges actually decoded (a shared prefix counted once), or the
     /// prompt tokens they were sent where they do not say.
     pub prompt_tokens_decoded: u64,
-    /// Calls timed alone by this run, for latency at concurrency 1.
+    /// Calls timed alone by this run, for local trials' latency at concurrency 1.
     pub timed_now: usize,
+    /// Calls timed by this run at the load the sweep sets for remote trials.
+    pub timed_at_load: usize,
     /// Cancelled before everything was judged and timed.
     pub interrupted: bool,
     /// Why this run's calls failed: each distinct error with how many calls it failed,

@@ -1,7 +1,8 @@
 //! One run of an experiment: create it (split, trials) or resume it, find every (trial,
 //! item, repeat, answer order) that has no successful verdict yet, and judge those group by
 //! group ([`group`]), recording each verdict the moment it arrives; then time a sample of
-//! each local trial's calls alone ([`timing`]). A cancelled run keeps everything judged so far; running
+//! each local trial's calls alone, and of each remote trial's at the load its sweep sets
+//! ([`timing`]). A cancelled run keeps everything judged so far; running
 //! it again judges only what is missing.
 
 use std::collections::HashMap;
@@ -77,10 +78,13 @@ pub async fn run_experiment(
         }
         judge_group(&run, &mut judges, &group, &mut tally, on_event).await?;
     }
-    let timed_now = if options.cancel.load(Ordering::SeqCst) {
-        0
+    let (timed_now, timed_at_load) = if options.cancel.load(Ordering::SeqCst) {
+        (0, 0)
     } else {
-        timing::time_alone(&run, &mut judges, &row, &trials, on_event).await?
+        (
+            timing::time_alone(&run, &mut judges, &row, &trials, on_event).await?,
+            timing::time_at_load(&run, &mut judges, &row, &trials, on_event).await?,
+        )
     };
     Ok(RunSummary {
         experiment: row.name.clone(),
@@ -95,6 +99,7 @@ pub async fn run_experiment(
         model_calls: tally.model_calls,
         prompt_tokens_decoded: tally.prompt_tokens_decoded,
         timed_now,
+        timed_at_load,
         // Cancelled before every verdict was judged or every sampled call timed: the next
         // run does the rest.
         interrupted: options.cancel.load(Ordering::SeqCst),

@@ -7,6 +7,14 @@
 //! judge's first timed call of a run is its warm-up, stored apart and left out. What was
 //! timed is stored as it arrives; a resumed run times only what is missing. Remote judges'
 //! calls are requests of their own and are timed as they are made.
+//!
+//! Where the sweep sets a remote trial's load (`concurrency`), the trial shares its
+//! verdicts with the other levels, and its figures come from the same sample made again
+//! with that many requests in flight ([`time_at_load`]): as many calls from further along
+//! the sample before it (a warm-up) and one fewer after it keep the load up from the
+//! first timed request to the last, and are stored as warm-ups. Each asks the server not
+//! to answer from a cached prompt where it can be asked (`JudgeRequest::uncached`): the
+//! sweep sent these prompts already.
 
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
@@ -39,14 +47,7 @@ pub(super) async fn time_alone(
         if n == 0 || run.r.judge(&trial.params.judge).local().is_none() {
             continue;
         }
-        let done: HashSet<(String, bool)> = run
-            .store
-            .timed_calls(trial.id)
-            .await?
-            .into_iter()
-            .filter(|t| t.request.timed().is_some() && t.concurrency == 1)
-            .map(|t| (t.request.item_id, t.request.swapped))
-            .collect();
+        let done = timed_keys(run, trial, 1).await?;
         let missing: Vec<Call<'_>> = sample(run, row, trial, n)
             .into_iter()
             .filter(|c| !done.contains(&(c.item.id.clone(), c.swapped)))
@@ -59,7 +60,11 @@ pub(super) async fn time_alone(
     if total == 0 {
         return Ok(0);
     }
-    on_event(RunEvent::Timed { done: 0, total });
+    on_event(RunEvent::Timed {
+        done: 0,
+        total,
+        concurrency: None,
+    });
     let mut warmed: HashSet<&str> = HashSet::new();
     let mut done = 0;
     for (trial, calls) in todo {
@@ -73,10 +78,155 @@ pub(super) async fn time_alone(
             }
             time_one(run, &judge, trial, call, false).await?;
             done += 1;
-            on_event(RunEvent::Timed { done, total });
+            on_event(RunEvent::Timed {
+                done,
+                total,
+                concurrency: None,
+            });
         }
     }
     Ok(done)
+}
+
+/// Times what the sample of each remote trial whose load the sweep sets is missing, at
+/// that load; returns how many timed calls it made.
+pub(super) async fn time_at_load(
+    run: &Run<'_>,
+    judges: &mut Judges<'_>,
+    row: &ExperimentRow,
+    trials: &[TrialRow],
+    on_event: &mut (dyn FnMut(RunEvent) + Send),
+) -> Result<usize, EngineError> {
+    let n = run.options.timed_calls;
+    let mut todo: Vec<(&TrialRow, u32, Vec<Call<'_>>, Vec<Call<'_>>)> = Vec::new();
+    for trial in trials {
+        let Some(level) = trial.params.concurrency else {
+            continue;
+        };
+        if n == 0 || run.r.judge(&trial.params.judge).remote().is_none() {
+            continue;
+        }
+        let done = timed_keys(run, trial, level).await?;
+        let width = level as usize;
+        // The sample, then the calls after it in the same order (round again where the
+        // judged items are fewer) that load the endpoint around it.
+        let around: Vec<Call<'_>> = sample(run, row, trial, usize::MAX);
+        let timed: Vec<Call<'_>> = around
+            .iter()
+            .take(n)
+            .filter(|c| !done.contains(&(c.item.id.clone(), c.swapped)))
+            .copied()
+            .collect();
+        if timed.is_empty() {
+            continue;
+        }
+        let load: Vec<Call<'_>> = around
+            .iter()
+            .cycle()
+            .skip(n.min(around.len()))
+            .take(2 * width - 1)
+            .copied()
+            .collect();
+        todo.push((trial, level, timed, load));
+    }
+    let total: usize = todo.iter().map(|(_, _, timed, _)| timed.len()).sum();
+    if total == 0 {
+        return Ok(0);
+    }
+    let mut done = 0;
+    for (trial, level, timed, load) in todo {
+        if run.options.cancel.load(Ordering::SeqCst) {
+            break;
+        }
+        on_event(RunEvent::Timed {
+            done,
+            total,
+            concurrency: Some(level),
+        });
+        let judge = judges
+            .at_load(&trial.params.judge, level as usize, on_event)
+            .await?;
+        // A warm-up of `level`, the timed calls, then `level - 1` more.
+        let (warm, tail) = load.split_at(level as usize);
+        let calls: Vec<(&Call<'_>, bool)> = warm
+            .iter()
+            .map(|c| (c, true))
+            .chain(timed.iter().map(|c| (c, false)))
+            .chain(tail.iter().map(|c| (c, true)))
+            .collect();
+        let mut requests = Vec::with_capacity(calls.len());
+        for (key, (call, _)) in calls.iter().enumerate() {
+            let mut request = request_of(run, trial, call)?;
+            request.key = key;
+            // Each decodes its whole prompt, as a local trial's timed calls do, where the
+            // server can be asked to.
+            request.uncached = true;
+            requests.push(request);
+        }
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<JudgeResponse>();
+        let cancel = Arc::clone(&run.options.cancel);
+        let worker = tokio::task::spawn_blocking(move || {
+            judge.judge_batch(requests, &cancel, &mut |r| {
+                let _ = tx.send(r);
+            });
+        });
+        while let Some(response) = rx.recv().await {
+            let (call, warmup) = calls[response.key];
+            let timed = TimedCall {
+                trial_id: trial.id,
+                concurrency: level,
+                request: TimedRequest::new(
+                    &call.item.id,
+                    call.swapped,
+                    warmup,
+                    Some(response.result),
+                ),
+            };
+            run.store.record_timed_call(&timed).await?;
+            if !warmup {
+                done += 1;
+                on_event(RunEvent::Timed {
+                    done,
+                    total,
+                    concurrency: Some(level),
+                });
+            }
+        }
+        worker
+            .await
+            .map_err(|e| EngineError::Judge(format!("the judge thread panicked: {e}")))?;
+    }
+    Ok(done)
+}
+
+/// The (item, answer order) of a trial's calls timed successfully at `level`.
+async fn timed_keys(
+    run: &Run<'_>,
+    trial: &TrialRow,
+    level: u32,
+) -> Result<HashSet<(String, bool)>, EngineError> {
+    Ok(run
+        .store
+        .timed_calls(trial.id)
+        .await?
+        .into_iter()
+        .filter(|t| t.request.timed().is_some() && t.concurrency == level)
+        .map(|t| (t.request.item_id, t.request.swapped))
+        .collect())
+}
+
+/// The request of one of a trial's calls, made on its own (not answered from the cache).
+fn request_of(
+    run: &Run<'_>,
+    trial: &TrialRow,
+    call: &Call<'_>,
+) -> Result<judgelab_core::JudgeRequest, EngineError> {
+    let group = Group {
+        trials: vec![(trial, vec![*call])],
+        exact: false,
+    };
+    let (_, mut requests) = prepare(run.r, &group, run.index)?;
+    Ok(requests.remove(0))
 }
 
 /// The first `n` calls of a trial in the sample's order: the judged items in an order
@@ -113,20 +263,8 @@ async fn time_one(
     call: &Call<'_>,
     warmup: bool,
 ) -> Result<(), EngineError> {
-    let group = Group {
-        trials: vec![(
-            trial,
-            vec![Call {
-                item: call.item,
-                repeat: call.repeat,
-                swapped: call.swapped,
-            }],
-        )],
-        exact: false,
-    };
-    let (_, mut requests) = prepare(run.r, &group, run.index)?;
-    let mut request = requests.remove(0);
-    request.alone = true;
+    let mut request = request_of(run, trial, call)?;
+    request.uncached = true;
     let judge = Arc::clone(judge);
     let cancel = Arc::clone(&run.options.cancel);
     let response = tokio::task::spawn_blocking(move || {

@@ -79,7 +79,7 @@ impl Judge for Scripted {
         self.batches
             .lock()
             .unwrap()
-            .push(requests.iter().map(|r| r.alone).collect());
+            .push(requests.iter().map(|r| r.uncached).collect());
         for request in requests {
             if cancel.load(Ordering::SeqCst) {
                 return;

@@ -358,7 +358,7 @@ fn shared_prefixes_are_decoded_once_and_change_nothing_that_matters() {
         },
         logits: true,
         grammar: None,
-        alone: false,
+        uncached: false,
     };
     let shared = LlamaJudge::load(LlamaOptions {
         parallel: 2,
@@ -462,7 +462,7 @@ fn a_batch_sharing_nothing_drops_the_cached_prefix() {
         },
         logits: false,
         grammar: None,
-        alone: false,
+        uncached: false,
     };
     let long = "Judge fairly. ".repeat(100);
     for round in 0..2 {

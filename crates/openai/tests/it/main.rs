@@ -148,6 +148,20 @@ async fn serve(mut socket: TcpStream, log: Arc<Mutex<Log>>) {
             "",
             r#"{"error":{"code":400,"message":"request (700 tokens) exceeds the available context size (512 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":700,"n_ctx":512}}"#,
         ),
+        // llama-cpp-python's answer to a prompt longer than its context: a stream begun
+        // (the role), then cut before any content; unstreamed, a 400 that says why.
+        ("cutlong", _) if stream => {
+            let head =
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+            let part = "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n";
+            let _ = socket.write_all(format!("{head}{part}").as_bytes()).await;
+            return;
+        }
+        ("cutlong", _) => status(
+            400,
+            "",
+            r#"{"error":{"message":"This model's maximum context length is 512 tokens. However, you requested 704 tokens (700 in the messages, 4 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
+        ),
         // A server that streams no usage (llama-cpp-python), but reports it unstreamed.
         ("nousage", _) if stream => sse(&[
             r#"{"choices":[{"delta":{"content":"B"}}]}"#,
@@ -236,7 +250,7 @@ fn request(key: usize, case: &str) -> JudgeRequest {
         },
         logits: false,
         grammar: None,
-        alone: false,
+        uncached: false,
     }
 }
 
@@ -268,6 +282,7 @@ fn every_fault_ends_as_specified_and_every_call_is_answered_once() {
         "malformed",
         "long",
         "overflow",
+        "cutlong",
     ];
     let responses = judge_all(&judge, &cases);
     assert_eq!(
@@ -292,6 +307,13 @@ fn every_fault_ends_as_specified_and_every_call_is_answered_once() {
                 assert_eq!(c.stop, StopReason::PromptTooLong);
                 assert_eq!((c.prompt_tokens, c.attempts), (700, 1));
             }
+            "cutlong" => {
+                // The cut stream, then the same request unstreamed, which says why: two
+                // requests, no retry.
+                let c = r.result.as_ref().unwrap();
+                assert_eq!(c.stop, StopReason::PromptTooLong);
+                assert_eq!(c.attempts as usize, server.count(case));
+            }
             _ => {
                 let c = r.result.as_ref().unwrap_or_else(|e| panic!("{case}: {e}"));
                 assert_eq!(c.text, "A", "{case}");
@@ -304,7 +326,7 @@ fn every_fault_ends_as_specified_and_every_call_is_answered_once() {
     }
     // One attempt for "ok"; a retry for each transient fault; 3 for the malformed body.
     let attempts: Vec<usize> = cases.iter().map(|c| server.count(c)).collect();
-    assert_eq!(attempts, [1, 2, 3, 2, 2, 2, 3, 1, 1]);
+    assert_eq!(attempts, [1, 2, 3, 2, 2, 2, 3, 1, 1, 2]);
     // Retry-After: 1 was honoured.
     let log = server.log.lock().unwrap();
     assert!(log.auth.iter().all(|a| a.ends_with(SENTINEL_KEY)));

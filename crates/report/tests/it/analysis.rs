@@ -68,6 +68,7 @@ fn trial(id: i64, temperature: f64, tokens: u32, right: impl Fn(usize) -> bool) 
             few_shot_max_tokens: None,
             order: Default::default(),
             constraint: Default::default(),
+            concurrency: None,
         },
         model_sha256: None,
         template_hash: String::new(),

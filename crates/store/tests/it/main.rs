@@ -84,6 +84,7 @@ fn params() -> TrialParams {
         few_shot_max_tokens: None,
         order: Default::default(),
         constraint: Default::default(),
+        concurrency: None,
     }
 }
 
