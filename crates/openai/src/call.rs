@@ -249,7 +249,7 @@ async fn attempt_once(inner: &Inner, base_url: &str, body: &Value) -> Result<Com
                 Ok(Some(bytes)) => handle(parser.push(&bytes), &mut reply)?,
                 Ok(None) => break,
                 Err(e) => {
-                    broken = Some(from_reqwest(e));
+                    broken = Some((e.is_timeout(), from_reqwest(e)));
                     break;
                 }
             }
@@ -258,20 +258,16 @@ async fn attempt_once(inner: &Inner, base_url: &str, body: &Value) -> Result<Com
             handle(parser.finish(), &mut reply)?;
         }
         if broken.is_some() || (!done && reply.finish_reason.is_none()) {
-            // llama-cpp-python starts a stream before it reads the prompt, and cuts it
-            // when the prompt does not fit its context. Cut before any content, the same
-            // request unstreamed says whether that was why: no retry would make it fit.
-            if reply.deltas == 0 && reply.text.is_empty() {
-                if let Probe::TooLong(prompt_tokens) = probe(inner, &url, body).await {
-                    return Ok(Completion {
-                        attempts: 2,
-                        ..too_long(prompt_tokens, started)
-                    });
-                }
+            let timed_out = broken.as_ref().is_some_and(|(t, _)| *t);
+            if let Some(completion) =
+                too_long_by_its_cut(inner, &url, body, &reply, timed_out, started).await
+            {
+                return Ok(completion);
             }
-            return Err(broken.unwrap_or_else(|| {
-                retry(format!("the stream from {url} ended before the reply did"))
-            }));
+            return Err(broken.map_or_else(
+                || retry(format!("the stream from {url} ended before the reply did")),
+                |(_, failure)| failure,
+            ));
         }
     } else {
         let text = response.text().await.map_err(from_reqwest)?;
@@ -287,6 +283,11 @@ async fn attempt_once(inner: &Inner, base_url: &str, body: &Value) -> Result<Com
     if reply.llama_cpp {
         inner
             .llama_cpp
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+    if endpoint.stream && reply.prompt_tokens.is_some() {
+        inner
+            .usage_streamed
             .store(true, std::sync::atomic::Ordering::SeqCst);
     }
     // Some servers (llama-cpp-python) report no usage when streaming. The completion is then
@@ -314,6 +315,36 @@ async fn attempt_once(inner: &Inner, base_url: &str, body: &Value) -> Result<Com
         endpoint: None,
         logits: None,
     })
+}
+
+/// A stream cut before any content, as llama-cpp-python cuts one when the prompt does not
+/// fit its context (it starts the stream before it reads the prompt): the same request
+/// unstreamed says whether that was why, and a prompt too long is a completion after those
+/// two requests, since no retry would make it fit. Not asked of a server that has streamed
+/// usage, which llama-cpp-python does not, nor of a call that timed out.
+async fn too_long_by_its_cut(
+    inner: &Inner,
+    url: &str,
+    body: &Value,
+    reply: &Reply,
+    timed_out: bool,
+    started: Instant,
+) -> Option<Completion> {
+    let cut_early = reply.deltas == 0 && reply.text.is_empty() && !timed_out;
+    if !cut_early
+        || inner
+            .usage_streamed
+            .load(std::sync::atomic::Ordering::SeqCst)
+    {
+        return None;
+    }
+    match probe(inner, url, body).await {
+        Probe::TooLong(prompt_tokens) => Some(Completion {
+            attempts: 2,
+            ..too_long(prompt_tokens, started)
+        }),
+        Probe::Tokens(_) | Probe::Unknown => None,
+    }
 }
 
 /// The completion of a prompt the server's context cannot hold: nothing generated.

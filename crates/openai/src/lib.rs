@@ -124,6 +124,9 @@ pub(crate) struct Inner {
     /// A reply said the server is llama.cpp's `llama-server`: an uncached request may ask
     /// it not to reuse a cached prompt.
     pub llama_cpp: std::sync::atomic::AtomicBool,
+    /// A streamed reply reported usage: the server is not llama-cpp-python, whose cut
+    /// stream may mean a prompt too long.
+    pub usage_streamed: std::sync::atomic::AtomicBool,
 }
 
 impl Inner {
@@ -183,6 +186,7 @@ impl OpenAiJudge {
                 fatal: Mutex::new(None),
                 prompt_tokens: Mutex::new(Default::default()),
                 llama_cpp: Default::default(),
+                usage_streamed: Default::default(),
             }),
             runtime: Some(runtime),
         })

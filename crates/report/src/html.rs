@@ -286,7 +286,7 @@ fn under_load(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
         .map_or_else(|_| format!("#{}", r.trial_id), |i| a.labels[i].clone());
     let _ = writeln!(
         h,
-        "<h2>Under load</h2>\n<p>Trial {} ramped through {} levels of requests in flight ({} timed requests each, after a warm-up left out; ramp {} of {}). {}.</p>",
+        "<h2>Under load</h2>\n<p>Trial {} ramped through {} levels of requests in flight ({} timed requests each, after a warm-up left out; ramp {} of {}). {}. The requests replay the trial's own calls, so a server with a prompt cache may answer repeated prompts from it.</p>",
         escape(&label),
         r.ramp.levels.len(),
         r.requests,

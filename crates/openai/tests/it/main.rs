@@ -268,6 +268,34 @@ fn judge_all(judge: &OpenAiJudge, cases: &[&str]) -> Vec<JudgeResponse> {
     responses
 }
 
+/// A stream cut before any content, by a server that has not streamed usage (as
+/// llama-cpp-python does not): the same request unstreamed says the prompt is too long, and
+/// the call is a `prompt_too_long` verdict after those two requests. Once the server has
+/// streamed usage, the same cut is a cut stream, retried: no request is spent asking why.
+#[test]
+fn a_stream_cut_before_any_content_asks_why_once() {
+    let server = Server::start();
+    let judge = OpenAiJudge::new(endpoint(&server)).unwrap();
+    let r = judge_all(&judge, &["cutlong"]).remove(0);
+    let c = r.result.as_ref().unwrap();
+    assert_eq!(c.stop, StopReason::PromptTooLong);
+    assert_eq!((c.attempts, server.count("cutlong")), (2, 2));
+    let unstreamed = |server: &Server| {
+        let log = server.log.lock().unwrap();
+        log.bodies.iter().filter(|b| b["stream"] == false).count()
+    };
+    assert_eq!(unstreamed(&server), 1);
+
+    let server = Server::start();
+    let judge = OpenAiJudge::new(endpoint(&server)).unwrap();
+    judge_all(&judge, &["ok"]);
+    let r = judge_all(&judge, &["cutlong"]).remove(0);
+    let e = r.result.as_ref().unwrap_err();
+    assert!(e.message.contains("ended before the reply did"), "{e}");
+    assert_eq!((e.attempts, server.count("cutlong")), (3, 3));
+    assert_eq!(unstreamed(&server), 0);
+}
+
 #[test]
 fn every_fault_ends_as_specified_and_every_call_is_answered_once() {
     let server = Server::start();
@@ -282,7 +310,6 @@ fn every_fault_ends_as_specified_and_every_call_is_answered_once() {
         "malformed",
         "long",
         "overflow",
-        "cutlong",
     ];
     let responses = judge_all(&judge, &cases);
     assert_eq!(
@@ -307,13 +334,7 @@ fn every_fault_ends_as_specified_and_every_call_is_answered_once() {
                 assert_eq!(c.stop, StopReason::PromptTooLong);
                 assert_eq!((c.prompt_tokens, c.attempts), (700, 1));
             }
-            "cutlong" => {
-                // The cut stream, then the same request unstreamed, which says why: two
-                // requests, no retry.
-                let c = r.result.as_ref().unwrap();
-                assert_eq!(c.stop, StopReason::PromptTooLong);
-                assert_eq!(c.attempts as usize, server.count(case));
-            }
+
             _ => {
                 let c = r.result.as_ref().unwrap_or_else(|e| panic!("{case}: {e}"));
                 assert_eq!(c.text, "A", "{case}");
@@ -326,7 +347,7 @@ fn every_fault_ends_as_specified_and_every_call_is_answered_once() {
     }
     // One attempt for "ok"; a retry for each transient fault; 3 for the malformed body.
     let attempts: Vec<usize> = cases.iter().map(|c| server.count(c)).collect();
-    assert_eq!(attempts, [1, 2, 3, 2, 2, 2, 3, 1, 1, 2]);
+    assert_eq!(attempts, [1, 2, 3, 2, 2, 2, 3, 1, 1]);
     // Retry-After: 1 was honoured.
     let log = server.log.lock().unwrap();
     assert!(log.auth.iter().all(|a| a.ends_with(SENTINEL_KEY)));
