@@ -1161,10 +1161,23 @@ fn a_concurrency_sweep_shares_its_verdicts_and_times_each_load() {
             assert!(t[key]["p50"].as_f64().unwrap() > 0.0, "{key} {t}");
         }
     }
-    // The table says which trial is which load.
+    // The table says which trial is which load: its `conc` column, once.
     let out = env.run(&["show", "loads"]);
     let table = text(&out.stdout);
-    assert!(table.contains("conc"), "{table}");
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .skip_while(|l| !l.starts_with("trial"))
+        .take(3)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let conc: Vec<usize> = (0..rows[0].len())
+        .filter(|&i| rows[0][i] == "conc")
+        .collect();
+    assert_eq!(conc.len(), 1, "{table}");
+    // A trial's row lacks no column before `conc`: its interval cells are two words each.
+    let from_end = rows[0].len() - conc[0];
+    let levels: Vec<&str> = rows[1..].iter().map(|r| r[r.len() - from_end]).collect();
+    assert_eq!(levels, ["1", "4"], "{table}");
 
     // The same verdict, word for word, in both trials.
     let report = env.dir.path().join("loads-report");

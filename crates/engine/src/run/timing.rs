@@ -1,7 +1,7 @@
 //! Timing calls alone. A local judge batches a sweep's calls, so the time a batched call
 //! took is its batch's, not its configuration's. Once a run has judged what was missing,
 //! a seeded sample of each local trial's calls is made again, one request at a time with
-//! nothing of an earlier call reused (`JudgeRequest::alone`): the trial's latency and TTFT
+//! nothing of an earlier call reused (`JudgeRequest::uncached`): the trial's latency and TTFT
 //! figures are those of one request at concurrency 1 (`core::metrics::latency`). The
 //! sample is the same items for every trial, so that trials compare call for call. Each
 //! judge's first timed call of a run is its warm-up, stored apart and left out. What was

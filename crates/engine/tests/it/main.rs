@@ -54,7 +54,7 @@ struct Scripted {
     calls: AtomicUsize,
     /// Set this flag after so many calls (a user pressing Ctrl-C).
     cancel_after: Option<(usize, Arc<AtomicBool>)>,
-    /// Each batch it was sent, as its requests' `alone` flags.
+    /// Each batch it was sent, as its requests' `uncached` flags.
     batches: Mutex<Vec<Vec<bool>>>,
 }
 
@@ -273,7 +273,7 @@ async fn failed_calls_are_recorded_then_retried_and_failures_are_classified() {
 }
 
 /// A local trial's latency is that of calls timed alone: after judging, a seeded sample
-/// made one request at a time, each in a batch of its own and marked `alone`, after one
+/// made one request at a time, each in a batch of its own and marked `uncached`, after one
 /// warm-up that the figures leave out; a resumed run times only what is missing.
 #[tokio::test]
 async fn a_local_trials_latency_is_that_of_calls_timed_alone() {
