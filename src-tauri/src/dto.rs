@@ -205,8 +205,31 @@ pub enum RunUpdate {
         total: u32,
         concurrency: Option<u32>,
     },
+    /// A race's round starts: `survivors` of `n_trials` trials judge the first `n_items`
+    /// dev items.
+    Round {
+        round: u32,
+        n_rounds: u32,
+        n_items: u32,
+        survivors: u32,
+        n_trials: u32,
+    },
+    /// The race dropped these trials (store ids) after a round, clearly worse than its
+    /// leader.
+    Dropped {
+        round: u32,
+        trial_ids: Vec<u32>,
+        survivors: u32,
+    },
+    /// The dev split is judged: these trials judge the test split, to confirm the pick.
+    Selected {
+        trial_ids: Vec<u32>,
+        n_test_items: u32,
+    },
     Finished {
         interrupted: bool,
+        /// The budget that stopped the run (`limits.max_calls = …`), if one did.
+        stopped_by: Option<String>,
         judged_now: u32,
         n_errors: u32,
         /// Calls made to the judge: with exact verdicts one per prompt, however many

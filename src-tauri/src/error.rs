@@ -82,6 +82,7 @@ impl From<EngineError> for AppError {
         let code = match &e {
             EngineError::Changed { .. } => ErrorCode::ExperimentChanged,
             EngineError::UnknownExperiment(_) => ErrorCode::NotFound,
+            e if e.is_already_running() => ErrorCode::AlreadyRunning,
             e if e.is_missing_model() => ErrorCode::ModelMissing,
             e if e.is_unsupported_cpu() => ErrorCode::UnsupportedCpu,
             e if e.is_invalid_input() => ErrorCode::InvalidInput,

@@ -572,10 +572,44 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
                     );
                 }
             }
-            RunEvent::Verdict { done, .. } => {
+            RunEvent::Verdict { done, total, .. } => {
+                // A race's drops lower the total as it goes.
+                bar.set_length(total as u64);
                 bar.set_position(done as u64);
                 bar.set_message(progress.message());
             }
+            RunEvent::Round {
+                round,
+                n_rounds,
+                n_items,
+                survivors,
+                n_trials,
+            } => bar.suspend(|| {
+                eprintln!(
+                    "race round {round}/{n_rounds}: {survivors} of {n_trials} trials on the first {n_items} dev items"
+                )
+            }),
+            RunEvent::Dropped {
+                round,
+                trial_ids,
+                survivors,
+            } => bar.suspend(|| {
+                let ids: Vec<String> = trial_ids.iter().map(|id| format!("#{id}")).collect();
+                eprintln!(
+                    "  dropped after round {round}, clearly worse than the leader: {} ({survivors} left)",
+                    ids.join(", ")
+                )
+            }),
+            RunEvent::Selected {
+                trial_ids,
+                n_test_items,
+            } => bar.suspend(|| {
+                let ids: Vec<String> = trial_ids.iter().map(|id| format!("#{id}")).collect();
+                eprintln!(
+                    "dev split judged: {} judge the {n_test_items} test items, to confirm the pick",
+                    ids.join(", ")
+                )
+            }),
             RunEvent::Timed {
                 done,
                 total,
@@ -603,6 +637,31 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
         .await
         .with_context(|| format!("while running {}", path.display()))?;
     bar.finish_and_clear();
+    if let Some(race) = summary.race {
+        eprintln!(
+            "race: {} of {} rounds decided, {} of {} trials left ({} dropped by this run)",
+            race.rounds, race.n_rounds, race.survivors, summary.n_trials, race.dropped_now
+        );
+        if race.blocked {
+            eprintln!(
+                "  the race waits on failed calls of its current round: run again to retry them"
+            );
+        }
+    }
+    if let Some(why) = &summary.stopped_by {
+        eprintln!(
+            "stopped: {why} reached; {} of {} verdicts stored; raise it and run `judgelab run {}` again to go on",
+            summary.already_done + summary.judged_now - summary.n_errors,
+            summary.total,
+            path.display()
+        );
+        print_failures(&summary.failures);
+        let shown =
+            judgelab_engine::summarize(store, &summary.experiment, &BootstrapSpec::default())
+                .await?;
+        print!("{}", table::trials(&shown, &[]));
+        return Ok(ExitCode::SUCCESS);
+    }
     if summary.interrupted {
         eprintln!(
             "interrupted: {} of {} verdicts stored in {}; run `judgelab run {}` again to resume",
@@ -651,8 +710,14 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
             summary.cache_hits
         );
     }
+    if summary.test_waits {
+        eprintln!("the test split waits for the dev split to be complete: run again to retry its failed calls");
+    }
     let shown =
         judgelab_engine::summarize(store, &summary.experiment, &BootstrapSpec::default()).await?;
+    if let Some(line) = table::calls_against_grid(&shown) {
+        eprintln!("{line}");
+    }
     print!("{}", table::trials(&shown, &[]));
     println!("database: {}", store.path().display());
     Ok(if summary.n_errors > 0 {
@@ -674,6 +739,13 @@ async fn show(
     let front = front(&summary, objectives)?;
     if json {
         let mut value = serde_json::to_value(&summary)?;
+        // The best trial by the task's usual metric, and its score corrected for having
+        // been picked among all of them.
+        let metric = summary.metric(None)?;
+        if let (Some(best), Some(c)) = (summary.pick(metric), summary.selection(metric)) {
+            value["selection"] = serde_json::to_value(c)?;
+            value["selection"]["best"] = summary.trials[best].id.into();
+        }
         if !objectives.is_empty() {
             let statuses: serde_json::Map<String, serde_json::Value> = summary
                 .trials

@@ -7,13 +7,18 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
+use crate::experiment::Strategy;
 use crate::load::StoredRamp;
 use crate::metrics::baseline::{self, Baseline};
 use crate::metrics::paired::{self, PairedComparison};
 use crate::metrics::{
     self, BootstrapSpec, Observation, Quality, Timed, TimedRequest, Timing, TrialMetrics,
 };
+use crate::parallel;
+use crate::pareto::{Cost, Objective};
+use crate::race::RoundStanding;
 use crate::sampling::VerdictDistribution;
+use crate::selection::{self, Corrected};
 use crate::verdict::{FailureKind, Verdict};
 use crate::{Dataset, Experiment, Item, Label, Task, TrialParams};
 
@@ -196,6 +201,9 @@ pub struct ExperimentSummary {
     pub trials: Vec<TrialSummary>,
     /// Concurrency ramps of its trials (`judgelab load`), oldest first.
     pub load_ramps: Vec<StoredRamp>,
+    /// A race's standings after each of its rounds (empty for a grid), by round, then
+    /// trial order.
+    pub race: Vec<RoundStanding>,
     /// The dataset, for reports that show items and their labels.
     #[serde(skip)]
     pub dataset: Dataset,
@@ -209,13 +217,23 @@ pub struct ExperimentInfo {
     #[serde(skip)]
     pub task_kind: Task,
     pub created_at: String,
-    /// Items judged by every trial, and the few-shot pool kept apart from them.
+    /// Items judged by every trial (the dev split, where there is a test split), and the
+    /// few-shot pool kept apart from them.
     pub n_items: usize,
+    /// The test split's size: items judged only by the trials the selection keeps (0:
+    /// none, and the pick is not confirmed).
+    pub n_test_items: usize,
+    /// The trials that judge the test split are chosen.
+    pub selected: bool,
+    pub strategy: Strategy,
     pub repeats: u32,
     pub few_shot_pool: Vec<String>,
     /// Judged item ids, in the order units are numbered.
     #[serde(skip)]
     pub judged: Vec<String>,
+    /// The test split's item ids.
+    #[serde(skip)]
+    pub test: Vec<String>,
     /// Calls expected and calls stored (calls that failed not counted as stored).
     pub n_expected: usize,
     pub n_stored: usize,
@@ -235,8 +253,16 @@ pub struct TrialSummary {
     /// The content hash of the trial's template, as stored.
     pub template_hash: String,
     pub examples: Vec<String>,
+    /// Its metrics on the dev split (every judged item, without a test split).
     #[serde(flatten)]
     pub metrics: TrialMetrics,
+    /// Its agreement on each split: `test` is none where it did not judge the test split.
+    pub split_scores: SplitScores,
+    /// Why it judges the test split (`pick`, `indistinguishable`, `best 3`).
+    pub test_role: Option<String>,
+    /// The race's standing that dropped it: the round, the items judged by then, and the
+    /// test against that round's leader.
+    pub dropped: Option<RoundStanding>,
     /// The stored records, one per call.
     #[serde(skip)]
     pub verdicts: Vec<VerdictRecord>,
@@ -249,6 +275,36 @@ pub struct TrialSummary {
     pub latencies: Vec<f64>,
 }
 
+/// A trial's agreement on one split of the items.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SplitScore {
+    pub n: usize,
+    pub n_errors: usize,
+    #[serde(flatten)]
+    pub quality: metrics::Qualities,
+}
+
+impl SplitScore {
+    /// The agreement of `observations` (units numbered within the split).
+    pub fn of(task: Task, observations: &[Observation], spec: &BootstrapSpec) -> SplitScore {
+        let groups = metrics::group(observations);
+        let units = metrics::scored_units(task, &groups);
+        let n = groups.iter().filter(|g| g.verdict.is_some()).count();
+        SplitScore {
+            n,
+            n_errors: groups.len() - n,
+            quality: metrics::estimates(task, &units, spec),
+        }
+    }
+}
+
+/// A trial's agreement on the dev split, and on the test split where it judged it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SplitScores {
+    pub dev: SplitScore,
+    pub test: Option<SplitScore>,
+}
+
 /// A stored experiment as read: what [`summarize`] needs besides the dataset.
 pub struct StoredExperiment {
     pub name: String,
@@ -257,6 +313,10 @@ pub struct StoredExperiment {
     pub created_at: String,
     pub pool: Vec<String>,
     pub judged: Vec<String>,
+    pub test: Vec<String>,
+    pub selected: bool,
+    /// Its race's standings, by round, then trial order.
+    pub race: Vec<RoundStanding>,
     /// Its load ramps (`judgelab load`), oldest first.
     pub load_ramps: Vec<StoredRamp>,
 }
@@ -273,6 +333,7 @@ pub struct StoredTrial {
     /// Its calls timed at its load, warm-ups left out: alone for a local judge, with the
     /// trial's `concurrency` in flight for a remote one where the sweep sets it.
     pub timed: Vec<Timed>,
+    pub test_role: Option<String>,
 }
 
 impl ExperimentSummary {
@@ -292,22 +353,51 @@ impl ExperimentSummary {
             .enumerate()
             .map(|(unit, id)| (id.as_str(), unit))
             .collect();
+        let test_units: HashMap<&str, usize> = stored
+            .test
+            .iter()
+            .enumerate()
+            .map(|(unit, id)| (id.as_str(), unit))
+            .collect();
         let repeats = stored.experiment.sweep.repeats;
-        let (mut n_expected, mut n_stored) = (0, 0);
-        let trials: Vec<TrialSummary> = trials
-            .into_iter()
-            .map(|t| {
-                let observations: Vec<Observation> = t
-                    .verdicts
+        let judged: Vec<&Item> = stored
+            .judged
+            .iter()
+            .filter_map(|id| items.get(id.as_str()).copied())
+            .collect();
+        // Each trial's metrics (its bootstrap intervals are most of the time) on a core of
+        // its own, and the baselines beside them.
+        let (summarized, baselines) = std::thread::scope(|scope| {
+            let baselines = scope.spawn(|| baseline::baselines(dataset.task, &judged, bootstrap));
+            let summarized: Vec<(TrialSummary, usize, usize)> = parallel::map(trials, |t| {
+                let observed = |units: &HashMap<&str, usize>| -> Vec<Observation> {
+                    t.verdicts
+                        .iter()
+                        .filter_map(|v| {
+                            let item = items.get(v.item_id.as_str())?;
+                            let unit = units.get(v.item_id.as_str())?;
+                            Some(v.observation(item.human_label, *unit))
+                        })
+                        .collect()
+                };
+                let observations = observed(&units);
+                let test_observations = observed(&test_units);
+                let dropped = stored
+                    .race
                     .iter()
-                    .filter_map(|v| {
-                        let item = items.get(v.item_id.as_str())?;
-                        let unit = units.get(v.item_id.as_str())?;
-                        Some(v.observation(item.human_label, *unit))
-                    })
-                    .collect();
-                n_expected += stored.judged.len() * repeats as usize * t.params.order.calls().len();
-                n_stored += t
+                    .find(|s| s.trial_id == t.id && s.dropped)
+                    .copied();
+                // A dropped trial needs the dev items it was judged on by then; a trial the
+                // selection keeps needs the test split too.
+                let dev_items = dropped.map_or(stored.judged.len(), |d| d.n_items);
+                let test_items = if t.test_role.is_some() {
+                    stored.test.len()
+                } else {
+                    0
+                };
+                let per_item = repeats as usize * t.params.order.calls().len();
+                let n_expected = (dev_items + test_items) * per_item;
+                let n_stored = t
                     .verdicts
                     .iter()
                     .filter(|v| !v.outcome.is_call_failure())
@@ -341,10 +431,23 @@ impl ExperimentSummary {
                         .filter_map(|v| v.latency_ms)
                         .collect(),
                 };
-                TrialSummary {
+                let metrics = metrics::compute(dataset.task, &observations, timing, bootstrap);
+                let split_scores = SplitScores {
+                    dev: SplitScore {
+                        n: metrics.n,
+                        n_errors: metrics.n_errors,
+                        quality: metrics.quality.clone(),
+                    },
+                    test: (!test_observations.is_empty())
+                        .then(|| SplitScore::of(dataset.task, &test_observations, bootstrap)),
+                };
+                let summary = TrialSummary {
                     id: t.id,
                     trial_idx: t.trial_idx,
-                    metrics: metrics::compute(dataset.task, &observations, timing, bootstrap),
+                    metrics,
+                    split_scores,
+                    test_role: t.test_role,
+                    dropped,
                     params: t.params,
                     model_sha256: t.model_sha256,
                     template_hash: t.template_hash,
@@ -352,18 +455,18 @@ impl ExperimentSummary {
                     verdicts: t.verdicts,
                     observations,
                     latencies,
-                }
-            })
-            .collect();
-        let judged: Vec<&Item> = stored
-            .judged
-            .iter()
-            .filter_map(|id| items.get(id.as_str()).copied())
-            .collect();
-        let baselines = baseline::baselines(dataset.task, &judged, bootstrap)
-            .into_iter()
-            .map(|b| (b.name, b))
-            .collect();
+                };
+                (summary, n_expected, n_stored)
+            });
+            (
+                summarized,
+                baselines.join().expect("the baselines do not panic"),
+            )
+        });
+        let n_expected = summarized.iter().map(|s| s.1).sum();
+        let n_stored = summarized.iter().map(|s| s.2).sum();
+        let trials: Vec<TrialSummary> = summarized.into_iter().map(|s| s.0).collect();
+        let baselines = baselines.into_iter().map(|b| (b.name, b)).collect();
         ExperimentSummary {
             schema_version: EXPORT_SCHEMA_VERSION,
             experiment: ExperimentInfo {
@@ -373,9 +476,13 @@ impl ExperimentSummary {
                 task_kind: dataset.task,
                 created_at: stored.created_at,
                 n_items: stored.judged.len(),
+                n_test_items: stored.test.len(),
+                selected: stored.selected,
+                strategy: stored.experiment.selection.strategy,
                 repeats,
                 few_shot_pool: stored.pool,
                 judged: stored.judged,
+                test: stored.test,
                 n_expected,
                 n_stored,
                 spec: stored.spec,
@@ -385,6 +492,7 @@ impl ExperimentSummary {
             baselines,
             trials,
             load_ramps: stored.load_ramps,
+            race: stored.race,
             dataset,
         }
     }
@@ -408,6 +516,44 @@ impl ExperimentSummary {
                 format!("at concurrency {} or {last}", rest.join(", "))
             }
         }
+    }
+
+    /// What a trial costs, for the cost–quality front and for breaking ties between
+    /// equally good trials: dollars where every trial has a price, tokens otherwise.
+    pub fn cost_objective(&self) -> Objective {
+        let priced = !self.trials.is_empty()
+            && self
+                .trials
+                .iter()
+                .all(|t| t.metrics.usd_per_1k_items.is_some());
+        Objective::Cost(if priced { Cost::Usd } else { Cost::Tokens })
+    }
+
+    /// Where the best trial by `metric` stands in `trials` (ties: the cheaper, then the
+    /// earlier; see [`selection::pick`]).
+    pub fn pick(&self, metric: Quality) -> Option<usize> {
+        let cost = self.cost_objective();
+        let metrics: Vec<&TrialMetrics> = self.trials.iter().map(|t| &t.metrics).collect();
+        selection::pick_of(&metrics, metric, |m| cost.value(m))
+    }
+
+    /// The best trial's `metric` corrected for having been picked among all the trials on
+    /// the same items ([`selection::corrected`]); `None` without intervals or trials.
+    pub fn selection(&self, metric: Quality) -> Option<Corrected> {
+        let cost = self.cost_objective();
+        let trials: Vec<&[Observation]> = self
+            .trials
+            .iter()
+            .map(|t| t.observations.as_slice())
+            .collect();
+        let costs: Vec<Option<f64>> = self.trials.iter().map(|t| cost.value(&t.metrics)).collect();
+        selection::corrected(
+            self.experiment.task_kind,
+            &trials,
+            &costs,
+            metric,
+            &self.bootstrap,
+        )
     }
 
     /// The trial with store id `trial_id`.

@@ -13,13 +13,30 @@ use std::collections::BTreeMap;
 use crate::dataset::Item;
 use crate::rng::SplitMix64;
 
-/// Item indices of the pool and of the items to judge (both in rank / dataset order).
+/// Item indices of the pool and of the items to judge.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Split {
     /// Few-shot pool, by stratified rank.
     pub pool: Vec<usize>,
-    /// Items to judge, in dataset order.
+    /// Items every trial judges (the dev split, where there is a test split): in dataset
+    /// order, or by stratified rank where [`Sizes::stratified`] (a race's rounds are its
+    /// prefixes, each with the labels in proportion).
     pub judged: Vec<usize>,
+    /// The test split, judged only by the trials the selection keeps (by stratified rank);
+    /// empty without one.
+    pub test: Vec<usize>,
+}
+
+/// How many items to judge, and how.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sizes {
+    /// Judged items in all (`limits.items`).
+    pub items: Option<usize>,
+    pub dev: Option<usize>,
+    pub test: Option<usize>,
+    /// Order the judged items by stratified rank rather than dataset order: set with a
+    /// split or a race (unset, items are drawn as before these existed).
+    pub stratified: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -32,8 +49,9 @@ pub enum SplitError {
     },
     #[error("the dataset has {n_items} items: too few to reserve {pool} few-shot examples and still judge any")]
     NothingToJudge { n_items: usize, pool: usize },
-    #[error("limits.items = {asked} exceeds the {available} items left after reserving {pool} few-shot examples")]
+    #[error("{key} = {asked} exceeds the {available} items left after reserving {pool} few-shot examples")]
     TooManyItems {
+        key: &'static str,
         asked: usize,
         available: usize,
         pool: usize,
@@ -70,15 +88,15 @@ pub fn stratified_order(items: &[Item], seed: u64) -> Vec<usize> {
 }
 
 /// Reserves the pool (`pool_size` examples under each of `limits`; `None` is no limit) and
-/// draws the items to judge. `example_tokens[idx]` is item idx's length as an example; it
-/// is only consulted for limits that are set.
+/// draws the items to judge as `sizes` says. `example_tokens[idx]` is item idx's length as
+/// an example; it is only consulted for limits that are set.
 pub fn reserve(
     items: &[Item],
     seed: u64,
     pool_size: usize,
     limits: &[Option<u32>],
     example_tokens: &dyn Fn(usize) -> usize,
-    n_judged: Option<usize>,
+    sizes: Sizes,
 ) -> Result<Split, SplitError> {
     let order = stratified_order(items, seed);
     let mut in_pool = vec![false; items.len()];
@@ -114,19 +132,60 @@ pub fn reserve(
             pool: pool.len(),
         });
     }
-    if let Some(n) = n_judged {
-        if n > rest.len() {
-            return Err(SplitError::TooManyItems {
-                asked: n,
-                available: rest.len(),
-                pool: pool.len(),
-            });
+    let too_many = |key, asked| SplitError::TooManyItems {
+        key,
+        asked,
+        available: rest.len(),
+        pool: pool.len(),
+    };
+    if !sizes.stratified {
+        if let Some(n) = sizes.items {
+            if n > rest.len() {
+                return Err(too_many("limits.items", n));
+            }
+            SplitMix64::new(seed ^ 0x17E3_5E1E).shuffle(&mut rest);
+            rest.truncate(n);
+            rest.sort_unstable();
         }
-        SplitMix64::new(seed ^ 0x17E3_5E1E).shuffle(&mut rest);
-        rest.truncate(n);
-        rest.sort_unstable();
+        return Ok(Split {
+            pool,
+            judged: rest,
+            test: Vec::new(),
+        });
     }
-    Ok(Split { pool, judged: rest })
+    // The test split first, then the dev split, each a prefix of the rest's stratified
+    // order, so that both hold the labels in proportion and a race's rounds do too.
+    let remaining: Vec<Item> = rest.iter().map(|&i| items[i].clone()).collect();
+    let order: Vec<usize> = stratified_order(&remaining, seed ^ 0xDE5_7E57)
+        .into_iter()
+        .map(|r| rest[r])
+        .collect();
+    let n_test = sizes.test.unwrap_or(0);
+    let n_dev = match (sizes.dev, sizes.items) {
+        (Some(dev), _) => dev,
+        (None, Some(items)) => items.saturating_sub(n_test),
+        (None, None) => order.len().saturating_sub(n_test),
+    };
+    if n_test + n_dev > order.len() {
+        let (key, asked) = match (sizes.items, sizes.dev, sizes.test) {
+            (Some(items), _, _) => ("limits.items", items),
+            (None, Some(_), Some(_)) => ("limits.dev + limits.test", n_dev + n_test),
+            (None, Some(dev), None) => ("limits.dev", dev),
+            (None, None, _) => ("limits.test", n_test),
+        };
+        return Err(too_many(key, asked));
+    }
+    if n_dev == 0 {
+        return Err(SplitError::NothingToJudge {
+            n_items: items.len(),
+            pool: pool.len() + n_test,
+        });
+    }
+    Ok(Split {
+        pool,
+        judged: order[n_test..n_test + n_dev].to_vec(),
+        test: order[..n_test].to_vec(),
+    })
 }
 
 /// The examples a trial shows: the first `k` pool items within `limit` tokens.
@@ -165,11 +224,77 @@ mod tests {
             .collect()
     }
 
+    fn items_(n: usize) -> Sizes {
+        Sizes {
+            items: Some(n),
+            ..Sizes::default()
+        }
+    }
+
+    #[test]
+    fn dev_and_test_splits_are_disjoint_stratified_prefixes() {
+        let items = items("AAAAAAAAAAAABBBBBBBBBBBB");
+        let len = |_| 0;
+        let sizes = Sizes {
+            dev: Some(10),
+            test: Some(8),
+            stratified: true,
+            ..Sizes::default()
+        };
+        let split = reserve(&items, 5, 2, &[None], &len, sizes).unwrap();
+        assert_eq!(
+            (split.pool.len(), split.judged.len(), split.test.len()),
+            (2, 10, 8)
+        );
+        let mut all: Vec<usize> = [&split.pool, &split.judged, &split.test]
+            .into_iter()
+            .flatten()
+            .copied()
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), 20);
+        // Labels in proportion in the test split and in every even prefix of the dev split.
+        let a = |idxs: &[usize]| {
+            idxs.iter()
+                .filter(|&&i| items[i].human_label.category() == "A")
+                .count()
+        };
+        assert_eq!(a(&split.test), 4);
+        for k in [2, 4, 6, 8, 10] {
+            assert_eq!(a(&split.judged[..k]), k / 2, "{k}");
+        }
+        assert_eq!(split, reserve(&items, 5, 2, &[None], &len, sizes).unwrap());
+        // The dev split defaults to what the test split leaves (of limits.items, if set).
+        let rest = Sizes { dev: None, ..sizes };
+        assert_eq!(
+            reserve(&items, 5, 2, &[None], &len, rest)
+                .unwrap()
+                .judged
+                .len(),
+            14
+        );
+        let of_items = Sizes {
+            items: Some(12),
+            ..rest
+        };
+        let split = reserve(&items, 5, 2, &[None], &len, of_items).unwrap();
+        assert_eq!((split.judged.len(), split.test.len()), (4, 8));
+        let too_many = Sizes {
+            dev: Some(20),
+            ..sizes
+        };
+        assert_eq!(
+            reserve(&items, 5, 2, &[None], &len, too_many).unwrap_err().to_string(),
+            "limits.dev + limits.test = 28 exceeds the 22 items left after reserving 2 few-shot examples"
+        );
+    }
+
     #[test]
     fn pool_is_stratified_and_disjoint_from_judged_items() {
         let items = items("AAAAAAAABB");
         let len = |i: usize| i;
-        let split = reserve(&items, 1, 4, &[None], &len, Some(5)).unwrap();
+        let split = reserve(&items, 1, 4, &[None], &len, items_(5)).unwrap();
         assert_eq!(split.pool.len(), 4);
         let mut labels: Vec<_> = split
             .pool
@@ -193,11 +318,11 @@ mod tests {
         assert!(split.judged.windows(2).all(|w| w[0] < w[1]));
         assert_eq!(
             split,
-            reserve(&items, 1, 4, &[None], &len, Some(5)).unwrap()
+            reserve(&items, 1, 4, &[None], &len, items_(5)).unwrap()
         );
         assert_ne!(
             split,
-            reserve(&items, 2, 4, &[None], &len, Some(5)).unwrap()
+            reserve(&items, 2, 4, &[None], &len, items_(5)).unwrap()
         );
     }
 
@@ -205,7 +330,7 @@ mod tests {
     fn length_limits_reserve_enough_short_examples() {
         let items = items("ABABABABABABABAB");
         let len = |i: usize| i * 10; // item i is i*10 tokens long
-        let split = reserve(&items, 3, 2, &[Some(35), None], &len, None).unwrap();
+        let split = reserve(&items, 3, 2, &[Some(35), None], &len, Sizes::default()).unwrap();
         let short = examples(&split.pool, 2, Some(35), &len);
         assert_eq!(short.len(), 2);
         assert!(short.iter().all(|&i| i * 10 <= 35));
@@ -214,7 +339,7 @@ mod tests {
             split.pool[..2].to_vec()
         );
         assert_eq!(split.judged.len(), items.len() - split.pool.len());
-        let err = reserve(&items, 3, 5, &[Some(35)], &len, None).unwrap_err();
+        let err = reserve(&items, 3, 5, &[Some(35)], &len, Sizes::default()).unwrap_err();
         assert_eq!(
             err.to_string(),
             "only 4 items have few-shot examples of at most 35 tokens; the sweep needs 5"
@@ -226,11 +351,11 @@ mod tests {
         let items = items("AB");
         let len = |_| 0;
         assert!(matches!(
-            reserve(&items, 0, 2, &[None], &len, None),
+            reserve(&items, 0, 2, &[None], &len, Sizes::default()),
             Err(SplitError::NothingToJudge { .. })
         ));
         assert_eq!(
-            reserve(&items, 0, 1, &[None], &len, Some(3))
+            reserve(&items, 0, 1, &[None], &len, items_(3))
                 .unwrap_err()
                 .to_string(),
             "limits.items = 3 exceeds the 1 items left after reserving 1 few-shot examples"

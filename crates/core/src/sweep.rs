@@ -11,6 +11,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::rng::SplitMix64;
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Sweep {
     /// The judges' names (the `judge` axis); the experiment holds what each one is. In the
@@ -40,6 +42,10 @@ pub struct Sweep {
     pub concurrency: Vec<Option<u32>>,
     pub repeats: u32,
     pub seed: u64,
+    /// Judge a seeded random subset of this many of the grid's trials (`sample = 24`), for
+    /// grids too large to enumerate; left out while unset, like `order`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -584,7 +590,7 @@ pub fn same_prompts(p: &TrialParams, q: &TrialParams) -> bool {
 
 impl Sweep {
     /// Every point of the grid: the product over [`Axis::ALL`], in that order (the last
-    /// varies fastest).
+    /// varies fastest); with `sample`, that many of them, drawn by the seed.
     pub fn trials(&self) -> Vec<TrialParams> {
         let mut out = vec![TrialParams::default()];
         for axis in Axis::ALL {
@@ -601,7 +607,25 @@ impl Sweep {
                 })
                 .collect();
         }
-        out
+        match self.sample {
+            Some(k) if k < out.len() => {
+                // Drawn by the sweep's seed, kept in grid order.
+                let mut chosen: Vec<usize> = (0..out.len()).collect();
+                SplitMix64::new(self.seed ^ 0x5A3F_1E5E_7B1D_0C4A).shuffle(&mut chosen);
+                chosen.truncate(k);
+                chosen.sort_unstable();
+                chosen.into_iter().map(|i| out[i].clone()).collect()
+            }
+            _ => out,
+        }
+    }
+
+    /// The number of points of the full grid, before any `sample`.
+    pub fn grid_size(&self) -> usize {
+        Axis::ALL
+            .into_iter()
+            .map(|axis| (axis.info().count)(self))
+            .product()
     }
 }
 

@@ -89,8 +89,14 @@ impl EngineError {
         matches!(self, EngineError::Model(LlamaError::UnsupportedCpu(_)))
     }
 
-    /// True when the user's input is at fault (a bad file, key or value), as opposed to the
-    /// machine or the model: the CLI exits with code 2 for these.
+    /// A run of the experiment is already going, in this process or another.
+    pub fn is_already_running(&self) -> bool {
+        matches!(self, EngineError::Store(StoreError::Running { .. }))
+    }
+
+    /// True when the user's input is at fault (a bad file, key or value), or what they asked
+    /// for waits on them (the experiment is already running), as opposed to the machine or
+    /// the model: the CLI exits with code 2 for these.
     pub fn is_invalid_input(&self) -> bool {
         matches!(
             self,
@@ -102,8 +108,10 @@ impl EngineError {
                 | EngineError::Results(_)
                 | EngineError::Changed { .. }
                 | EngineError::UnknownExperiment(_)
-        ) || matches!(self, EngineError::Store(StoreError::NameTaken { .. }))
-            || matches!(self, EngineError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+        ) || matches!(
+            self,
+            EngineError::Store(StoreError::NameTaken { .. } | StoreError::Running { .. })
+        ) || matches!(self, EngineError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
     }
 }
 

@@ -82,6 +82,8 @@ pub async fn load_ramp(
         ..BootstrapSpec::default()
     };
     let summary = summarize(store, experiment, &no_ci).await?;
+    // A ramp is a run of its experiment: requests of a run going on would share its load.
+    let _lock = store.lock_run(experiment)?;
     let trial = summary.trial(options.trial_id)?;
     let row = store
         .experiment_by_name(experiment)

@@ -56,7 +56,7 @@ pub async fn plan(
         e.max_few_shot(),
         &e.sweep.few_shot_max_tokens,
         &|_| 0,
-        e.limits.items,
+        e.sizes(),
     )?;
     let trials = e.trials();
     let judged: Vec<&Item> = s.judged.iter().map(|&i| &items[i]).collect();

@@ -21,6 +21,10 @@ pub struct Progress {
     /// Once judging is done: calls timed, done of total, and the load they are timed at
     /// (none: alone).
     pub timed: Option<(usize, usize, Option<u32>)>,
+    /// A race's round, of how many, and the trials still in it.
+    pub round: Option<(u32, u32, usize)>,
+    /// Judging the test split: the trials chosen for it.
+    pub confirming: Option<usize>,
 }
 
 impl Default for Progress {
@@ -34,6 +38,8 @@ impl Default for Progress {
             n_failed: 0,
             trial_idx: 0,
             timed: None,
+            round: None,
+            confirming: None,
         }
     }
 }
@@ -70,6 +76,21 @@ impl Progress {
                 total,
                 concurrency,
             } => self.timed = Some((done, total, concurrency)),
+            RunEvent::Round {
+                round,
+                n_rounds,
+                survivors,
+                ..
+            } => self.round = Some((round, n_rounds, survivors)),
+            RunEvent::Dropped { survivors, .. } => {
+                if let Some((_, _, left)) = &mut self.round {
+                    *left = survivors;
+                }
+            }
+            RunEvent::Selected { ref trial_ids, .. } => {
+                self.round = None;
+                self.confirming = Some(trial_ids.len());
+            }
             RunEvent::Imported { .. } | RunEvent::Loading { .. } => {}
         }
     }
@@ -98,8 +119,18 @@ impl Progress {
             }
             None => {}
         }
+        let stage = match (self.round, self.confirming) {
+            (Some((round, n_rounds, left)), _) => {
+                format!(
+                    "race round {round}/{n_rounds}, {left} of {} trials left, ",
+                    self.n_trials
+                )
+            }
+            (None, Some(n)) => format!("test split, {n} kept trials: "),
+            (None, None) => String::new(),
+        };
         format!(
-            "trial {}/{}, {} without a verdict",
+            "{stage}trial {}/{}, {} without a verdict",
             self.trial_idx + 1,
             self.n_trials,
             self.n_failed

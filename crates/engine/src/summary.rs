@@ -60,6 +60,7 @@ pub async fn summarize(
             examples: t.examples,
             verdicts: read.await.expect("reading verdicts does not panic")?,
             timed,
+            test_role: t.test_role,
         });
     }
     let load_ramps = store
@@ -81,6 +82,9 @@ pub async fn summarize(
         created_at: row.created_at,
         pool: row.pool,
         judged: row.judged,
+        test: row.test,
+        selected: row.selected,
+        race: store.race_standings(row.id).await?,
         load_ramps,
     };
     Ok(ExperimentSummary::new(stored, dataset, trials, bootstrap))

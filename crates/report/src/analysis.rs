@@ -8,6 +8,7 @@ use judgelab_core::metrics::paired::{self, PairedComparison};
 use judgelab_core::metrics::{Estimate, Quality, TrialMetrics};
 use judgelab_core::pareto::{self, Cost, FrontStatus, Objective};
 use judgelab_core::results::{ExperimentSummary, TrialSummary};
+use judgelab_core::selection::Corrected;
 use judgelab_core::{Order, Task};
 
 use judgelab_core::sweep::Axis;
@@ -29,6 +30,8 @@ pub struct Analysis<'a> {
     /// Indexes into the trials.
     pub best: Option<usize>,
     pub recommended: Option<usize>,
+    /// The best trial's quality corrected for having been picked among all of them.
+    pub selection: Option<Corrected>,
     /// Each trial against the best one (`None` for the best itself).
     pub versus_best: Vec<Option<PairedComparison>>,
     /// The recommendation and the caveats, in sentences.
@@ -40,8 +43,7 @@ impl<'a> Analysis<'a> {
         let task = summary.experiment.task_kind;
         let trials = &summary.trials;
         let metrics: Vec<&TrialMetrics> = trials.iter().map(|t| &t.metrics).collect();
-        let priced = !metrics.is_empty() && metrics.iter().all(|m| m.usd_per_1k_items.is_some());
-        let cost = Objective::Cost(if priced { Cost::Usd } else { Cost::Tokens });
+        let cost = summary.cost_objective();
         let latency = Objective::Cost(Cost::LatencyP95);
         let q = Objective::Quality(quality);
         let varying: Vec<Axis> = Axis::ALL
@@ -65,31 +67,29 @@ impl<'a> Analysis<'a> {
             .collect();
         let front_cost = pareto::front(&metrics, &[q, cost]);
         let front_latency = pareto::front(&metrics, &[q, latency]);
-        let best = (0..trials.len())
-            .filter(|&i| metrics[i].value(quality).is_some())
-            .max_by(|&i, &j| {
-                let (a, b) = (metrics[i].value(quality), metrics[j].value(quality));
-                // Higher quality, then lower cost, then the earlier trial.
-                a.partial_cmp(&b)
-                    .unwrap_or(std::cmp::Ordering::Equal)
-                    .then_with(|| {
-                        let (ca, cb) = (cost.value(metrics[i]), cost.value(metrics[j]));
-                        cb.partial_cmp(&ca).unwrap_or(std::cmp::Ordering::Equal)
-                    })
-                    .then(j.cmp(&i))
-            });
-        let versus_best: Vec<Option<PairedComparison>> = (0..trials.len())
-            .map(|i| {
-                let b = best.filter(|&b| b != i)?;
-                Some(paired::compare(
-                    task,
-                    &trials[i].observations,
-                    &trials[b].observations,
-                    quality,
-                    &summary.bootstrap,
-                ))
-            })
-            .collect();
+        let best = summary.pick(quality);
+        // The paired comparisons with the best and the selection-corrected estimate are
+        // bootstrap intervals each, computed side by side.
+        let (selection, versus_best) = std::thread::scope(|scope| {
+            let selection = scope.spawn(|| summary.selection(quality));
+            let versus_best: Vec<Option<PairedComparison>> =
+                judgelab_core::parallel::map((0..trials.len()).collect(), |i| {
+                    let b = best.filter(|&b| b != i)?;
+                    Some(paired::compare(
+                        task,
+                        &trials[i].observations,
+                        &trials[b].observations,
+                        quality,
+                        &summary.bootstrap,
+                    ))
+                });
+            (
+                selection
+                    .join()
+                    .expect("the selection estimate does not panic"),
+                versus_best,
+            )
+        });
         // A cheaper trial on the quality–cost front that the data cannot tell from the best
         // (its paired interval of the difference includes zero), saving at least a tenth of
         // the cost, and clearing the baselines as the best does; of those, the one with the
@@ -140,6 +140,7 @@ impl<'a> Analysis<'a> {
             front_latency,
             best,
             recommended,
+            selection,
             versus_best,
             findings: Vec::new(),
         };
@@ -249,6 +250,19 @@ impl<'a> Analysis<'a> {
                 cost_text(pick),
                 cost_text(best),
             ));
+        }
+        if let Some(c) = self.selection.filter(|c| c.n_trials > 1) {
+            if let (Some(naive), Some(optimism)) = (c.naive, c.optimism) {
+                out.push(format!(
+                    "Trial {} was picked as the best of {} on the same items, so its {q} of {naive:.3} overstates what it will score on new items: picking again on bootstrap resamples and scoring each pick on the items left out gives {}, {optimism:.3} less (bootstrap bias-corrected out-of-bag estimate, Tsamardinos et al. 2018).",
+                    self.name(best),
+                    c.n_trials,
+                    estimate_text(Estimate {
+                        value: c.value,
+                        ci: c.ci
+                    }),
+                ));
+            }
         }
         // Once "not ready" has named the baseline that matters, the rest would repeat it.
         for b in self.summary.baselines.values().filter(|_| ready) {

@@ -130,6 +130,15 @@ pub fn write_report(
         )),
         None => None,
     };
+    let race = match a.race_chart() {
+        Some(chart) => Some(draw(
+            "race",
+            "a race's survivors against its leader, round by round",
+            Chart::Lines(chart),
+            &mut write,
+        )?),
+        None => None,
+    };
     let figures = html::Figures {
         pareto_cost,
         pareto_latency,
@@ -137,6 +146,7 @@ pub fn write_report(
         latency,
         confusion,
         load,
+        race,
     };
     write("report.html", html::render(&a, &figures).as_bytes())?;
     write("report.md", markdown::render(&a, &pngs).as_bytes())?;

@@ -165,6 +165,66 @@ impl Analysis<'_> {
         ))
     }
 
+    /// A race's standings by round: each surviving trial's selection metric minus the
+    /// round's leader's (95% interval from the paired jackknife error), against the dev
+    /// items judged by then; a trial's line ends at the round that dropped it. The ten
+    /// trials that stayed longest, the last survivors first.
+    pub fn race_chart(&self) -> Option<charts::LineChart> {
+        let race = &self.summary.race;
+        if race.is_empty() {
+            return None;
+        }
+        let metric = self.summary.experiment.parsed.selection.metric;
+        let last_round = |id: i64| {
+            race.iter()
+                .filter(|s| s.trial_id == id)
+                .map(|s| s.round)
+                .max()
+        };
+        let mut ids: Vec<(usize, i64)> = self
+            .summary
+            .trials
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| Some((i, last_round(t.id)?)).map(|(i, _)| (i, t.id)))
+            .collect();
+        ids.sort_by_key(|&(i, id)| (std::cmp::Reverse(last_round(id)), i));
+        ids.truncate(10);
+        ids.sort_unstable();
+        let series = ids
+            .iter()
+            .map(|&(i, id)| charts::Series {
+                name: self.labels[i].clone(),
+                points: race
+                    .iter()
+                    .filter(|s| s.trial_id == id)
+                    .filter_map(|s| {
+                        let d = if s.leader { 0.0 } else { s.difference? };
+                        Some(charts::LinePoint {
+                            x: s.n_items as f64,
+                            y: d,
+                            ci: s.std_error.map(|se| (d - 1.96 * se, d + 1.96 * se)),
+                        })
+                    })
+                    .collect(),
+            })
+            .filter(|s: &charts::Series| !s.points.is_empty())
+            .collect();
+        let title = metric.title(self.task);
+        Some(charts::LineChart {
+            title: format!("race: {title} against the leader, round by round"),
+            x_label: "dev items judged".into(),
+            y_label: format!("{title} minus the leader's"),
+            x_ticks: None,
+            series,
+            baselines: vec![charts::Reference {
+                name: "the leader".into(),
+                value: 0.0,
+            }],
+            reference_kind: "reference".into(),
+        })
+    }
+
     /// Latency CDFs of up to ten trials: the recommended and best first, then the front.
     pub fn latency_chart(&self) -> charts::CdfChart {
         let mut chosen: Vec<usize> = self.recommended.into_iter().chain(self.best).collect();

@@ -30,6 +30,8 @@ pub struct Figures {
     pub confusion: String,
     /// The latest load ramp's latency and throughput charts, where there is one.
     pub load: Option<(String, String)>,
+    /// A race's standings by round, where the experiment raced.
+    pub race: Option<String>,
 }
 
 pub fn escape(text: &str) -> String {
@@ -73,6 +75,7 @@ pub fn render(a: &Analysis<'_>, figures: &Figures) -> String {
     let mut h = String::new();
     head(&mut h, a);
     pick(&mut h, a, figures);
+    confirmation(&mut h, a, figures);
     trials(&mut h, a);
     parameters(&mut h, a, figures);
     latency(&mut h, a, figures);
@@ -226,6 +229,109 @@ fn trials(h: &mut String, a: &Analysis<'_>) {
         h.push_str("<td colspan=\"7\"></td></tr>\n");
     }
     h.push_str("</table></div>\n<p class=\"note\">★ highest quality; the highlighted row is the recommendation. Small print: the 95% interval.</p>\n");
+}
+
+/// Whether the pick was confirmed on items that did not choose it: each kept trial's dev
+/// and test scores side by side, and a race's drops.
+fn confirmation(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
+    let e = &a.summary.experiment;
+    let q = a.quality_title();
+    h.push_str(
+        "<h2>Is the pick confirmed?</h2>
+",
+    );
+    if e.n_test_items == 0 {
+        h.push_str("<p>Not confirmed: this experiment has no test split, so every score here comes from the items that ranked the trials, and the best of them is biased upward (the maximum of noisy estimates). Set <code>[limits] test = N</code> to judge the kept trials again on items that did not pick them.</p>
+");
+    } else if !e.selected {
+        let _ = writeln!(
+            h,
+            "<p>Not yet: the {} test items are judged once the dev split is complete.</p>",
+            e.n_test_items
+        );
+    } else {
+        let _ = writeln!(h, "<p>The trials below were kept after the {} dev items and judged on {} test items that played no part in choosing them. A test score well below the dev score is the optimism of choosing.</p>", e.n_items, e.n_test_items);
+        let _ = writeln!(h, "<table><tr><th class=\"l\">trial</th><th class=\"l\">kept as</th><th>dev {0}</th><th>test {0}</th><th>dev − test</th></tr>", escape(q));
+        for t in a.summary.trials.iter().filter(|t| t.test_role.is_some()) {
+            let dev = t.split_scores.dev.quality.get(a.quality);
+            let test = t
+                .split_scores
+                .test
+                .as_ref()
+                .map(|s| s.quality.get(a.quality))
+                .unwrap_or_default();
+            let gap = match (dev.value, test.value) {
+                (Some(d), Some(t)) => format!("{:+.3}", d - t),
+                _ => "—".into(),
+            };
+            let _ = writeln!(
+                h,
+                "<tr><td class=\"l\">#{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{gap}</td></tr>",
+                t.id,
+                escape(t.test_role.as_deref().unwrap_or("")),
+                cell(dev),
+                cell(test)
+            );
+        }
+        h.push_str(
+            "</table>
+",
+        );
+    }
+    if a.summary.race.is_empty() {
+        return;
+    }
+    let s = &e.parsed.selection;
+    let dropped: Vec<&judgelab_core::results::TrialSummary> = a
+        .summary
+        .trials
+        .iter()
+        .filter(|t| t.dropped.is_some())
+        .collect();
+    let stored: usize = a.summary.trials.iter().map(|t| t.observations.len()).sum();
+    let grid: usize = a
+        .summary
+        .trials
+        .iter()
+        .map(|t| e.n_items * e.repeats as usize * t.params.order.calls().len())
+        .sum();
+    let _ = writeln!(
+        h,
+        "<p>Raced in rounds of {} dev items: after each round from {} items on, a trial was dropped when the paired t test of its {} against the round's leader (jackknife standard error over items) rejected equality at Holm's level for α = {} and it was behind. {} of {} trials were dropped; the race judged {stored} of the {grid} dev verdicts the full grid needs ({:.0}%).</p>",
+        s.round,
+        s.min_items,
+        escape(s.metric.title(a.task)),
+        s.alpha,
+        dropped.len(),
+        a.summary.trials.len(),
+        100.0 * stored as f64 / grid.max(1) as f64,
+    );
+    if let Some(svg) = &figures.race {
+        let _ = writeln!(h, "<figure>{svg}<figcaption>Each line is a trial's {} minus the round's leader's on the items judged so far, with a 95% interval from the paired jackknife error (the test that drops a trial is stricter: Holm's level over that round's comparisons). A line ends at the round that dropped its trial.</figcaption></figure>", escape(s.metric.title(a.task)));
+    }
+    if !dropped.is_empty() {
+        h.push_str("<table><tr><th class=\"l\">trial</th><th>dropped after round</th><th>dev items</th><th>difference</th><th>p</th><th>Holm level</th></tr>
+");
+        for t in dropped {
+            let d = t.dropped.expect("filtered");
+            let num =
+                |x: Option<f64>, digits: usize| x.map_or("—".into(), |v| format!("{v:.digits$}"));
+            let _ = writeln!(
+                h,
+                "<tr><td class=\"l\">#{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                t.id,
+                d.round,
+                d.n_items,
+                num(d.difference, 3),
+                d.p_value.map_or("—".into(), |p| format!("{p:.2e}")),
+                d.threshold.map_or("—".into(), |p| format!("{p:.2e}")),
+            );
+        }
+        h.push_str(
+            "</table>
+",
+        );
+    }
 }
 
 /// The metric against the swept parameter that matters most.

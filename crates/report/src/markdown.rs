@@ -30,6 +30,61 @@ pub fn render(a: &Analysis<'_>, charts: &[(String, String)]) -> String {
     for f in &a.findings {
         let _ = writeln!(m, "- {f}");
     }
+    m.push_str("\n## Is the pick confirmed?\n\n");
+    if e.n_test_items == 0 {
+        m.push_str("Not confirmed: no test split (`[limits] test = N`), so every score comes from the items that ranked the trials.\n");
+    } else if !e.selected {
+        let _ = writeln!(
+            m,
+            "Not yet: the {} test items are judged once the dev split is complete.",
+            e.n_test_items
+        );
+    } else {
+        let _ = writeln!(
+            m,
+            "| trial | kept as | dev {q} | test {q} | dev − test |\n|---|---|---|---|---|"
+        );
+        for t in a.summary.trials.iter().filter(|t| t.test_role.is_some()) {
+            let dev = t.split_scores.dev.quality.get(a.quality);
+            let test = t
+                .split_scores
+                .test
+                .as_ref()
+                .map(|s| s.quality.get(a.quality))
+                .unwrap_or_default();
+            let gap = match (dev.value, test.value) {
+                (Some(d), Some(t)) => format!("{:+.3}", d - t),
+                _ => "—".into(),
+            };
+            let _ = writeln!(
+                m,
+                "| #{} | {} | {} | {} | {gap} |",
+                t.id,
+                t.test_role.as_deref().unwrap_or(""),
+                estimate_text(dev),
+                estimate_text(test)
+            );
+        }
+    }
+    let dropped: Vec<String> = a
+        .summary
+        .trials
+        .iter()
+        .filter_map(|t| Some(format!("#{} after round {}", t.id, t.dropped?.round)))
+        .collect();
+    if !a.summary.race.is_empty() {
+        let _ = writeln!(
+            m,
+            "\nRaced: {} of {} trials dropped ({}).",
+            dropped.len(),
+            a.summary.trials.len(),
+            if dropped.is_empty() {
+                "none".into()
+            } else {
+                dropped.join(", ")
+            }
+        );
+    }
     m.push_str("\n## Trials\n\n");
     let mut header: Vec<String> = vec!["trial".into()];
     header.extend(a.varying.iter().map(|p| p.key().to_string()));

@@ -6,6 +6,8 @@
 //! makes re-runs idempotent. A verdict whose call failed is recorded with its error and is
 //! the only kind of row a later run may overwrite.
 
+mod lock;
+mod race;
 mod rows;
 
 use std::collections::HashSet;
@@ -17,6 +19,7 @@ use judgelab_core::{Dataset, Template};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Row, SqlitePool};
 
+pub use lock::RunLock;
 pub use rows::{DatasetInfo, ExperimentRow, NewExperiment, NewTrial, RampRow, TrialRow};
 
 use judgelab_core::load::LevelRun;
@@ -47,6 +50,14 @@ pub enum StoreError {
     },
     #[error("database {path}: corrupt row: {message}")]
     Corrupt { path: String, message: String },
+    #[error("experiment {name:?} is already running{}; wait for that run to end, or stop it, and run again", if holder.is_empty() { String::new() } else { format!(" ({holder})") })]
+    Running { name: String, holder: String },
+    #[error("cannot take the run lock {path}")]
+    Lock {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("database {path}")]
     Read {
         path: String,
@@ -335,7 +346,7 @@ impl Store {
                 .map_err(self.err())?;
         }
         let id: i64 = sqlx::query(
-            "INSERT INTO experiments (name, content_hash, spec, dataset_id, pool, judged) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+            "INSERT INTO experiments (name, content_hash, spec, dataset_id, pool, judged, test_items) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(&experiment.name)
         .bind(&experiment.content_hash)
@@ -343,6 +354,10 @@ impl Store {
         .bind(experiment.dataset_id)
         .bind(serde_json::to_string(&experiment.pool).expect("ids serialise"))
         .bind(serde_json::to_string(&experiment.judged).expect("ids serialise"))
+        .bind(
+            (!experiment.test.is_empty())
+                .then(|| serde_json::to_string(&experiment.test).expect("ids serialise")),
+        )
         .fetch_one(&mut *tx)
         .await
         .map_err(self.err())?

@@ -27,9 +27,11 @@ pub struct NewExperiment {
     /// The experiment file as written.
     pub spec: String,
     pub dataset_id: i64,
-    /// Item ids of the few-shot pool and of the items judged.
+    /// Item ids of the few-shot pool and of the items every trial judges (the dev split).
     pub pool: Vec<String>,
     pub judged: Vec<String>,
+    /// The test split's item ids; empty without one.
+    pub test: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -42,7 +44,14 @@ pub struct ExperimentRow {
     pub experiment: Experiment,
     pub dataset_id: i64,
     pub pool: Vec<String>,
+    /// The items every trial judges: the dev split, where there is a test split.
     pub judged: Vec<String>,
+    /// The test split, judged only by the trials the selection keeps; empty without one.
+    pub test: Vec<String>,
+    /// The trials that judge the test split are chosen ([`TrialRow::test_role`]).
+    pub selected: bool,
+    /// Rounds of a race decided so far.
+    pub race_rounds: u32,
     pub created_at: String,
 }
 
@@ -67,6 +76,9 @@ pub struct TrialRow {
     pub model_path: String,
     pub model_sha256: Option<String>,
     pub examples: Vec<String>,
+    /// Why it judges the test split (`pick`, `indistinguishable`, `best 3`); none: it does
+    /// not, or nothing is chosen yet.
+    pub test_role: Option<String>,
 }
 
 pub(crate) fn item(r: &SqliteRow) -> Result<Item, String> {
@@ -109,6 +121,13 @@ pub(crate) fn experiment(r: &SqliteRow) -> Result<ExperimentRow, BadExperiment> 
         dataset_id: r.get("dataset_id"),
         pool: ids(r, "pool").map_err(BadExperiment::Corrupt)?,
         judged: ids(r, "judged").map_err(BadExperiment::Corrupt)?,
+        test: match r.get::<Option<&str>, _>("test_items") {
+            None => Vec::new(),
+            Some(text) => serde_json::from_str(text)
+                .map_err(|e| BadExperiment::Corrupt(format!("test_items: {e}")))?,
+        },
+        selected: r.get::<i64, _>("selected") != 0,
+        race_rounds: r.get::<i64, _>("race_rounds") as u32,
         created_at: r.get("created_at"),
     })
 }
@@ -124,6 +143,7 @@ pub(crate) fn trial(r: &SqliteRow) -> Result<TrialRow, String> {
         model_path: r.get("model_path"),
         model_sha256: r.get("model_sha256"),
         examples: ids(r, "examples")?,
+        test_role: r.get("test_role"),
     })
 }
 

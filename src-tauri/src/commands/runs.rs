@@ -161,6 +161,35 @@ async fn run(
                 total: total as u32,
                 concurrency,
             },
+            RunEvent::Round {
+                round,
+                n_rounds,
+                n_items,
+                survivors,
+                n_trials,
+            } => RunUpdate::Round {
+                round,
+                n_rounds,
+                n_items: n_items as u32,
+                survivors: survivors as u32,
+                n_trials: n_trials as u32,
+            },
+            RunEvent::Dropped {
+                round,
+                trial_ids,
+                survivors,
+            } => RunUpdate::Dropped {
+                round,
+                trial_ids: trial_ids.into_iter().map(|id| id as u32).collect(),
+                survivors: survivors as u32,
+            },
+            RunEvent::Selected {
+                trial_ids,
+                n_test_items,
+            } => RunUpdate::Selected {
+                trial_ids: trial_ids.into_iter().map(|id| id as u32).collect(),
+                n_test_items: n_test_items as u32,
+            },
         };
         last_sent = Instant::now();
         let _ = channel.send(update);
@@ -176,6 +205,7 @@ async fn run(
         prompt_tokens_decoded: summary.prompt_tokens_decoded.min(u64::from(u32::MAX)) as u32,
         timed_now: summary.timed_now as u32,
         timed_at_load: summary.timed_at_load as u32,
+        stopped_by: summary.stopped_by,
         failures: summary
             .failures
             .into_iter()

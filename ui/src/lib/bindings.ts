@@ -362,7 +362,21 @@ n_failed: number; verdicts_per_second: number | null; eta_seconds: number | null
  *  local trials at concurrency 1 (`concurrency` null), or with a remote trial's
  *  `concurrency` (the sweep's axis) in flight.
  */
-{ event: "timing"; done: number; total: number; concurrency: number | null } | { event: "finished"; interrupted: boolean; judged_now: number; n_errors: number; 
+{ event: "timing"; done: number; total: number; concurrency: number | null } | 
+/**
+ *  A race's round starts: `survivors` of `n_trials` trials judge the first `n_items`
+ *  dev items.
+ */
+{ event: "round"; round: number; n_rounds: number; n_items: number; survivors: number; n_trials: number } | 
+/**
+ *  The race dropped these trials (store ids) after a round, clearly worse than its
+ *  leader.
+ */
+{ event: "dropped"; round: number; trial_ids: number[]; survivors: number } | 
+/**  The dev split is judged: these trials judge the test split, to confirm the pick. */
+{ event: "selected"; trial_ids: number[]; n_test_items: number } | { event: "finished"; interrupted: boolean; 
+/**  The budget that stopped the run (`limits.max_calls = …`), if one did. */
+stopped_by: string | null; judged_now: number; n_errors: number; 
 /**
  *  Calls made to the judge: with exact verdicts one per prompt, however many
  *  trials it served.

@@ -22,7 +22,7 @@ describe("run state", () => {
     );
     expect(running).toMatchObject({ phase: "running", nTrials: 4, trialIdx: 1, done: 30, total: 80, nFailed: 2 });
     expect(isActive(running)).toBe(true);
-    const finished = applyUpdate(running, { event: "finished", interrupted: false, judged_now: 80, n_errors: 0, model_calls: 8, prompt_tokens_decoded: 5120, timed_now: 0, timed_at_load: 0, failures: [] });
+    const finished = applyUpdate(running, { event: "finished", interrupted: false, stopped_by: null, judged_now: 80, n_errors: 0, model_calls: 8, prompt_tokens_decoded: 5120, timed_now: 0, timed_at_load: 0, failures: [] });
     expect(finished.phase).toBe("finished");
     expect(statusText(finished)).toBe("finished");
     expect(statusDetail(finished)).toBe("80 verdicts judged in this run with 8 model calls (5,120 prompt tokens decoded).");
@@ -35,18 +35,18 @@ describe("run state", () => {
     const timing = applyUpdate(running, { event: "timing", done: 5, total: 80, concurrency: null });
     expect(isActive(timing)).toBe(true);
     expect(statusDetail(timing)).toBe("Timing calls alone, one request at a time, for latency at concurrency 1: 5 of 80.");
-    const finished = applyUpdate(timing, { event: "finished", interrupted: false, judged_now: 0, n_errors: 0, model_calls: 0, prompt_tokens_decoded: 0, timed_now: 80, timed_at_load: 0, failures: [] });
+    const finished = applyUpdate(timing, { event: "finished", interrupted: false, stopped_by: null, judged_now: 0, n_errors: 0, model_calls: 0, prompt_tokens_decoded: 0, timed_now: 80, timed_at_load: 0, failures: [] });
     expect(finished.timed).toBeNull();
     expect(statusDetail(finished)).toBe("0 verdicts judged in this run; 80 calls timed alone for latency at concurrency 1.");
     const atLoad = applyUpdate(running, { event: "timing", done: 3, total: 40, concurrency: 4 });
     expect(statusDetail(atLoad)).toBe("Timing calls at concurrency 4, for latency at that load: 3 of 40.");
-    const done = applyUpdate(atLoad, { event: "finished", interrupted: false, judged_now: 0, n_errors: 0, model_calls: 0, prompt_tokens_decoded: 0, timed_now: 0, timed_at_load: 40, failures: [] });
+    const done = applyUpdate(atLoad, { event: "finished", interrupted: false, stopped_by: null, judged_now: 0, n_errors: 0, model_calls: 0, prompt_tokens_decoded: 0, timed_now: 0, timed_at_load: 40, failures: [] });
     expect(statusDetail(done)).toBe("0 verdicts judged in this run; 40 calls timed again at the sweep's concurrency levels.");
   });
 
   it("tells a pause from a cancel by what was asked", () => {
     const running = applyUpdate(start, { event: "started", experiment: "exp", resumed: false, n_trials: 1, total: 10, done: 3 });
-    const stop: RunUpdate = { event: "finished", interrupted: true, judged_now: 3, n_errors: 0, model_calls: 3, prompt_tokens_decoded: 900, timed_now: 0, timed_at_load: 0, failures: [] };
+    const stop: RunUpdate = { event: "finished", interrupted: true, stopped_by: null, judged_now: 3, n_errors: 0, model_calls: 3, prompt_tokens_decoded: 900, timed_now: 0, timed_at_load: 0, failures: [] };
     expect(applyUpdate({ ...running, stopping: "pause" }, stop).phase).toBe("paused");
     expect(applyUpdate({ ...running, stopping: null }, stop).phase).toBe("paused");
     const cancelled = applyUpdate({ ...running, stopping: "cancel" }, stop);
@@ -61,7 +61,7 @@ describe("run state", () => {
   it("keeps why calls failed, and forgets it when the run restarts", () => {
     const running = applyUpdate(start, { event: "started", experiment: "exp", resumed: false, n_trials: 1, total: 20, done: 0 });
     const failures = [{ error: "HTTP 401 Unauthorized; check the API key ($BAR_KEY)", n_calls: 20 }];
-    const finished = applyUpdate(running, { event: "finished", interrupted: false, judged_now: 20, n_errors: 20, model_calls: 20, prompt_tokens_decoded: 0, timed_now: 0, timed_at_load: 0, failures });
+    const finished = applyUpdate(running, { event: "finished", interrupted: false, stopped_by: null, judged_now: 20, n_errors: 20, model_calls: 20, prompt_tokens_decoded: 0, timed_now: 0, timed_at_load: 0, failures });
     expect(finished.failures).toEqual(failures);
     expect(statusDetail(finished)).toContain("20 failed and will be retried by the next run");
     expect(restartRun(finished, 3).failures).toEqual([]);

@@ -49,6 +49,14 @@ export interface RunState {
   /** Calls this run timed at the sweep's concurrency levels; set when the run ends. */
   timedAtLoad: number | null;
   error: AppError | null;
+  /** A race's current round, and the trials still in it. */
+  race: { round: number; nRounds: number; nItems: number; survivors: number } | null;
+  /** Trials (store ids) the race dropped during this run, clearly worse than its leader. */
+  dropped: number[];
+  /** Once the dev split is judged: the trials (store ids) that judge the test split. */
+  confirming: { trialIds: number[]; nTestItems: number } | null;
+  /** The budget that stopped the run (`limits.max_calls = …`); set when it ends. */
+  stoppedBy: string | null;
   /** What the user asked for while the calls in flight finish. */
   stopping: "pause" | "cancel" | null;
   metrics: LiveMetric[];
@@ -79,6 +87,10 @@ export function newRun(name: string, spec: string, generation: number): RunState
     timedNow: null,
     timedAtLoad: null,
     error: null,
+    race: null,
+    dropped: [],
+    confirming: null,
+    stoppedBy: null,
     stopping: null,
     metrics: [],
     generation,
@@ -103,6 +115,8 @@ export function restartRun(run: RunState, generation: number): RunState {
     timedNow: null,
     timedAtLoad: null,
     error: null,
+    dropped: [],
+    stoppedBy: null,
     stopping: null,
     generation,
   };
@@ -144,9 +158,33 @@ export function applyUpdate(run: RunState, update: RunUpdate): RunState {
         phase: "running",
         timed: { done: update.done, total: update.total, concurrency: update.concurrency },
       };
+    case "round":
+      return {
+        ...run,
+        phase: "running",
+        race: {
+          round: update.round,
+          nRounds: update.n_rounds,
+          nItems: update.n_items,
+          survivors: update.survivors,
+        },
+      };
+    case "dropped":
+      return {
+        ...run,
+        dropped: [...run.dropped, ...update.trial_ids],
+        race: run.race ? { ...run.race, survivors: update.survivors } : null,
+      };
+    case "selected":
+      return {
+        ...run,
+        race: null,
+        confirming: { trialIds: update.trial_ids, nTestItems: update.n_test_items },
+      };
     case "finished": {
       // An interrupted run stopped because it was asked to: by Pause, by Cancel, or by the
-      // window closing (which counts as a pause: running it again resumes).
+      // window closing (which counts as a pause: running it again resumes); or a budget
+      // stopped it, which is a pause too.
       const phase: RunPhase = !update.interrupted
         ? "finished"
         : run.stopping === "cancel"
@@ -163,6 +201,7 @@ export function applyUpdate(run: RunState, update: RunUpdate): RunState {
         timed: null,
         timedNow: update.timed_now,
         timedAtLoad: update.timed_at_load,
+        stoppedBy: update.stopped_by,
         etaSeconds: null,
         stopping: null,
       };
@@ -213,8 +252,16 @@ export function statusDetail(run: RunState): string {
         return run.timed.concurrency === null
           ? `Timing calls alone, one request at a time, for latency at concurrency 1: ${run.timed.done} of ${run.timed.total}.`
           : `Timing calls at concurrency ${run.timed.concurrency}, for latency at that load: ${run.timed.done} of ${run.timed.total}.`;
+      if (run.race) {
+        const dropped = run.dropped.length ? `; ${run.dropped.length} dropped so far, clearly worse than the leader` : "";
+        return `Race round ${run.race.round} of ${run.race.nRounds}: ${run.race.survivors} of ${run.nTrials} trials on the first ${run.race.nItems} dev items${dropped}.`;
+      }
+      if (run.confirming)
+        return `Dev split judged: ${run.confirming.trialIds.length} kept trials judge the ${run.confirming.nTestItems} test items, to confirm the pick.`;
       return run.resumed ? "Resumed: only the calls not stored yet are judged." : "";
     case "paused":
+      if (run.stoppedBy)
+        return `Stopped: ${run.stoppedBy} reached. Every verdict so far is stored; raise the limit and Resume to go on.`;
       return "Paused. Every verdict so far is stored; Resume judges only what is missing.";
     case "finished": {
       const calls =

@@ -280,6 +280,15 @@ fn sweep_interrupt_resume_and_show() {
             "the run ended before it was interrupted"
         );
     }
+    // A second run of it meanwhile is refused, and says by whom.
+    check_invalid(
+        &env,
+        &["run", exp],
+        &[
+            "experiment \"grid\" is already running",
+            &format!("(process {})", child.id()),
+        ],
+    );
     // The shell's own `kill`, so that no procps package is needed.
     let status = Command::new("sh")
         .args(["-c", &format!("kill -INT {}", child.id())])
@@ -293,6 +302,27 @@ fn sweep_interrupt_resume_and_show() {
         stderr.contains("interrupted:") && stderr.contains("again to resume"),
         "{stderr}"
     );
+    // A run killed outright leaves its lock file, which locks nothing: the next run goes on.
+    let mut child = env
+        .cmd(&["run", exp])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = env.dir.path().join("judgelab.sqlite-runs/grid.lock");
+    let start = Instant::now();
+    while std::fs::read_to_string(&lock).unwrap_or_default().trim()
+        != format!("process {}", child.id())
+    {
+        assert!(start.elapsed() < Duration::from_secs(60), "no lock taken");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = Command::new("sh")
+        .args(["-c", &format!("kill -KILL {}", child.id())])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    child.wait().unwrap();
     let partial = env.show("grid")["experiment"]["n_stored"].as_u64().unwrap();
     assert!((3..24).contains(&partial), "{partial}");
 

@@ -8,9 +8,12 @@ use crate::sweep::{Axis, Kind};
 use crate::verdict::OutputKind;
 
 mod judges;
+mod limits;
 
 pub use crate::sweep::{Constraint, Order, Sweep, TrialParams};
 pub use judges::{JudgeBackend, LocalJudge, NamedJudge, RemoteJudge};
+pub use limits::{Budget, Limits, Selection, Strategy};
+use limits::{RawLimits, RawSelection};
 
 /// A validated experiment.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +27,8 @@ pub struct Experiment {
     pub judge: JudgeSpec,
     pub sweep: Sweep,
     pub limits: Limits,
+    /// How trials are chosen among (`[selection]`).
+    pub selection: Selection,
     /// Written with one `[judge]` table, as experiments were before named judges: its
     /// identity is hashed as it was then.
     pub single_form: bool,
@@ -106,12 +111,6 @@ impl Price {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Limits {
-    /// Judge a seeded subset of this many items.
-    pub items: Option<usize>,
-}
-
 /// The order in which a pairwise item's answers are shown to the judge.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExperimentError {
@@ -152,6 +151,8 @@ struct RawExperiment {
     sweep: RawSweep,
     #[serde(default)]
     limits: RawLimits,
+    #[serde(default)]
+    selection: RawSelection,
 }
 
 #[derive(Deserialize, Default)]
@@ -168,12 +169,7 @@ struct RawSweep {
     concurrency: Option<OneOrMany<i64>>,
     repeats: Option<i64>,
     seed: Option<i64>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawLimits {
-    items: Option<i64>,
+    sample: Option<i64>,
 }
 
 impl Experiment {
@@ -205,7 +201,14 @@ impl Experiment {
         let names = judges.iter().map(|j| j.name.clone()).collect();
         let sweep = sweep(raw.sweep, names, templates, &invalid)?;
         check_judges_can(&judges, &sweep, &judge, single_form, &invalid)?;
-        let limits = limits(raw.limits, &invalid)?;
+        let limits = limits::limits(raw.limits, &invalid)?;
+        let selection = limits::selection(raw.selection, &invalid)?;
+        if selection.confirm.is_some() && limits.test.is_none() {
+            return Err(invalid(
+                "selection.confirm",
+                "chooses who judges the test split: set limits.test too".into(),
+            ));
+        }
         Ok(Experiment {
             name,
             dataset: raw.dataset,
@@ -214,6 +217,7 @@ impl Experiment {
             single_form,
             sweep,
             limits,
+            selection,
         })
     }
 
@@ -235,6 +239,9 @@ impl Experiment {
             "sweep": self.sweep,
             "limits": self.limits,
         });
+        if !self.selection.is_default() {
+            v["selection"] = serde_json::to_value(self.selection).expect("selection serialises");
+        }
         if self.single_form {
             let judge = judges::SingleFormJudge::new(
                 &self.judges,
@@ -255,6 +262,18 @@ impl Experiment {
     /// The judge named `name`.
     pub fn judge_named(&self, name: &str) -> Option<&NamedJudge> {
         self.judges.iter().find(|j| j.name == name)
+    }
+
+    /// How many items it judges, and in which order (see [`crate::split::Sizes`]).
+    pub fn sizes(&self) -> crate::split::Sizes {
+        crate::split::Sizes {
+            items: self.limits.items,
+            dev: self.limits.dev,
+            test: self.limits.test,
+            stratified: self.limits.dev.is_some()
+                || self.limits.test.is_some()
+                || self.selection.is_race(),
+        }
     }
 
     /// The most few-shot examples any trial needs: the size of the reserved pool.
@@ -360,6 +379,16 @@ fn sweep(
             format!("{seed} must not be negative"),
         ));
     }
+    let sample = match s.sample {
+        None => None,
+        Some(n) if n >= 1 => Some(n as usize),
+        Some(n) => {
+            return Err(invalid(
+                "sweep.sample",
+                format!("{n} must be at least 1 (trials drawn from the grid)"),
+            ))
+        }
+    };
     Ok(Sweep {
         judges,
         templates,
@@ -373,6 +402,7 @@ fn sweep(
         concurrency,
         repeats,
         seed: seed as u64,
+        sample,
     })
 }
 
@@ -419,15 +449,6 @@ fn check_judges_can(
         }
     }
     Ok(())
-}
-
-fn limits(raw: RawLimits, invalid: &Invalid<'_>) -> Result<Limits, ExperimentError> {
-    let items = match raw.items {
-        None => None,
-        Some(n) if n >= 1 => Some(n as usize),
-        Some(n) => return Err(invalid("limits.items", format!("{n} must be at least 1"))),
-    };
-    Ok(Limits { items })
 }
 
 /// `written`, trimmed, if it is 1 to 100 ASCII letters, digits or `allowed` characters.
@@ -669,6 +690,39 @@ items = 20
             .unwrap_err()
             .to_string();
         assert!(err.contains(expect), "expected {expect:?} in:\n{err}");
+    }
+
+    #[test]
+    fn a_sample_of_the_grid_is_seeded_and_in_grid_order() {
+        let full = Experiment::from_toml("e.toml", GRID).unwrap();
+        let sampled = |sample: &str, seed: &str| {
+            let text = GRID
+                .replace("repeats = 1", &format!("repeats = 1\n{sample}"))
+                .replace("seed = 42", seed);
+            Experiment::from_toml("e.toml", &text).unwrap()
+        };
+        let e = sampled("sample = 3", "seed = 42");
+        let trials = e.trials();
+        assert_eq!(trials.len(), 3);
+        assert_eq!(e.sweep.grid_size(), 8);
+        let all = full.trials();
+        let at: Vec<usize> = trials
+            .iter()
+            .map(|t| all.iter().position(|a| a == t).unwrap())
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{at:?}");
+        assert_eq!(trials, sampled("sample = 3", "seed = 42").trials());
+        assert!(
+            (0..8).any(|seed| sampled("sample = 3", &format!("seed = {seed}")).trials() != trials)
+        );
+        // A sample as large as the grid is the grid; an unset one keeps the identity.
+        assert_eq!(sampled("sample = 8", "seed = 42").trials(), all);
+        assert_ne!(e.identity(), full.identity());
+        assert!(full.identity()["sweep"].get("sample").is_none());
+        check_err(
+            &GRID.replace("repeats = 1", "repeats = 1\nsample = 0"),
+            "sweep.sample: 0 must be at least 1",
+        );
     }
 
     #[test]

@@ -8,19 +8,26 @@ use std::collections::BTreeMap;
 /// Cohen's kappa over nominal categories.
 pub fn cohen_kappa<T: Ord>(a: &[T], b: &[T]) -> Option<f64> {
     assert_eq!(a.len(), b.len(), "raters must rate the same items");
-    let n = a.len() as f64;
-    if a.is_empty() {
-        return None;
-    }
-    let mut count_a: BTreeMap<&T, f64> = BTreeMap::new();
-    let mut count_b: BTreeMap<&T, f64> = BTreeMap::new();
-    let mut agree = 0.0;
-    for (x, y) in a.iter().zip(b) {
-        *count_a.entry(x).or_default() += 1.0;
-        *count_b.entry(y).or_default() += 1.0;
+    cohen_kappa_counted(a.iter().zip(b).map(|(x, y)| (x, y, 1.0)))
+}
+
+/// Cohen's kappa over `(a, b, count)`: `count` items rated `a` by one rater and `b` by the
+/// other. Counts are whole numbers, so the result is exactly that of the items listed one
+/// by one (a bootstrap resample is a recount, see `quality::Tally`).
+pub fn cohen_kappa_counted<T: Ord>(pairs: impl IntoIterator<Item = (T, T, f64)>) -> Option<f64> {
+    let mut count_a: BTreeMap<T, f64> = BTreeMap::new();
+    let mut count_b: BTreeMap<T, f64> = BTreeMap::new();
+    let (mut agree, mut n) = (0.0, 0.0);
+    for (x, y, c) in pairs {
         if x == y {
-            agree += 1.0;
+            agree += c;
         }
+        *count_a.entry(x).or_default() += c;
+        *count_b.entry(y).or_default() += c;
+        n += c;
+    }
+    if n == 0.0 {
+        return None;
     }
     let po = agree / n;
     let pe: f64 = count_a
@@ -42,16 +49,31 @@ pub enum Weights {
 /// with `weights="linear"` or `"quadratic"` and `labels=range(lo, hi + 1)`).
 pub fn weighted_kappa(a: &[i64], b: &[i64], lo: i64, hi: i64, weights: Weights) -> Option<f64> {
     assert_eq!(a.len(), b.len(), "raters must rate the same items");
-    if a.is_empty() || hi < lo {
+    let pairs = a.iter().zip(b).map(|(&x, &y)| (x, y, 1.0));
+    weighted_kappa_counted(pairs, lo, hi, weights)
+}
+
+/// [`weighted_kappa`] over `(a, b, count)`, as [`cohen_kappa_counted`].
+pub fn weighted_kappa_counted(
+    pairs: impl IntoIterator<Item = (i64, i64, f64)>,
+    lo: i64,
+    hi: i64,
+    weights: Weights,
+) -> Option<f64> {
+    if hi < lo {
         return None;
     }
     let k = (hi - lo + 1) as usize;
     let idx = |x: i64| (x.clamp(lo, hi) - lo) as usize;
     let mut observed = vec![vec![0.0; k]; k];
-    for (&x, &y) in a.iter().zip(b) {
-        observed[idx(x)][idx(y)] += 1.0;
+    let mut n = 0.0;
+    for (x, y, c) in pairs {
+        observed[idx(x)][idx(y)] += c;
+        n += c;
     }
-    let n = a.len() as f64;
+    if n == 0.0 {
+        return None;
+    }
     let rows: Vec<f64> = observed.iter().map(|r| r.iter().sum()).collect();
     let cols: Vec<f64> = (0..k)
         .map(|j| observed.iter().map(|r| r[j]).sum())
@@ -73,20 +95,32 @@ pub fn weighted_kappa(a: &[i64], b: &[i64], lo: i64, hi: i64, weights: Weights) 
 
 /// Ranks starting at 1, ties given their average rank.
 pub fn average_ranks(xs: &[f64]) -> Vec<f64> {
+    let ones = vec![1.0; xs.len()];
+    average_ranks_counted(xs, &ones)
+}
+
+/// The average rank of each value `xs[i]` occurring `counts[i]` times, as if every
+/// occurrence were listed: ties (equal values, or one value counted more than once) share
+/// their average rank.
+pub fn average_ranks_counted(xs: &[f64], counts: &[f64]) -> Vec<f64> {
     let mut order: Vec<usize> = (0..xs.len()).collect();
     order.sort_by(|&i, &j| xs[i].total_cmp(&xs[j]));
     let mut ranks = vec![0.0; xs.len()];
-    let mut start = 0;
-    while start < order.len() {
-        let mut end = start + 1;
-        while end < order.len() && xs[order[end]] == xs[order[start]] {
-            end += 1;
+    let (mut first, mut below) = (0, 0.0);
+    while first < order.len() {
+        let mut last = first + 1;
+        let mut tied = counts[order[first]];
+        while last < order.len() && xs[order[last]] == xs[order[first]] {
+            tied += counts[order[last]];
+            last += 1;
         }
-        let rank = (start + end + 1) as f64 / 2.0;
-        for &i in &order[start..end] {
+        // The occurrences hold ranks below + 1 ..= below + tied.
+        let rank = (below + (below + tied) + 1.0) / 2.0;
+        for &i in &order[first..last] {
             ranks[i] = rank;
         }
-        start = end;
+        below += tied;
+        first = last;
     }
     ranks
 }
@@ -94,17 +128,22 @@ pub fn average_ranks(xs: &[f64]) -> Vec<f64> {
 /// Pearson's correlation coefficient.
 pub fn pearson(a: &[f64], b: &[f64]) -> Option<f64> {
     assert_eq!(a.len(), b.len(), "raters must rate the same items");
-    if a.len() < 2 {
+    pearson_counted(&counted(a, b))
+}
+
+/// Pearson's correlation over `(a, b, count)`.
+pub fn pearson_counted(pairs: &[(f64, f64, f64)]) -> Option<f64> {
+    let n: f64 = pairs.iter().map(|p| p.2).sum();
+    if n < 2.0 {
         return None;
     }
-    let n = a.len() as f64;
-    let ma = a.iter().sum::<f64>() / n;
-    let mb = b.iter().sum::<f64>() / n;
+    let ma = pairs.iter().map(|p| p.0 * p.2).sum::<f64>() / n;
+    let mb = pairs.iter().map(|p| p.1 * p.2).sum::<f64>() / n;
     let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
-    for (x, y) in a.iter().zip(b) {
-        sab += (x - ma) * (y - mb);
-        saa += (x - ma) * (x - ma);
-        sbb += (y - mb) * (y - mb);
+    for &(x, y, c) in pairs {
+        sab += c * (x - ma) * (y - mb);
+        saa += c * (x - ma) * (x - ma);
+        sbb += c * (y - mb) * (y - mb);
     }
     let den = (saa * sbb).sqrt();
     (den > 1e-12).then(|| (sab / den).clamp(-1.0, 1.0))
@@ -112,24 +151,43 @@ pub fn pearson(a: &[f64], b: &[f64]) -> Option<f64> {
 
 /// Spearman's rank correlation (Pearson over average ranks, as `scipy.stats.spearmanr`).
 pub fn spearman(a: &[f64], b: &[f64]) -> Option<f64> {
-    pearson(&average_ranks(a), &average_ranks(b))
+    assert_eq!(a.len(), b.len(), "raters must rate the same items");
+    spearman_counted(&counted(a, b))
+}
+
+/// Spearman's rank correlation over `(a, b, count)`.
+pub fn spearman_counted(pairs: &[(f64, f64, f64)]) -> Option<f64> {
+    let counts: Vec<f64> = pairs.iter().map(|p| p.2).collect();
+    let ranks = |side: fn(&(f64, f64, f64)) -> f64| {
+        average_ranks_counted(&pairs.iter().map(side).collect::<Vec<_>>(), &counts)
+    };
+    let (ra, rb) = (ranks(|p| p.0), ranks(|p| p.1));
+    let ranked: Vec<(f64, f64, f64)> = (0..pairs.len())
+        .map(|i| (ra[i], rb[i], counts[i]))
+        .collect();
+    pearson_counted(&ranked)
 }
 
 /// Kendall's tau-b (`scipy.stats.kendalltau`, its default variant), which corrects for ties
 /// in either rater.
+pub fn kendall_tau_b(a: &[f64], b: &[f64]) -> Option<f64> {
+    assert_eq!(a.len(), b.len(), "raters must rate the same items");
+    kendall_tau_b_counted(&counted(a, b))
+}
+
+/// Kendall's tau-b over `(a, b, count)`.
 ///
 /// Ratings take few distinct values, so the pairs are counted between groups of equal
 /// `(a, b)` values rather than between items: the cost grows with the square of the number
 /// of distinct pairs, not of items, which keeps bootstrap resampling cheap.
-pub fn kendall_tau_b(a: &[f64], b: &[f64]) -> Option<f64> {
-    assert_eq!(a.len(), b.len(), "raters must rate the same items");
-    let mut pairs: Vec<(f64, f64)> = a.iter().copied().zip(b.iter().copied()).collect();
-    pairs.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.total_cmp(&y.1)));
+pub fn kendall_tau_b_counted(pairs: &[(f64, f64, f64)]) -> Option<f64> {
+    let mut sorted: Vec<(f64, f64, f64)> = pairs.iter().copied().filter(|p| p.2 > 0.0).collect();
+    sorted.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.total_cmp(&y.1)));
     let mut groups: Vec<((f64, f64), f64)> = Vec::new();
-    for p in pairs {
+    for (x, y, c) in sorted {
         match groups.last_mut() {
-            Some((q, count)) if *q == p => *count += 1.0,
-            _ => groups.push((p, 1.0)),
+            Some((q, count)) if *q == (x, y) => *count += c,
+            _ => groups.push(((x, y), c)),
         }
     }
     let tied =
@@ -141,7 +199,7 @@ pub fn kendall_tau_b(a: &[f64], b: &[f64]) -> Option<f64> {
         }
         tied(&mut by.into_values())
     };
-    let n = a.len() as f64;
+    let n: f64 = groups.iter().map(|g| g.1).sum();
     let total = n * (n - 1.0) / 2.0;
     let (ties_a, ties_b) = (count_by(|p| p.0), count_by(|p| p.1));
     let mut score = 0.0;
@@ -155,6 +213,11 @@ pub fn kendall_tau_b(a: &[f64], b: &[f64]) -> Option<f64> {
     }
     let den = ((total - ties_a) * (total - ties_b)).sqrt();
     (den > 0.0).then(|| (score / den).clamp(-1.0, 1.0))
+}
+
+/// Each item's pair of ratings, counted once.
+fn counted(a: &[f64], b: &[f64]) -> Vec<(f64, f64, f64)> {
+    a.iter().zip(b).map(|(&x, &y)| (x, y, 1.0)).collect()
 }
 
 #[cfg(test)]

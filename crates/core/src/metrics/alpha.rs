@@ -21,7 +21,22 @@ pub enum Level {
 /// `None` where the package raises or returns NaN: fewer than two distinct values, no unit
 /// rated twice, or no disagreement to expect.
 pub fn krippendorff_alpha<U: AsRef<[f64]>>(units: &[U], level: Level) -> Option<f64> {
-    let domain = distinct_sorted(units.iter().flat_map(|u| u.as_ref().iter().copied()));
+    let counted: Vec<(&[f64], f64)> = units.iter().map(|u| (u.as_ref(), 1.0)).collect();
+    krippendorff_alpha_counted(&counted, level)
+}
+
+/// Alpha over `(unit, count)`: `count` units that each received these values. Counts are
+/// whole numbers, so it is exactly alpha over the units listed one by one.
+pub fn krippendorff_alpha_counted<U: AsRef<[f64]>>(
+    units: &[(U, f64)],
+    level: Level,
+) -> Option<f64> {
+    let units: Vec<(&[f64], f64)> = units
+        .iter()
+        .filter(|(_, c)| *c > 0.0)
+        .map(|(u, c)| (u.as_ref(), *c))
+        .collect();
+    let domain = distinct_sorted(units.iter().flat_map(|u| u.0.iter().copied()));
     if domain.len() < 2 {
         return None;
     }
@@ -31,15 +46,15 @@ pub fn krippendorff_alpha<U: AsRef<[f64]>>(units: &[U], level: Level) -> Option<
     let mut pairable = false;
     // One buffer for every unit: alpha is recomputed on each bootstrap resample.
     let mut idx: Vec<usize> = Vec::new();
-    for unit in units {
+    for &(unit, count) in &units {
         idx.clear();
-        idx.extend(unit.as_ref().iter().filter_map(|&v| index(v)));
+        idx.extend(unit.iter().filter_map(|&v| index(v)));
         let m = idx.len();
         if m < 2 {
             continue;
         }
         pairable = true;
-        let weight = 1.0 / (m as f64 - 1.0);
+        let weight = count / (m as f64 - 1.0);
         for (i, &c) in idx.iter().enumerate() {
             for (j, &d) in idx.iter().enumerate() {
                 if i != j {

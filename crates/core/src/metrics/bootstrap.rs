@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::latency::percentile;
-use crate::rng::SplitMix64;
+use crate::rng::{Below, SplitMix64};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BootstrapSpec {
@@ -46,10 +46,11 @@ impl BootstrapSpec {
             return;
         }
         let mut rng = SplitMix64::new(self.seed);
+        let below = Below::new(n as u64);
         let mut idx = Vec::with_capacity(n);
         for _ in 0..self.resamples {
             idx.clear();
-            idx.extend((0..n).map(|_| rng.below(n as u64) as usize));
+            idx.extend((0..n).map(|_| below.draw(&mut rng) as usize));
             f(&idx);
         }
     }
@@ -68,7 +69,11 @@ impl BootstrapSpec {
     }
 
     /// The interval of `statistic` over resamples of `n` units.
-    pub fn ci(&self, n: usize, statistic: impl Fn(&[usize]) -> Option<f64>) -> Option<(f64, f64)> {
+    pub fn ci(
+        &self,
+        n: usize,
+        mut statistic: impl FnMut(&[usize]) -> Option<f64>,
+    ) -> Option<(f64, f64)> {
         let mut values = Vec::with_capacity(self.resamples as usize);
         self.for_each_resample(n, |idx| values.push(statistic(idx)));
         self.interval(values)

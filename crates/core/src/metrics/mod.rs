@@ -187,16 +187,17 @@ pub fn group(observations: &[Observation]) -> Vec<Verdicts<'_>> {
 }
 
 /// Each metric of `task` over verdicts grouped into units (items), with bootstrap intervals
-/// that resample the units.
+/// that resample the units. A resample counts how often it drew each distinct verdict
+/// ([`quality::Tally`]) rather than copying the verdicts it drew.
 pub fn estimates(task: Task, units: &[Vec<Scored>], spec: &BootstrapSpec) -> Qualities {
-    let all: Vec<Scored> = units.iter().flatten().copied().collect();
-    let point = quality::compute(task, &all);
+    let counted = CountedUnits::new(units);
+    let point = quality::compute_tally(task, counted.distinct.as_tally(&counted.all()));
     let mut resampled: Vec<Vec<Option<f64>>> = vec![Vec::new(); point.len()];
-    let mut buffer = Vec::with_capacity(all.len());
+    let mut counts = Vec::new();
     spec.for_each_resample(units.len(), |idx| {
-        buffer.clear();
-        buffer.extend(idx.iter().flat_map(|&u| units[u].iter().copied()));
-        for (slot, (_, value)) in resampled.iter_mut().zip(quality::compute(task, &buffer)) {
+        counted.recount(idx, &mut counts);
+        let values = quality::compute_tally(task, counted.distinct.as_tally(&counts));
+        for (slot, (_, value)) in resampled.iter_mut().zip(values) {
             slot.push(value);
         }
     });
@@ -214,6 +215,87 @@ pub fn estimates(task: Task, units: &[Vec<Scored>], spec: &BootstrapSpec) -> Qua
             })
             .collect(),
     )
+}
+
+/// Units of scored verdicts as the numbers of their distinct values, for recounting.
+pub struct CountedUnits {
+    pub distinct: quality::Distinct,
+    /// Unit u's verdicts are `ids[starts[u]..starts[u + 1]]`, by their number in
+    /// `distinct`: one flat list, which a resample of 25,000 units walks without chasing
+    /// a pointer per unit.
+    ids: Vec<u32>,
+    starts: Vec<usize>,
+    /// Every unit has exactly one verdict (no repeats): unit u's is `ids[u]`.
+    single: bool,
+}
+
+impl CountedUnits {
+    pub fn new(units: &[Vec<Scored>]) -> CountedUnits {
+        let mut distinct = quality::Distinct::default();
+        let mut ids = Vec::with_capacity(units.iter().map(Vec::len).sum());
+        let mut starts = Vec::with_capacity(units.len() + 1);
+        starts.push(0);
+        for u in units {
+            ids.extend(u.iter().map(|&s| distinct.id(s)));
+            starts.push(ids.len());
+        }
+        CountedUnits {
+            distinct,
+            ids,
+            starts,
+            single: units.iter().all(|u| u.len() == 1),
+        }
+    }
+
+    /// Unit `u`'s verdicts, by their number in `distinct`.
+    pub fn unit(&self, u: usize) -> &[u32] {
+        &self.ids[self.starts[u]..self.starts[u + 1]]
+    }
+
+    /// How often each distinct value occurs over every unit.
+    pub fn all(&self) -> Vec<f64> {
+        let mut counts = vec![0.0; self.distinct.len()];
+        for &id in &self.ids {
+            counts[id as usize] += 1.0;
+        }
+        counts
+    }
+
+    /// How often each distinct value occurs over the units `idx` (a resample), into
+    /// `counts`.
+    pub fn recount(&self, idx: &[usize], counts: &mut Vec<f64>) {
+        let d = self.distinct.len();
+        counts.clear();
+        counts.resize(d, 0.0);
+        if self.single {
+            // Four tallies, one per lane of four draws: a draw adds to a count the one
+            // before it may have just added to, and four lanes keep those additions from
+            // waiting on one another.
+            let mut lanes = vec![0u32; 4 * d];
+            let (l0, rest) = lanes.split_at_mut(d);
+            let (l1, rest) = rest.split_at_mut(d);
+            let (l2, l3) = rest.split_at_mut(d);
+            let chunks = idx.chunks_exact(4);
+            for &u in chunks.remainder() {
+                l0[self.ids[u] as usize] += 1;
+            }
+            for c in chunks {
+                l0[self.ids[c[0]] as usize] += 1;
+                l1[self.ids[c[1]] as usize] += 1;
+                l2[self.ids[c[2]] as usize] += 1;
+                l3[self.ids[c[3]] as usize] += 1;
+            }
+            for (j, count) in counts.iter_mut().enumerate() {
+                *count = f64::from(l0[j] + l1[j] + l2[j] + l3[j]);
+            }
+        } else {
+            for &u in idx {
+                for &id in self.unit(u) {
+                    counts[id as usize] += 1.0;
+                }
+            }
+        }
+    }
 }
 
 /// Judged verdicts as scored units, in first-appearance order of their items.
@@ -401,6 +483,64 @@ mod tests {
         assert_eq!(position.consistency, Some(0.0));
         // Both calls chose the answer shown first.
         assert_eq!(position.first_preferred, Some(1.0));
+    }
+
+    /// Intervals from recounting distinct verdicts are those of copying the verdicts each
+    /// resample drew (every verdict counted once, as before tallies), on the same seed:
+    /// exactly, but for the correlations, whose sums of non-integer values run in another
+    /// order.
+    #[test]
+    fn recounted_resamples_give_the_copied_resamples_values() {
+        let mut rng = crate::rng::SplitMix64::new(7);
+        let task = Task::Single {
+            scale_min: 1,
+            scale_max: 5,
+        };
+        let human_means = [1.0, 2.0, 2.3333, 3.0, 3.6667, 4.0, 4.6667, 5.0];
+        let units: Vec<Vec<Scored>> = (0..300)
+            .map(|_| {
+                let human = human_means[rng.below(8) as usize];
+                (0..1 + rng.below(3))
+                    .map(|_| {
+                        let judge = match rng.below(12) {
+                            0 => None,
+                            d => Some(Label::Rating((1 + (d + human as u64) % 5) as f64)),
+                        };
+                        Scored::new(task, Label::Rating(human), judge)
+                    })
+                    .collect()
+            })
+            .collect();
+        let spec = BootstrapSpec {
+            resamples: 200,
+            ..BootstrapSpec::default()
+        };
+        let recounted = estimates(task, &units, &spec);
+        for &q in Quality::for_task(task) {
+            let copied = |sample: &[Scored]| {
+                let ones = vec![1.0; sample.len()];
+                let tally = quality::Tally {
+                    values: sample,
+                    counts: &ones,
+                };
+                quality::value_tally(task, tally, q)
+            };
+            let all: Vec<Scored> = units.iter().flatten().copied().collect();
+            let ci = spec.ci(units.len(), |idx| {
+                let sample: Vec<Scored> = idx.iter().flat_map(|&u| units[u].clone()).collect();
+                copied(&sample)
+            });
+            let got = recounted.get(q);
+            let exact = !matches!(q, Quality::Spearman | Quality::Pearson);
+            let same = |a: f64, b: f64| if exact { a == b } else { (a - b).abs() < 1e-12 };
+            let (value, want) = (got.value.unwrap(), copied(&all).unwrap());
+            assert!(same(value, want), "{q}: {value} != {want}");
+            let ((lo, hi), (want_lo, want_hi)) = (got.ci.unwrap(), ci.unwrap());
+            assert!(
+                same(lo, want_lo) && same(hi, want_hi),
+                "{q}: [{lo}, {hi}] != [{want_lo}, {want_hi}]"
+            );
+        }
     }
 
     #[test]

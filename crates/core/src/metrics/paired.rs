@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::dataset::Task;
-use crate::metrics::{group, quality, BootstrapSpec, Estimate, Observation, Quality, Scored};
+use crate::metrics::{
+    group, quality, BootstrapSpec, CountedUnits, Estimate, Observation, Quality, Scored,
+};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PairedComparison {
@@ -58,23 +60,29 @@ pub fn compare(
         .iter()
         .filter(|(x, y)| !x.correct() && y.correct())
         .count();
-    let difference = |pairs: &[(Scored, Scored)]| -> Option<f64> {
-        let value = |side: Vec<Scored>| {
-            Quality::for_task(task)
-                .contains(&metric)
-                .then(|| quality::value(task, &side, metric))
-                .flatten()
-        };
-        let va = value(pairs.iter().map(|p| p.0).collect())?;
-        let vb = value(pairs.iter().map(|p| p.1).collect())?;
+    // Each side's verdicts counted by value, unit by unit, so that a resample is a recount
+    // (see `quality::Tally`).
+    let side = |pick: fn(&(Scored, Scored)) -> Scored| {
+        let units: Vec<Vec<Scored>> = units.iter().map(|u| u.iter().map(pick).collect()).collect();
+        CountedUnits::new(&units)
+    };
+    let (side_a, side_b) = (side(|p| p.0), side(|p| p.1));
+    let defined = Quality::for_task(task).contains(&metric);
+    let difference = |counts_a: &[f64], counts_b: &[f64]| -> Option<f64> {
+        if !defined {
+            return None;
+        }
+        let va = quality::value_tally(task, side_a.distinct.as_tally(counts_a), metric)?;
+        let vb = quality::value_tally(task, side_b.distinct.as_tally(counts_b), metric)?;
         Some(va - vb)
     };
     let ci = (spec.resamples > 0)
         .then(|| {
+            let (mut counts_a, mut counts_b) = (Vec::new(), Vec::new());
             spec.ci(units.len(), |idx| {
-                let sample: Vec<(Scored, Scored)> =
-                    idx.iter().flat_map(|&u| units[u].iter().copied()).collect();
-                difference(&sample)
+                side_a.recount(idx, &mut counts_a);
+                side_b.recount(idx, &mut counts_b);
+                difference(&counts_a, &counts_b)
             })
         })
         .flatten();
@@ -85,7 +93,7 @@ pub fn compare(
         mcnemar_p: mcnemar_exact(first_only as u64, second_only as u64),
         metric,
         difference: Estimate {
-            value: difference(&pairs),
+            value: difference(&side_a.all(), &side_b.all()),
             ci,
         },
     }

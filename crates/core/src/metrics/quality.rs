@@ -2,6 +2,7 @@
 //! objectives can refer to them, and computed together over one set of verdicts (the whole
 //! trial, or one bootstrap resample of it).
 
+use std::collections::HashMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -157,71 +158,155 @@ impl Scored {
     }
 }
 
-/// One item's values for alpha: the human's, and the judge's unless it failed to parse.
-/// Held inline, not in a `Vec` of its own: alpha is recomputed on each bootstrap resample.
-struct Unit([f64; 2], usize);
+/// Scored verdicts as their distinct values and how often each occurs. Every metric here
+/// depends on the verdicts only through these counts, so a bootstrap resample is a recount
+/// of a few dozen values (see [`Distinct`]), not a copy of every verdict: on 100,000
+/// verdicts, 1,000 resamples went from about 22 s to under 2. Counts are whole numbers and
+/// the metrics add them as they would add the verdicts one by one, so the values are those
+/// of the verdicts listed (to the last bit, but for sums of non-integer ratings).
+#[derive(Debug, Clone, Copy)]
+pub struct Tally<'a> {
+    pub values: &'a [Scored],
+    /// How often each of `values` occurs (zero counts allowed).
+    pub counts: &'a [f64],
+}
 
-impl AsRef<[f64]> for Unit {
-    fn as_ref(&self) -> &[f64] {
-        &self.0[..self.1]
+impl Tally<'_> {
+    fn iter(&self) -> impl Iterator<Item = (Scored, f64)> + Clone + '_ {
+        self.values
+            .iter()
+            .copied()
+            .zip(self.counts.iter().copied())
+            .filter(|(_, c)| *c > 0.0)
+    }
+
+    fn total(&self) -> f64 {
+        self.counts.iter().sum()
     }
 }
 
-/// A human's and a judge's (category, value).
-type Pair = ((i64, f64), (i64, f64));
+/// Numbers the distinct [`Scored`] values it is shown, so that verdicts can be counted by
+/// value ([`Tally`]).
+#[derive(Debug, Clone, Default)]
+pub struct Distinct {
+    values: Vec<Scored>,
+    index: HashMap<ScoredKey, u32>,
+}
+
+type ScoredKey = ((i64, u64), Option<(i64, u64)>);
+
+impl Distinct {
+    /// The number of `s`, given it when first seen.
+    pub fn id(&mut self, s: Scored) -> u32 {
+        let bits = |x: (i64, f64)| (x.0, x.1.to_bits());
+        let key = (bits(s.human), s.judge.map(bits));
+        *self.index.entry(key).or_insert_with(|| {
+            self.values.push(s);
+            (self.values.len() - 1) as u32
+        })
+    }
+
+    pub fn values(&self) -> &[Scored] {
+        &self.values
+    }
+
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+}
 
 /// Every metric of `task` over `scored` (`None` where undefined), in
 /// [`Quality::for_task`] order.
 pub fn compute(task: Task, scored: &[Scored]) -> Vec<(Quality, Option<f64>)> {
-    Quality::for_task(task)
-        .iter()
-        .map(|&q| (q, value(task, scored, q)))
-        .collect()
+    let (distinct, counts) = tally(scored);
+    compute_tally(task, distinct.as_tally(&counts))
 }
 
 /// One metric of `task` over `scored`; `None` where undefined (or not a metric of `task`).
 pub fn value(task: Task, scored: &[Scored], q: Quality) -> Option<f64> {
-    let n = scored.len();
-    let parsed: Vec<Pair> = scored
+    let (distinct, counts) = tally(scored);
+    value_tally(task, distinct.as_tally(&counts), q)
+}
+
+fn tally(scored: &[Scored]) -> (Distinct, Vec<f64>) {
+    let mut distinct = Distinct::default();
+    let mut counts = Vec::new();
+    for &s in scored {
+        let id = distinct.id(s) as usize;
+        if id == counts.len() {
+            counts.push(0.0);
+        }
+        counts[id] += 1.0;
+    }
+    (distinct, counts)
+}
+
+impl Distinct {
+    /// Its values with these counts.
+    pub fn as_tally<'a>(&'a self, counts: &'a [f64]) -> Tally<'a> {
+        Tally {
+            values: &self.values,
+            counts,
+        }
+    }
+}
+
+/// Every metric of `task` over a tally, in [`Quality::for_task`] order.
+pub fn compute_tally(task: Task, tally: Tally<'_>) -> Vec<(Quality, Option<f64>)> {
+    Quality::for_task(task)
         .iter()
-        .filter_map(|s| s.judge.map(|j| (s.human, j)))
-        .collect();
-    let share = |hits: usize, of: usize| (of > 0).then(|| hits as f64 / of as f64);
-    let cats = |f: fn(&Pair) -> i64| parsed.iter().map(f).collect::<Vec<_>>();
-    let raws = |f: fn(&Pair) -> f64| parsed.iter().map(f).collect::<Vec<_>>();
-    let units = |raw: bool| -> Vec<Unit> {
-        scored
+        .map(|&q| (q, value_tally(task, tally, q)))
+        .collect()
+}
+
+/// One metric of `task` over a tally; `None` where undefined (or not a metric of `task`).
+pub fn value_tally(task: Task, tally: Tally<'_>, q: Quality) -> Option<f64> {
+    let n = tally.total();
+    let share = |hits: f64, of: f64| (of > 0.0).then(|| hits / of);
+    let parsed = || {
+        tally
             .iter()
-            .map(|s| {
-                let value = |x: (i64, f64)| if raw { x.1 } else { x.0 as f64 };
-                match s.judge {
-                    Some(j) => Unit([value(s.human), value(j)], 2),
-                    None => Unit([value(s.human), f64::NAN], 1),
-                }
+            .filter_map(|(s, c)| s.judge.map(|j| (s.human, j, c)))
+    };
+    let raws = || -> Vec<(f64, f64, f64)> { parsed().map(|(h, j, c)| (h.1, j.1, c)).collect() };
+    // One unit per distinct value for alpha: the human's value and the judge's, unless it
+    // failed to parse (a missing value).
+    let units = |raw: bool| -> Vec<(Unit, f64)> {
+        let value = |x: (i64, f64)| if raw { x.1 } else { x.0 as f64 };
+        tally
+            .iter()
+            .map(|(s, c)| match s.judge {
+                Some(j) => (Unit([value(s.human), value(j)], 2), c),
+                None => (Unit([value(s.human), f64::NAN], 1), c),
             })
             .collect()
     };
+    let hits = |keep: &dyn Fn(&Scored) -> bool| -> (f64, f64) {
+        tally
+            .iter()
+            .filter(|(s, _)| keep(s))
+            .fold((0.0, 0.0), |(h, of), (s, c)| {
+                (h + if s.correct() { c } else { 0.0 }, of + c)
+            })
+    };
     match (q, task) {
-        (Quality::Accuracy, _) => share(scored.iter().filter(|s| s.correct()).count(), n),
+        (Quality::Accuracy, _) => share(hits(&|_| true).0, n),
         (Quality::AgreementWithoutTies, _) => {
-            let no_ties: Vec<&Scored> = scored
-                .iter()
-                .filter(|s| s.human.0 != TIE && s.judge.is_none_or(|j| j.0 != TIE))
-                .collect();
-            share(
-                no_ties.iter().filter(|s| s.correct()).count(),
-                no_ties.len(),
-            )
+            let (right, of) = hits(&|s| s.human.0 != TIE && s.judge.is_none_or(|j| j.0 != TIE));
+            share(right, of)
         }
         (Quality::Kappa, Task::Pairwise) => {
             // A parse failure is a category of its own that matches no human label:
             // failing often must not score well by being right on the rest.
-            let humans: Vec<i64> = scored.iter().map(|s| s.human.0).collect();
-            let judges: Vec<i64> = scored
-                .iter()
-                .map(|s| s.judge.map_or(FAILED, |j| j.0))
-                .collect();
-            agreement::cohen_kappa(&humans, &judges)
+            agreement::cohen_kappa_counted(
+                tally
+                    .iter()
+                    .map(|(s, c)| (s.human.0, s.judge.map_or(FAILED, |j| j.0), c)),
+            )
         }
         (
             Quality::Kappa | Quality::KappaLinear,
@@ -235,20 +320,34 @@ pub fn value(task: Task, scored: &[Scored], q: Quality) -> Option<f64> {
             } else {
                 Weights::Linear
             };
-            agreement::weighted_kappa(
-                &cats(|p| p.0 .0),
-                &cats(|p| p.1 .0),
+            agreement::weighted_kappa_counted(
+                parsed().map(|(h, j, c)| (h.0, j.0, c)),
                 scale_min,
                 scale_max,
                 weights,
             )
         }
-        (Quality::AlphaNominal, _) => alpha::krippendorff_alpha(&units(false), Level::Nominal),
-        (Quality::AlphaOrdinal, _) => alpha::krippendorff_alpha(&units(false), Level::Ordinal),
-        (Quality::AlphaInterval, _) => alpha::krippendorff_alpha(&units(true), Level::Interval),
-        (Quality::Spearman, _) => agreement::spearman(&raws(|p| p.0 .1), &raws(|p| p.1 .1)),
-        (Quality::Kendall, _) => agreement::kendall_tau_b(&raws(|p| p.0 .1), &raws(|p| p.1 .1)),
-        (Quality::Pearson, _) => agreement::pearson(&raws(|p| p.0 .1), &raws(|p| p.1 .1)),
+        (Quality::AlphaNominal, _) => {
+            alpha::krippendorff_alpha_counted(&units(false), Level::Nominal)
+        }
+        (Quality::AlphaOrdinal, _) => {
+            alpha::krippendorff_alpha_counted(&units(false), Level::Ordinal)
+        }
+        (Quality::AlphaInterval, _) => {
+            alpha::krippendorff_alpha_counted(&units(true), Level::Interval)
+        }
+        (Quality::Spearman, _) => agreement::spearman_counted(&raws()),
+        (Quality::Kendall, _) => agreement::kendall_tau_b_counted(&raws()),
+        (Quality::Pearson, _) => agreement::pearson_counted(&raws()),
         (Quality::KappaLinear, Task::Pairwise) => None,
+    }
+}
+
+/// One item's values for alpha: the human's, and the judge's unless it failed to parse.
+struct Unit([f64; 2], usize);
+
+impl AsRef<[f64]> for Unit {
+    fn as_ref(&self) -> &[f64] {
+        &self.0[..self.1]
     }
 }

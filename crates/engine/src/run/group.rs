@@ -5,8 +5,9 @@
 //! judge left unanswered as failed, to be retried by the next run.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 use judgelab_core::judge::{CallError, Completion};
 use judgelab_core::{Item, Judge, JudgeRequest, JudgeResponse};
@@ -26,8 +27,75 @@ pub(super) struct Run<'a> {
     pub r: &'a Resolved,
     pub options: &'a RunOptions,
     pub index: &'a HashMap<&'a str, &'a Item>,
-    /// Verdicts the experiment needs in all.
-    pub total: usize,
+    /// Verdicts the experiment needs in all, as it stands (a race's drops lower it).
+    pub total: AtomicUsize,
+    pub budget: Budget,
+}
+
+/// The experiment's budgets (`limits.max_calls`, `max_usd`, `max_seconds`) and what is
+/// spent of them. Once one is reached, the run stops as if cancelled, after the calls in
+/// flight, and says which.
+pub(super) struct Budget {
+    limits: judgelab_core::experiment::Budget,
+    /// Calls and dollars of the experiment stored before this run.
+    calls_before: u64,
+    usd_before: f64,
+    started: Instant,
+    reached: OnceLock<String>,
+}
+
+impl Budget {
+    pub async fn start(
+        store: &Store,
+        r: &Resolved,
+        row: &judgelab_store::ExperimentRow,
+    ) -> Result<Budget, EngineError> {
+        let limits = r.experiment.limits.budget;
+        let (calls_before, usd_before) = if limits.is_set() {
+            store.spent(row.id).await?
+        } else {
+            (0, 0.0)
+        };
+        Ok(Budget {
+            limits,
+            calls_before,
+            usd_before,
+            started: Instant::now(),
+            reached: OnceLock::new(),
+        })
+    }
+
+    /// Which budget this run reached, as the key and its value.
+    pub fn reached(&self) -> Option<String> {
+        self.reached.get().cloned()
+    }
+
+    /// Checks the budgets after a response; true once one is reached.
+    fn check(&self, tally: &Tally) -> bool {
+        let calls = self.calls_before + tally.model_calls as u64;
+        let usd = self.usd_before + tally.spent_usd;
+        let seconds = self.started.elapsed().as_secs_f64();
+        let reached = match self.limits {
+            judgelab_core::experiment::Budget {
+                max_calls: Some(max),
+                ..
+            } if calls >= max => Some(format!("limits.max_calls = {max} (calls made: {calls})")),
+            judgelab_core::experiment::Budget {
+                max_usd: Some(max), ..
+            } if usd >= max => Some(format!("limits.max_usd = {max} (spent: ${usd:.4})")),
+            judgelab_core::experiment::Budget {
+                max_seconds: Some(max),
+                ..
+            } if seconds >= max => Some(format!(
+                "limits.max_seconds = {max} (this run: {seconds:.0} s)"
+            )),
+            _ => None,
+        };
+        if let Some(why) = reached {
+            let _ = self.reached.set(why);
+        }
+        self.reached.get().is_some()
+    }
 }
 
 /// The run's counts so far.
@@ -40,6 +108,8 @@ pub(super) struct Tally {
     pub cache_hits: usize,
     pub model_calls: usize,
     pub prompt_tokens_decoded: u64,
+    /// Dollars this run's calls cost (answers from the response cache cost nothing).
+    pub spent_usd: f64,
     /// How many failed calls recorded each error.
     pub errors: std::collections::BTreeMap<String, usize>,
 }
@@ -308,6 +378,9 @@ async fn record(
                     }
                 }
             }
+            if !hit {
+                tally.spent_usd += row.cost_usd.unwrap_or(0.0);
+            }
             let written = match run.store.record_verdict(&row).await {
                 Ok(written) => written,
                 Err(e) => {
@@ -323,9 +396,13 @@ async fn record(
             on_event(RunEvent::Verdict {
                 trial_idx: group.trials[trial_idx].0.trial_idx,
                 done: tally.done,
-                total: run.total,
+                total: run.total.load(Ordering::SeqCst),
                 failed,
             });
+        }
+        if source == Source::Judge && run.budget.check(tally) {
+            // Stops the judge after the calls in flight, as a cancel does.
+            cancel.store(true, Ordering::SeqCst);
         }
     }
     Ok(())

@@ -76,6 +76,26 @@ pub enum RunEvent {
         /// The call failed or the output did not parse.
         failed: bool,
     },
+    /// A race's round starts: `survivors` of `n_trials` judge its items, up to `n_items`
+    /// of the dev split.
+    Round {
+        round: u32,
+        n_rounds: u32,
+        n_items: usize,
+        survivors: usize,
+        n_trials: usize,
+    },
+    /// Trials a race dropped after a round (their store ids), and how many are left.
+    Dropped {
+        round: u32,
+        trial_ids: Vec<i64>,
+        survivors: usize,
+    },
+    /// The trials that judge the test split are chosen (their store ids).
+    Selected {
+        trial_ids: Vec<i64>,
+        n_test_items: usize,
+    },
     /// Calls timed for latency at a stated load: `done` of `total` (0 as it starts). A
     /// local judge's alone, one request at a time (`concurrency: None`); a remote trial's
     /// with the `concurrency` its sweep sets in flight.
@@ -114,6 +134,13 @@ pub struct RunSummary {
     pub timed_at_load: usize,
     /// Cancelled before everything was judged and timed.
     pub interrupted: bool,
+    /// The budget that stopped it (`limits.max_calls = 5000 (calls made: 5000)`).
+    pub stopped_by: Option<String>,
+    /// How a race stands (none for a grid).
+    pub race: Option<super::RaceState>,
+    /// The test split waits for the dev split to be complete (failed calls to retry, or an
+    /// interrupted run).
+    pub test_waits: bool,
     /// Why this run's calls failed: each distinct error with how many calls it failed,
     /// the most frequent first.
     pub failures: Vec<FailureCause>,

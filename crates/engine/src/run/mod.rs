@@ -5,7 +5,7 @@
 //! ([`timing`]). A cancelled run keeps everything judged so far; running
 //! it again judges only what is missing.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
@@ -14,12 +14,14 @@ use judgelab_core::template::ExampleContext;
 use judgelab_core::{Item, Message};
 use judgelab_store::{ExperimentRow, NewExperiment, NewTrial, Store, TrialRow};
 
+mod choose;
 mod group;
 pub(crate) mod interface;
 mod loaded;
 mod timing;
 
-use group::{judge_group, Run, Tally};
+pub use choose::RaceState;
+use group::{judge_group, Budget, Run, Tally};
 pub use interface::{FailureCause, RunEvent, RunOptions, RunSummary, DEFAULT_TIMED_CALLS};
 use loaded::Judges;
 
@@ -35,6 +37,9 @@ pub async fn run_experiment(
     on_event: &mut (dyn FnMut(RunEvent) + Send),
 ) -> Result<RunSummary, EngineError> {
     let r = resolve(store, path).await?;
+    // Held to the end of the run: a second run of this experiment (another process, or the
+    // app) is refused rather than judging the same items alongside this one.
+    let _lock = store.lock_run(&r.experiment.name)?;
     if r.imported {
         on_event(RunEvent::Imported {
             dataset: r.dataset.name.clone(),
@@ -45,9 +50,18 @@ pub async fn run_experiment(
     let (row, resumed) = open(store, &r, options.replace, &mut judges, on_event).await?;
     let trials = store.trials(row.id).await?;
     let index: HashMap<&str, &Item> = r.dataset.items.iter().map(|i| (i.id.as_str(), i)).collect();
-    let total: usize = trials.iter().map(|t| n_calls(&r, &row, t)).sum();
-    let missing = missing(store, &r, &row, &trials, &index).await?;
-    let n_missing: usize = missing.iter().map(|(_, todo)| todo.len()).sum();
+    let budget = Budget::start(store, &r, &row).await?;
+    let mut run = Run {
+        store,
+        r: &r,
+        options: &options,
+        index: &index,
+        total: 0.into(),
+        budget,
+    };
+    let out_of_race = choose::dropped(&run, &row).await?;
+    let (total, n_missing) = needed(&run, &row, &trials, &out_of_race).await?;
+    run.total = total.into();
     let already_done = total - n_missing;
     on_event(RunEvent::Started {
         experiment: row.name.clone(),
@@ -59,31 +73,77 @@ pub async fn run_experiment(
         n_judged_items: row.judged.len(),
     });
 
-    let run = Run {
-        store,
-        r: &r,
-        options: &options,
-        index: &index,
-        total,
-    };
     let mut tally = Tally {
         done: already_done,
         ..Tally::default()
     };
-    let exact = |t: &TrialRow| r.judge(&t.params.judge).exact() && !options.naive;
-    let remote = |t: &TrialRow| r.judge(&t.params.judge).remote().is_some();
-    for group in groups(missing, exact, remote) {
-        if options.cancel.load(Ordering::SeqCst) {
-            break;
-        }
-        judge_group(&run, &mut judges, &group, &mut tally, on_event).await?;
+    let cancelled = || options.cancel.load(Ordering::SeqCst);
+    // The dev split: in a race's rounds, or every trial on every item.
+    let race = if r.experiment.selection.is_race() {
+        let state = choose::race(&run, &mut judges, &row, &trials, &mut tally, on_event).await?;
+        // Dropped trials no longer need the rest of the dev split.
+        let out_of_race = choose::dropped(&run, &row).await?;
+        run.total.store(
+            needed(&run, &row, &trials, &out_of_race).await?.0,
+            Ordering::SeqCst,
+        );
+        Some(state)
+    } else {
+        let all: Vec<&TrialRow> = trials.iter().collect();
+        judge_all(
+            &run,
+            &mut judges,
+            missing(&run, &all, &row.judged).await?,
+            &mut tally,
+            on_event,
+        )
+        .await?;
+        None
+    };
+    // The test split, once the dev split is complete, by the trials chosen for it.
+    let mut trials = trials;
+    let mut dev_complete = false;
+    if !cancelled() {
+        let out_of_race = choose::dropped(&run, &row).await?;
+        let survivors: Vec<&TrialRow> = trials
+            .iter()
+            .filter(|t| !out_of_race.contains(&t.id))
+            .collect();
+        dev_complete = missing(&run, &survivors, &row.judged)
+            .await?
+            .iter()
+            .all(|(_, calls)| calls.is_empty());
     }
-    let (timed_now, timed_at_load) = if options.cancel.load(Ordering::SeqCst) {
+    if dev_complete && !row.test.is_empty() {
+        let current = store
+            .experiment_by_name(&row.name)
+            .await?
+            .ok_or_else(|| EngineError::UnknownExperiment(row.name.clone()))?;
+        if !current.selected {
+            choose::select(&run, &current, &trials, on_event).await?;
+            trials = store.trials(row.id).await?;
+        }
+        let out_of_race = choose::dropped(&run, &row).await?;
+        run.total.store(
+            needed(&run, &row, &trials, &out_of_race).await?.0,
+            Ordering::SeqCst,
+        );
+        let kept: Vec<&TrialRow> = trials.iter().filter(|t| t.test_role.is_some()).collect();
+        let todo = missing(&run, &kept, &row.test).await?;
+        judge_all(&run, &mut judges, todo, &mut tally, on_event).await?;
+    }
+    let out_of_race = choose::dropped(&run, &row).await?;
+    let timed: Vec<TrialRow> = trials
+        .iter()
+        .filter(|t| !out_of_race.contains(&t.id))
+        .cloned()
+        .collect();
+    let (timed_now, timed_at_load) = if cancelled() {
         (0, 0)
     } else {
         (
-            timing::time_alone(&run, &mut judges, &row, &trials, on_event).await?,
-            timing::time_at_load(&run, &mut judges, &row, &trials, on_event).await?,
+            timing::time_alone(&run, &mut judges, &row, &timed, on_event).await?,
+            timing::time_at_load(&run, &mut judges, &row, &timed, on_event).await?,
         )
     };
     Ok(RunSummary {
@@ -91,7 +151,7 @@ pub async fn run_experiment(
         experiment_id: row.id,
         resumed,
         n_trials: trials.len(),
-        total,
+        total: run.total.load(Ordering::SeqCst),
         already_done,
         judged_now: tally.judged_now,
         n_errors: tally.n_errors,
@@ -100,11 +160,70 @@ pub async fn run_experiment(
         prompt_tokens_decoded: tally.prompt_tokens_decoded,
         timed_now,
         timed_at_load,
-        // Cancelled before every verdict was judged or every sampled call timed: the next
-        // run does the rest.
-        interrupted: options.cancel.load(Ordering::SeqCst),
+        // Cancelled (or stopped by a budget) before every verdict was judged or every
+        // sampled call timed: the next run does the rest.
+        interrupted: cancelled(),
+        stopped_by: run.budget.reached(),
+        race,
+        test_waits: !row.test.is_empty() && !dev_complete,
         failures: FailureCause::ranked(tally.errors),
     })
+}
+
+/// Judges `todo` group by group, until the run is cancelled.
+async fn judge_all(
+    run: &Run<'_>,
+    judges: &mut Judges<'_>,
+    todo: Vec<(&TrialRow, Vec<Call<'_>>)>,
+    tally: &mut Tally,
+    on_event: &mut (dyn FnMut(RunEvent) + Send),
+) -> Result<(), EngineError> {
+    let exact = |t: &TrialRow| run.r.judge(&t.params.judge).exact() && !run.options.naive;
+    let remote = |t: &TrialRow| run.r.judge(&t.params.judge).remote().is_some();
+    for group in groups(todo, exact, remote) {
+        if run.options.cancel.load(Ordering::SeqCst) {
+            break;
+        }
+        judge_group(run, judges, &group, tally, on_event).await?;
+    }
+    Ok(())
+}
+
+/// The verdicts the experiment needs as it stands, and how many of them are missing: every
+/// trial on the dev split (a dropped trial, on what it was judged on by its drop), and the
+/// trials chosen for the test split on that.
+async fn needed(
+    run: &Run<'_>,
+    row: &ExperimentRow,
+    trials: &[TrialRow],
+    out_of_race: &HashSet<i64>,
+) -> Result<(usize, usize), EngineError> {
+    let drops: HashMap<i64, usize> = run
+        .store
+        .race_standings(row.id)
+        .await?
+        .into_iter()
+        .filter(|s| s.dropped)
+        .map(|s| (s.trial_id, s.n_items))
+        .collect();
+    let (mut total, mut n_missing) = (0, 0);
+    for t in trials {
+        let dev = match drops.get(&t.id) {
+            Some(&n) if out_of_race.contains(&t.id) => &row.judged[..n.min(row.judged.len())],
+            _ => &row.judged[..],
+        };
+        let mut items: Vec<String> = dev.to_vec();
+        if t.test_role.is_some() {
+            items.extend(row.test.iter().cloned());
+        }
+        total += items.len() * n_per_item(run.r, t);
+        n_missing += missing(run, &[t], &items)
+            .await?
+            .iter()
+            .map(|(_, calls)| calls.len())
+            .sum::<usize>();
+    }
+    Ok((total, n_missing))
 }
 
 /// The stored experiment of this name and content, or a new one (replacing one of the
@@ -133,29 +252,27 @@ async fn open(
     Ok((row, false))
 }
 
-/// The calls of a trial: one per judged item, repeat and answer order.
-fn n_calls(r: &Resolved, row: &ExperimentRow, trial: &TrialRow) -> usize {
-    row.judged.len() * r.experiment.sweep.repeats as usize * trial.params.order.calls().len()
+/// The calls of a trial per item: one per repeat and answer order.
+fn n_per_item(r: &Resolved, trial: &TrialRow) -> usize {
+    r.experiment.sweep.repeats as usize * trial.params.order.calls().len()
 }
 
-/// What has no successful verdict yet, per trial, in trial order.
+/// What of `items` has no successful verdict yet, per trial of `trials`, in trial order.
 async fn missing<'a>(
-    store: &Store,
-    r: &Resolved,
-    row: &ExperimentRow,
-    trials: &'a [TrialRow],
-    index: &HashMap<&str, &'a Item>,
+    run: &Run<'a>,
+    trials: &[&'a TrialRow],
+    items: &[String],
 ) -> Result<Vec<(&'a TrialRow, Vec<Call<'a>>)>, EngineError> {
     let mut missing = Vec::new();
-    for trial in trials {
-        let done = store.done_keys(trial.id).await?;
+    for &trial in trials {
+        let done = run.store.done_keys(trial.id).await?;
         let mut todo = Vec::new();
-        for id in &row.judged {
-            for repeat in 0..r.experiment.sweep.repeats {
+        for id in items {
+            for repeat in 0..run.r.experiment.sweep.repeats {
                 for &swapped in trial.params.order.calls() {
                     if !done.contains(&(id.clone(), repeat, swapped)) {
                         todo.push(Call {
-                            item: index[id.as_str()],
+                            item: run.index[id.as_str()],
                             repeat,
                             swapped,
                         });
@@ -222,7 +339,7 @@ async fn create(
         e.max_few_shot(),
         limits,
         &length,
-        e.limits.items,
+        e.sizes(),
     )?;
     let ids =
         |idxs: &[usize]| -> Vec<String> { idxs.iter().map(|&i| items[i].id.clone()).collect() };
@@ -267,6 +384,7 @@ async fn create(
                 dataset_id: r.dataset_info.id,
                 pool: ids(&s.pool),
                 judged: ids(&s.judged),
+                test: ids(&s.test),
             },
             &trials,
             replacing,

@@ -61,6 +61,29 @@ async fn datasets_round_trip_and_are_found_by_hash_and_name() {
 }
 
 #[tokio::test]
+async fn one_run_of_an_experiment_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir).await;
+    let held = store.lock_run("e").unwrap();
+    assert!(held.path.ends_with("sub/judgelab.sqlite-runs/e.lock"));
+    // Another handle on the same database, as another process would open it.
+    let other = Store::open(store.path()).await.unwrap();
+    let err = other.lock_run("e").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "experiment \"e\" is already running (process {}); wait for that run to end, or stop it, and run again",
+            std::process::id()
+        )
+    );
+    // Other experiments run meanwhile.
+    let f = other.lock_run("f").unwrap();
+    drop(held);
+    let again = other.lock_run("e").unwrap();
+    drop((again, f));
+}
+
+#[tokio::test]
 async fn a_failed_import_leaves_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
     let store = store(&dir).await;
@@ -123,6 +146,7 @@ async fn verdicts_are_idempotent_and_failed_calls_are_retried() {
                 dataset_id: info.id,
                 pool: vec!["z".into()],
                 judged: vec!["x".into(), "y".into()],
+                test: vec![],
             },
             &[NewTrial {
                 params: params(),
@@ -203,6 +227,7 @@ async fn one_trial(store: &Store) -> (i64, i64) {
                 dataset_id: info.id,
                 pool: vec![],
                 judged: vec!["x".into(), "y".into()],
+                test: vec![],
             },
             &[NewTrial {
                 params: params(),
@@ -301,4 +326,80 @@ async fn a_stored_spec_that_no_longer_parses_names_its_experiment() {
         shown.contains("experiment \"e\": its stored experiment file no longer parses"),
         "{shown}"
     );
+}
+
+#[tokio::test]
+async fn a_race_and_a_selection_are_recorded_and_read_back() {
+    use judgelab_core::race::RoundStanding;
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir).await;
+    let info = store
+        .insert_dataset(&dataset("d", &["x", "y", "z", "w"]))
+        .await
+        .unwrap();
+    let template = Template::builtin("pairwise").unwrap();
+    store.save_template(&template).await.unwrap();
+    let trial = |temperature: f64| NewTrial {
+        params: TrialParams {
+            temperature,
+            ..params()
+        },
+        template_hash: template.hash.clone(),
+        model_path: "/m.gguf".into(),
+        model_sha256: None,
+        examples: vec![],
+    };
+    let e = store
+        .create_experiment(
+            &NewExperiment {
+                name: "e".into(),
+                content_hash: "c".into(),
+                spec: SPEC.into(),
+                dataset_id: info.id,
+                pool: vec![],
+                judged: vec!["x".into(), "y".into()],
+                test: vec!["z".into(), "w".into()],
+            },
+            &[trial(0.0), trial(0.7)],
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (e.test.clone(), e.selected, e.race_rounds),
+        (vec!["z".to_string(), "w".to_string()], false, 0)
+    );
+    let trials = store.trials(e.id).await.unwrap();
+    let standing = |trial_id, leader, dropped| RoundStanding {
+        trial_id,
+        round: 1,
+        n_items: 2,
+        leader,
+        value: Some(0.5),
+        difference: (!leader).then_some(-0.5),
+        std_error: (!leader).then_some(0.1),
+        p_value: (!leader).then_some(0.001),
+        threshold: (!leader).then_some(0.05),
+        dropped,
+    };
+    let round = [
+        standing(trials[0].id, true, false),
+        standing(trials[1].id, false, true),
+    ];
+    store.record_round(e.id, 1, &round).await.unwrap();
+    assert_eq!(store.race_standings(e.id).await.unwrap(), round.to_vec());
+    store
+        .record_selection(e.id, &[(trials[0].id, "pick".into())])
+        .await
+        .unwrap();
+    let e = store.experiment_by_name("e").await.unwrap().unwrap();
+    assert_eq!((e.selected, e.race_rounds), (true, 1));
+    let roles: Vec<Option<String>> = store
+        .trials(e.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.test_role)
+        .collect();
+    assert_eq!(roles, vec![Some("pick".to_string()), None]);
 }
