@@ -43,7 +43,7 @@ impl Judge for Graded {
             let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
             let question = &request.messages.last().unwrap().content;
             let index: u64 = question.trim_start_matches('q').parse().unwrap();
-            let truth = if index % 2 == 0 { "A" } else { "B" };
+            let truth = if index.is_multiple_of(2) { "A" } else { "B" };
             let t = request.sampling.temperature;
             let h = judgelab_core::hash::stable_u64(&format!("{question} {}", t.to_bits()));
             let right = (h % 10_000) as f64 / 10_000.0 < 0.9 - t;
