@@ -92,9 +92,10 @@ enum Command {
         /// The folder to write into (created if missing)
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
-        /// The quality metric of the Pareto fronts and the recommendation
-        #[arg(long, default_value = "kappa", value_parser = parse_quality)]
-        metric: Quality,
+        /// The quality metric of the Pareto fronts and the recommendation [default: the
+        /// experiment's `[selection] metric`, kappa unless it says otherwise]
+        #[arg(long, value_parser = parse_quality)]
+        metric: Option<Quality>,
         #[command(flatten)]
         bootstrap: BootstrapArgs,
     },
@@ -739,9 +740,9 @@ async fn show(
     let front = front(&summary, objectives)?;
     if json {
         let mut value = serde_json::to_value(&summary)?;
-        // The best trial by the task's usual metric, and its score corrected for having
-        // been picked among all of them.
-        let metric = summary.metric(None)?;
+        // The best trial by the metric that ranks them (`[selection] metric`), and its score
+        // corrected for having been picked among all of them.
+        let metric = summary.experiment.parsed.selection.metric;
         if let (Some(best), Some(c)) = (summary.pick(metric), summary.selection(metric)) {
             value["selection"] = serde_json::to_value(c)?;
             value["selection"]["best"] = summary.trials[best].id.into();
@@ -839,11 +840,12 @@ async fn report_command(
     store: &Store,
     experiment: &str,
     out: &Path,
-    quality: Quality,
+    quality: Option<Quality>,
     bootstrap: BootstrapSpec,
 ) -> Result<ExitCode> {
     let name = experiment_name(experiment)?;
     let summary = judgelab_engine::summarize(store, &name, &bootstrap).await?;
+    let quality = quality.unwrap_or(summary.experiment.parsed.selection.metric);
     let options = judgelab_report::ReportOptions { quality };
     let files = judgelab_report::write_report(&summary, out, &options)
         .with_context(|| format!("while writing the report into {}", out.display()))?;

@@ -300,12 +300,14 @@ pub fn load(experiment: &str, r: &judgelab_core::load::StoredRamp) -> String {
     out
 }
 
-/// The best trial's kappa beside its estimate corrected for being the best of many.
+/// The best trial by the selection metric beside its estimate corrected for being the
+/// best of many.
 fn selection_line(s: &ExperimentSummary) -> Option<String> {
-    let best = &s.trials[s.pick(Quality::Kappa)?];
-    let c = s.selection(Quality::Kappa).filter(|c| c.n_trials > 1)?;
+    let metric = s.experiment.parsed.selection.metric;
+    let best = &s.trials[s.pick(metric)?];
+    let c = s.selection(metric).filter(|c| c.n_trials > 1)?;
     Some(format!(
-        "best #{} of {}: kappa {} on the items that picked it; {} on items left out of resamples that pick again (selection-corrected)\n",
+        "best #{} of {}: {metric} {} on the items that picked it; {} on items left out of resamples that pick again (selection-corrected)\n",
         best.id,
         c.n_trials,
         num(c.naive, 3),
@@ -319,22 +321,11 @@ fn selection_line(s: &ExperimentSummary) -> Option<String> {
 /// A race's calls against the full grid's: the dev verdicts it stored, of those every
 /// trial on every dev item would need.
 pub fn calls_against_grid(s: &ExperimentSummary) -> Option<String> {
-    if s.experiment.strategy != judgelab_core::experiment::Strategy::Race {
-        return None;
-    }
-    let repeats = s.experiment.repeats as usize;
-    let grid: usize = s
-        .trials
-        .iter()
-        .map(|t| s.experiment.n_items * repeats * t.params.order.calls().len())
-        .sum();
-    let stored: usize = s.trials.iter().map(|t| t.observations.len()).sum();
+    let (stored, grid) = s.race_verdicts()?;
     let dropped = s.trials.iter().filter(|t| t.dropped.is_some()).count();
-    (grid > 0).then(|| {
-        format!(
-            "the race judged {stored} of the full grid's {grid} dev verdicts ({:.0}%), dropping {dropped} of {} trials",
-            100.0 * stored as f64 / grid as f64,
-            s.trials.len()
-        )
-    })
+    Some(format!(
+        "the race judged {stored} of the full grid's {grid} dev verdicts ({:.0}%), dropping {dropped} of {} trials",
+        100.0 * stored as f64 / grid.max(1) as f64,
+        s.trials.len()
+    ))
 }

@@ -89,6 +89,24 @@ impl Decision {
     }
 }
 
+/// Each candidate's metric on its calls, with nothing tested: a round before
+/// `min_items` records only these.
+pub fn measure(task: Task, metric: Quality, candidates: &[&[Observation]]) -> Vec<Standing> {
+    candidates
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Standing {
+            trial: i,
+            value: metrics::value_of(task, c, metric),
+            difference: None,
+            std_error: None,
+            p_value: None,
+            threshold: None,
+            dropped: false,
+        })
+        .collect()
+}
+
 /// Decides a round among `candidates` (each survivor's calls on the items judged so far;
 /// `costs` break ties for the leader; `groups[i]` names candidate i's exact group, trials
 /// that share their forward passes).
@@ -100,26 +118,16 @@ pub fn decide(
     costs: &[Option<f64>],
     groups: &[usize],
 ) -> Decision {
-    let units: Vec<Vec<Vec<Scored>>> = candidates.iter().map(|c| by_unit(task, c)).collect();
-    let values: Vec<Option<f64>> = units
+    let units: Vec<Vec<Vec<Scored>>> = candidates
         .iter()
-        .map(|u| {
-            let all: Vec<Scored> = u.iter().flatten().copied().collect();
-            quality::value(task, &all, metric)
+        .map(|c| {
+            let n_units = c.iter().map(|o| o.unit + 1).max().unwrap_or(0);
+            metrics::scored_by_unit(task, c, n_units)
         })
         .collect();
+    let mut standings = measure(task, metric, candidates);
+    let values: Vec<Option<f64>> = standings.iter().map(|s| s.value).collect();
     let leader = selection::pick(&values, costs);
-    let mut standings: Vec<Standing> = (0..candidates.len())
-        .map(|i| Standing {
-            trial: i,
-            value: values[i],
-            difference: None,
-            std_error: None,
-            p_value: None,
-            threshold: None,
-            dropped: false,
-        })
-        .collect();
     let Some(leader) = leader else {
         return Decision { leader, standings };
     };
@@ -172,18 +180,6 @@ pub fn decide(
         leader: Some(leader),
         standings,
     }
-}
-
-/// A trial's scored verdicts by unit (item), indexed by unit.
-fn by_unit(task: Task, observations: &[Observation]) -> Vec<Vec<Scored>> {
-    let n_units = observations.iter().map(|o| o.unit + 1).max().unwrap_or(0);
-    let mut units = vec![Vec::new(); n_units];
-    for g in metrics::group(observations) {
-        if let Some(verdict) = g.verdict {
-            units[g.unit].push(Scored::new(task, g.calls[0].human, verdict.label()));
-        }
-    }
-    units
 }
 
 /// `a`'s metric minus `b`'s on the units both have, its jackknife standard error and the

@@ -556,6 +556,22 @@ impl ExperimentSummary {
         )
     }
 
+    /// A race's dev verdicts stored and those the full grid needs (every trial on every
+    /// dev item); none for a grid.
+    pub fn race_verdicts(&self) -> Option<(usize, usize)> {
+        if self.experiment.strategy != Strategy::Race {
+            return None;
+        }
+        let per_trial = |t: &TrialSummary| {
+            self.experiment.n_items
+                * self.experiment.repeats as usize
+                * t.params.order.calls().len()
+        };
+        let grid = self.trials.iter().map(per_trial).sum();
+        let stored = self.trials.iter().map(|t| t.observations.len()).sum();
+        Some((stored, grid))
+    }
+
     /// The trial with store id `trial_id`.
     pub fn trial(&self, trial_id: i64) -> Result<&TrialSummary, ResultsError> {
         Ok(&self.trials[self.trial_index(trial_id)?])
@@ -578,11 +594,12 @@ impl ExperimentSummary {
             })
     }
 
-    /// The metric named `metric` if this task defines it; none named: the task's usual one
-    /// (Cohen's kappa, quadratic-weighted for ratings).
+    /// The metric named `metric` if this task defines it; none named: the one that ranks
+    /// its trials (`[selection] metric`: Cohen's kappa, quadratic-weighted for ratings,
+    /// unless the experiment says otherwise).
     pub fn metric(&self, metric: Option<&str>) -> Result<Quality, ResultsError> {
         let Some(name) = metric else {
-            return Ok(Quality::Kappa);
+            return Ok(self.experiment.parsed.selection.metric);
         };
         let q = Quality::from_name(name).ok_or_else(|| ResultsError::UnknownMetric {
             metric: name.to_string(),

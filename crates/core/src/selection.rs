@@ -16,9 +16,7 @@
 use serde::Serialize;
 
 use crate::dataset::Task;
-use crate::metrics::{
-    self, paired, quality, BootstrapSpec, Observation, Quality, Scored, TrialMetrics,
-};
+use crate::metrics::{self, paired, quality, BootstrapSpec, Observation, Quality, TrialMetrics};
 
 /// The index of the trial with the highest `quality` (then the lowest `cost`, then the
 /// earliest); `None` when no trial has a value.
@@ -84,11 +82,7 @@ pub fn kept(
 ) -> Vec<(usize, Role)> {
     let qualities: Vec<Option<f64>> = trials
         .iter()
-        .map(|t| {
-            let units = by_unit(task, t, t.iter().map(|o| o.unit + 1).max().unwrap_or(0));
-            let all: Vec<Scored> = units.into_iter().flatten().collect();
-            quality::value(task, &all, metric)
-        })
+        .map(|t| metrics::value_of(task, t, metric))
         .collect();
     let Some(best) = pick(&qualities, costs) else {
         return Vec::new();
@@ -166,7 +160,7 @@ pub fn corrected(
         .unwrap_or(0);
     let counted: Vec<metrics::CountedUnits> = trials
         .iter()
-        .map(|t| metrics::CountedUnits::new(&by_unit(task, t, n_units)))
+        .map(|t| metrics::CountedUnits::new(&metrics::scored_by_unit(task, t, n_units)))
         .collect();
     let score = |c: &metrics::CountedUnits, counts: &[f64]| {
         quality::value_tally(task, c.distinct.as_tally(counts), metric)
@@ -210,17 +204,6 @@ pub fn corrected(
         ci: spec.interval(values),
         optimism: naive.zip(value).map(|(n, v)| n - v),
     })
-}
-
-/// A trial's scored verdicts by unit, `n_units` of them (empty where it has none).
-fn by_unit(task: Task, observations: &[Observation], n_units: usize) -> Vec<Vec<Scored>> {
-    let mut units = vec![Vec::new(); n_units];
-    for g in metrics::group(observations) {
-        if let Some(verdict) = g.verdict {
-            units[g.unit].push(Scored::new(task, g.calls[0].human, verdict.label()));
-        }
-    }
-    units
 }
 
 #[cfg(test)]

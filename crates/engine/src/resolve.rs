@@ -155,6 +155,23 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
         template.validate(dataset.task, output)?;
         templates.push((name.clone(), template));
     }
+    // What ranks the trials must be a metric of this data, or a race could drop nothing
+    // and the test split would go to nobody.
+    let metric = experiment.selection.metric;
+    if !judgelab_core::metrics::Quality::for_task(dataset.task).contains(&metric) {
+        return Err(EngineError::Invalid {
+            path: path.display().to_string(),
+            message: format!(
+                "selection.metric: {metric} is not defined for {} data (it has {})",
+                dataset.task.name(),
+                judgelab_core::metrics::Quality::for_task(dataset.task)
+                    .iter()
+                    .map(|q| q.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        });
+    }
 
     let mut models = Vec::new();
     for judge in &experiment.judges {

@@ -13,6 +13,16 @@ use judgelab_core::{Order, Task};
 
 use judgelab_core::sweep::Axis;
 
+/// A trial that judged the test split, as the report shows it.
+pub struct Confirmed<'a> {
+    pub trial: &'a TrialSummary,
+    pub role: &'a str,
+    pub dev: Estimate,
+    pub test: Estimate,
+    /// Dev minus test: the optimism of choosing it.
+    pub gap: Option<f64>,
+}
+
 /// The report's reading of an experiment.
 pub struct Analysis<'a> {
     pub summary: &'a ExperimentSummary,
@@ -146,6 +156,33 @@ impl<'a> Analysis<'a> {
         };
         analysis.findings = analysis.explain();
         analysis
+    }
+
+    /// The trials that judged the test split: each one's role, dev and test scores by the
+    /// report's metric, and the dev score's excess over the test score.
+    pub fn confirmed(&self) -> Vec<Confirmed<'a>> {
+        self.summary
+            .trials
+            .iter()
+            .filter_map(|t| {
+                let role = t.test_role.as_deref()?;
+                let dev = t.split_scores.dev.quality.get(self.quality);
+                let test = t
+                    .split_scores
+                    .test
+                    .as_ref()
+                    .map(|s| s.quality.get(self.quality))
+                    .unwrap_or_default();
+                let gap = dev.value.zip(test.value).map(|(d, t)| d - t);
+                Some(Confirmed {
+                    trial: t,
+                    role,
+                    dev,
+                    test,
+                    gap,
+                })
+            })
+            .collect()
     }
 
     pub(crate) fn trial(&self, i: usize) -> &TrialSummary {

@@ -252,31 +252,18 @@ fn confirmation(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
     } else {
         let _ = writeln!(h, "<p>The trials below were kept after the {} dev items and judged on {} test items that played no part in choosing them. A test score well below the dev score is the optimism of choosing.</p>", e.n_items, e.n_test_items);
         let _ = writeln!(h, "<table><tr><th class=\"l\">trial</th><th class=\"l\">kept as</th><th>dev {0}</th><th>test {0}</th><th>dev − test</th></tr>", escape(q));
-        for t in a.summary.trials.iter().filter(|t| t.test_role.is_some()) {
-            let dev = t.split_scores.dev.quality.get(a.quality);
-            let test = t
-                .split_scores
-                .test
-                .as_ref()
-                .map(|s| s.quality.get(a.quality))
-                .unwrap_or_default();
-            let gap = match (dev.value, test.value) {
-                (Some(d), Some(t)) => format!("{:+.3}", d - t),
-                _ => "—".into(),
-            };
+        for c in a.confirmed() {
             let _ = writeln!(
                 h,
-                "<tr><td class=\"l\">#{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{gap}</td></tr>",
-                t.id,
-                escape(t.test_role.as_deref().unwrap_or("")),
-                cell(dev),
-                cell(test)
+                "<tr><td class=\"l\">#{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                c.trial.id,
+                escape(c.role),
+                cell(c.dev),
+                cell(c.test),
+                c.gap.map_or("—".into(), |g| format!("{g:+.3}"))
             );
         }
-        h.push_str(
-            "</table>
-",
-        );
+        h.push_str("</table>\n");
     }
     if a.summary.race.is_empty() {
         return;
@@ -288,13 +275,7 @@ fn confirmation(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
         .iter()
         .filter(|t| t.dropped.is_some())
         .collect();
-    let stored: usize = a.summary.trials.iter().map(|t| t.observations.len()).sum();
-    let grid: usize = a
-        .summary
-        .trials
-        .iter()
-        .map(|t| e.n_items * e.repeats as usize * t.params.order.calls().len())
-        .sum();
+    let (stored, grid) = a.summary.race_verdicts().unwrap_or((0, 0));
     let _ = writeln!(
         h,
         "<p>Raced in rounds of {} dev items: after each round from {} items on, a trial was dropped when the paired t test of its {} against the round's leader (jackknife standard error over items) rejected equality at Holm's level for α = {} and it was behind. {} of {} trials were dropped; the race judged {stored} of the {grid} dev verdicts the full grid needs ({:.0}%).</p>",

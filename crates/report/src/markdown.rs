@@ -44,25 +44,15 @@ pub fn render(a: &Analysis<'_>, charts: &[(String, String)]) -> String {
             m,
             "| trial | kept as | dev {q} | test {q} | dev − test |\n|---|---|---|---|---|"
         );
-        for t in a.summary.trials.iter().filter(|t| t.test_role.is_some()) {
-            let dev = t.split_scores.dev.quality.get(a.quality);
-            let test = t
-                .split_scores
-                .test
-                .as_ref()
-                .map(|s| s.quality.get(a.quality))
-                .unwrap_or_default();
-            let gap = match (dev.value, test.value) {
-                (Some(d), Some(t)) => format!("{:+.3}", d - t),
-                _ => "—".into(),
-            };
+        for c in a.confirmed() {
             let _ = writeln!(
                 m,
-                "| #{} | {} | {} | {} | {gap} |",
-                t.id,
-                t.test_role.as_deref().unwrap_or(""),
-                estimate_text(dev),
-                estimate_text(test)
+                "| #{} | {} | {} | {} | {} |",
+                c.trial.id,
+                c.role,
+                estimate_text(c.dev),
+                estimate_text(c.test),
+                c.gap.map_or("—".into(), |g| format!("{g:+.3}"))
             );
         }
     }

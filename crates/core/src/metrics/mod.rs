@@ -298,6 +298,29 @@ impl CountedUnits {
     }
 }
 
+/// A trial's scored verdicts by unit: `n_units` lists, the unit's index its place (empty
+/// where it has none), where [`scored_units`] keeps only the units it has.
+pub fn scored_by_unit(
+    task: Task,
+    observations: &[Observation],
+    n_units: usize,
+) -> Vec<Vec<Scored>> {
+    let mut units = vec![Vec::new(); n_units];
+    for g in group(observations) {
+        if let Some(verdict) = g.verdict {
+            units[g.unit].push(Scored::new(task, g.calls[0].human, verdict.label()));
+        }
+    }
+    units
+}
+
+/// One metric of `task` over every verdict of `observations`, without an interval.
+pub fn value_of(task: Task, observations: &[Observation], q: Quality) -> Option<f64> {
+    let groups = group(observations);
+    let all: Vec<Scored> = scored_units(task, &groups).into_iter().flatten().collect();
+    quality::value(task, &all, q)
+}
+
 /// Judged verdicts as scored units, in first-appearance order of their items.
 pub fn scored_units(task: Task, groups: &[Verdicts<'_>]) -> Vec<Vec<Scored>> {
     let mut index: BTreeMap<usize, usize> = BTreeMap::new();

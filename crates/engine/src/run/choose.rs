@@ -22,11 +22,10 @@ use judgelab_core::selection;
 use judgelab_core::Item;
 use judgelab_store::{ExperimentRow, TrialRow};
 
-use super::group::{judge_group, Run, Tally};
+use super::group::{Run, Tally};
 use super::interface::RunEvent;
 use super::loaded::Judges;
-use super::missing;
-use crate::calls::groups;
+use super::{judge_all, missing};
 use crate::EngineError;
 
 /// The trials a race has dropped (store ids), from its stored standings.
@@ -94,14 +93,7 @@ pub(super) async fn race<'a>(
             survivors: survivors.len(),
             n_trials: trials.len(),
         });
-        let exact = |t: &TrialRow| run.r.judge(&t.params.judge).exact() && !run.options.naive;
-        let remote = |t: &TrialRow| run.r.judge(&t.params.judge).remote().is_some();
-        for group in groups(todo, exact, remote) {
-            if run.options.cancel.load(Ordering::SeqCst) {
-                break;
-            }
-            judge_group(run, judges, &group, tally, on_event).await?;
-        }
+        judge_all(run, judges, todo, tally, on_event).await?;
         if run.options.cancel.load(Ordering::SeqCst) {
             break;
         }
@@ -134,8 +126,7 @@ pub(super) async fn race<'a>(
                 .collect::<Vec<_>>()
         } else {
             // Before min_items (and after the last round) the standings are only recorded.
-            let values = standings_without_tests(run, &views);
-            values
+            race::measure(run.r.dataset.task, selection.metric, &views)
                 .into_iter()
                 .enumerate()
                 .map(|(i, s)| RoundStanding::new(survivors[i].id, round, upto, false, &s))
@@ -157,29 +148,6 @@ pub(super) async fn race<'a>(
     }
     state.survivors = trials.len() - out_of_race.len();
     Ok(state)
-}
-
-/// Each candidate's metric alone, for rounds that test nothing.
-fn standings_without_tests(run: &Run<'_>, views: &[&[Observation]]) -> Vec<race::Standing> {
-    let metric = run.r.experiment.selection.metric;
-    views
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let groups = judgelab_core::metrics::group(v);
-            let units = judgelab_core::metrics::scored_units(run.r.dataset.task, &groups);
-            let all: Vec<_> = units.into_iter().flatten().collect();
-            race::Standing {
-                trial: i,
-                value: judgelab_core::metrics::quality::value(run.r.dataset.task, &all, metric),
-                difference: None,
-                std_error: None,
-                p_value: None,
-                threshold: None,
-                dropped: false,
-            }
-        })
-        .collect()
 }
 
 /// Each trial's exact group for the race: trials whose verdicts come from the same calls

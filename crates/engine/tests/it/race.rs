@@ -289,3 +289,25 @@ async fn a_budget_stops_the_run_cleanly_and_a_larger_one_goes_on() {
     assert!(summary.resumed && summary.stopped_by.is_none() && !summary.interrupted);
     assert_eq!(summary.race.unwrap().rounds, 6);
 }
+
+#[tokio::test]
+async fn a_selection_metric_the_task_lacks_is_refused_before_any_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let experiment = fixture(dir.path(), &RACE.replace("\"accuracy\"", "\"spearman\""));
+    let store = Store::open(&dir.path().join("db.sqlite")).await.unwrap();
+    let graded = judge(None);
+    let options = RunOptions {
+        judges: Some(Arc::new(Loader(graded.clone()))),
+        ..RunOptions::default()
+    };
+    let err = run_experiment(&store, &experiment, options, &mut |_| {})
+        .await
+        .unwrap_err();
+    assert!(err.is_invalid_input(), "{err}");
+    assert!(
+        err.to_string()
+            .contains("selection.metric: spearman is not defined for pairwise data"),
+        "{err}"
+    );
+    assert_eq!(graded.calls.load(Ordering::SeqCst), 0);
+}
