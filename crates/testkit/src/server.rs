@@ -57,38 +57,48 @@ impl LlamaServer {
         let bin = std::env::var_os("JUDGELAB_LLAMA_CPP_SERVER").expect(
             "JUDGELAB_LLAMA_CPP_SERVER is not set: run the tests with `cargo xtask test`, which builds llama.cpp's llama-server",
         );
-        let inner = free_port();
-        let log = dir.join(format!("llama-server-{inner}.log"));
-        let child = Command::new(bin)
-            .arg("--model")
-            .arg(model)
-            .args(["--alias", "smollm2", "--host", "127.0.0.1"])
-            .args(["--port", &inner.to_string()])
-            .args(["--parallel", &slots.parallel.to_string()])
-            .args(["--ctx-size", &slots.ctx_size.to_string()])
-            // Two cores: the tests' machines have no more to give one server.
-            .args(["--threads", "2"])
-            .stdout(std::fs::File::create(&log).expect("server log"))
-            .stderr(std::fs::File::create(log.with_extension("err")).expect("server log"))
-            .spawn()
-            .expect("llama-server starts");
-        let relay = Relay::with_faults(port, inner, faults);
-        let server = LlamaServer {
-            child,
-            base_url: relay.base_url.clone(),
-            relay,
-            log,
-        };
-        let start = Instant::now();
-        while !healthy(inner) {
-            assert!(
-                start.elapsed() < Duration::from_secs(120),
-                "llama-server did not start: {}",
-                server.log.with_extension("err").display()
-            );
-            std::thread::sleep(Duration::from_millis(100));
+        // A port found free can be taken by another test's server before this one binds it:
+        // a server that exits while loading is started again on another port.
+        for _attempt in 0..3 {
+            let inner = free_port();
+            let log = dir.join(format!("llama-server-{inner}.log"));
+            let err = log.with_extension("err");
+            let mut child = Command::new(&bin)
+                .arg("--model")
+                .arg(model)
+                .args(["--alias", "smollm2", "--host", "127.0.0.1"])
+                .args(["--port", &inner.to_string()])
+                .args(["--parallel", &slots.parallel.to_string()])
+                .args(["--ctx-size", &slots.ctx_size.to_string()])
+                // Two cores: the tests' machines have no more to give one server.
+                .args(["--threads", "2"])
+                .stdout(std::fs::File::create(&log).expect("server log"))
+                .stderr(std::fs::File::create(&err).expect("server log"))
+                .spawn()
+                .expect("llama-server starts");
+            let start = Instant::now();
+            loop {
+                if healthy(inner) {
+                    let relay = Relay::with_faults(port, inner, faults);
+                    return LlamaServer {
+                        child,
+                        base_url: relay.base_url.clone(),
+                        relay,
+                        log,
+                    };
+                }
+                if child.try_wait().ok().flatten().is_some() {
+                    eprintln!("llama-server exited while loading:\n{}", tail(&err));
+                    break;
+                }
+                if start.elapsed() > Duration::from_secs(300) {
+                    let _ = child.kill();
+                    panic!("llama-server did not load in 300 s:\n{}", tail(&err));
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
         }
-        server
+        panic!("llama-server exited while loading, three times: see the .err logs in {dir:?}")
     }
 
     /// Chat completion requests sent to the server so far.
@@ -112,6 +122,13 @@ impl Drop for LlamaServer {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// The last lines of a server's log, for a failure's message.
+fn tail(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
 }
 
 /// `GET /health` answers 200 once the model is loaded (503 while loading).
