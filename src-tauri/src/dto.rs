@@ -165,6 +165,20 @@ pub struct Plan {
     /// Whether an experiment of this name exists with other content.
     pub conflicts: bool,
     pub spec_path: String,
+    /// Items of the test split (0: none), and the most calls one kept trial makes on it.
+    pub n_test: u32,
+    pub test_calls_per_trial: u32,
+    /// A race's cost against the full grid's `n_calls` (the most it can make).
+    pub race: Option<RacePlan>,
+}
+
+/// What a race costs at least: every trial judges the first `first_decision` dev items,
+/// then only the cheapest trial the rest.
+#[derive(Debug, Clone, Copy, Serialize, Type)]
+pub struct RacePlan {
+    pub n_rounds: u32,
+    pub first_decision: u32,
+    pub min_calls: u32,
 }
 
 /// One reason calls of a run failed, and how many calls.
@@ -373,6 +387,11 @@ pub struct TrialView {
     pub vs_best: Option<Cell>,
     pub consistency: Option<f64>,
     pub first_preferred: Option<f64>,
+    /// The selection metric on the test split, where this trial judged it.
+    pub test: Option<Cell>,
+    /// Why it judged the test split (`pick`, `indistinguishable`, `best 3`), or the race's
+    /// round that dropped it (`dropped after round 3 (60 items)`); none otherwise.
+    pub selection: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -420,6 +439,61 @@ pub struct Results {
     pub resamples: u32,
     /// The latest load ramp of one of its trials, if any was run.
     pub load: Option<LoadView>,
+    pub selection: SelectionView,
+}
+
+/// Whether the pick is confirmed on items that did not choose it, how much choosing
+/// inflates its score, and a race's drops.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct SelectionView {
+    /// `grid` or `race`.
+    pub strategy: String,
+    /// The metric that ranks, races and confirms.
+    pub metric: String,
+    pub metric_title: String,
+    pub n_dev_items: u32,
+    /// 0: no test split, so the pick is not confirmed.
+    pub n_test_items: u32,
+    /// The trials that judge the test split are chosen (after the dev split).
+    pub selected: bool,
+    pub confirmed: Vec<ConfirmedView>,
+    /// The pick's score corrected for having been chosen (BBC); none without intervals.
+    pub corrected: Option<CorrectedView>,
+    pub race: Option<RaceView>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ConfirmedView {
+    pub trial_id: u32,
+    pub label: String,
+    pub role: String,
+    pub dev: Cell,
+    pub test: Cell,
+    /// Dev minus test: the optimism of choosing.
+    pub gap: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct CorrectedView {
+    pub n_trials: u32,
+    /// The pick's score on the items that chose it.
+    pub naive: Option<f64>,
+    /// Its out-of-bag estimate on new items, with an interval.
+    pub estimate: Cell,
+    pub optimism: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct RaceView {
+    pub round: u32,
+    pub min_items: u32,
+    pub alpha: f64,
+    pub n_dropped: u32,
+    /// Dev verdicts the race stored, of those the full grid needs.
+    pub stored: u32,
+    pub grid: u32,
+    /// Survivors' differences from the leader by round (the report's race chart).
+    pub svg: String,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -475,6 +549,9 @@ pub struct AxisView {
     pub choices: Vec<String>,
     /// `all`, `pairwise` (pairwise data only) or `local` (local judges only).
     pub applies: String,
+    /// A column of every trials table; an axis that is not is left out of an experiment
+    /// file while it is at its default.
+    pub always_shown: bool,
 }
 
 /// What a call came to, as the verdict list filters it.

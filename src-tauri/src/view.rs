@@ -9,8 +9,8 @@ use judgelab_report::analysis::{baseline_title, Analysis};
 use judgelab_report::{Chart, ParetoChart};
 
 use crate::dto::{
-    BaselineView, Cell, ChartView, Column, Hotspot, LoadLevelView, LoadView, Param, Results,
-    TrialView,
+    BaselineView, Cell, ChartView, Column, ConfirmedView, CorrectedView, Hotspot, LoadLevelView,
+    LoadView, Param, RaceView, Results, SelectionView, TrialView,
 };
 use crate::error::AppResult;
 
@@ -56,6 +56,66 @@ pub fn results(summary: &ExperimentSummary, q: Quality) -> AppResult<Results> {
         cost_title: a.cost.title(task),
         resamples: summary.bootstrap.resamples,
         load: load_view(&a)?,
+        selection: selection_view(&a)?,
+    })
+}
+
+/// The report's "Is the pick confirmed?" section, as data.
+fn selection_view(a: &Analysis<'_>) -> AppResult<SelectionView> {
+    let e = &a.summary.experiment;
+    let s = &e.parsed.selection;
+    let race = match a.race_chart() {
+        Some(chart) => {
+            let (stored, grid) = a.summary.race_verdicts().unwrap_or((0, 0));
+            Some(RaceView {
+                round: s.round as u32,
+                min_items: s.min_items as u32,
+                alpha: s.alpha,
+                n_dropped: a
+                    .summary
+                    .trials
+                    .iter()
+                    .filter(|t| t.dropped.is_some())
+                    .count() as u32,
+                stored: stored as u32,
+                grid: grid as u32,
+                svg: judgelab_report::svg(&Chart::Lines(chart), CHART.0, CHART.1)?,
+            })
+        }
+        None => None,
+    };
+    Ok(SelectionView {
+        strategy: if s.is_race() { "race" } else { "grid" }.to_string(),
+        metric: a.quality.name().to_string(),
+        metric_title: a.quality_title().to_string(),
+        n_dev_items: e.n_items as u32,
+        n_test_items: e.n_test_items as u32,
+        selected: e.selected,
+        confirmed: a
+            .confirmed()
+            .into_iter()
+            .map(|c| ConfirmedView {
+                trial_id: c.trial.id as u32,
+                label: a
+                    .summary
+                    .trial_index(c.trial.id)
+                    .map_or_else(|_| format!("#{}", c.trial.id), |i| a.labels[i].clone()),
+                role: c.role.to_string(),
+                dev: cell(c.dev),
+                test: cell(c.test),
+                gap: c.gap,
+            })
+            .collect(),
+        corrected: a.selection.map(|c| CorrectedView {
+            n_trials: c.n_trials as u32,
+            naive: c.naive,
+            estimate: cell(Estimate {
+                value: c.value,
+                ci: c.ci,
+            }),
+            optimism: c.optimism,
+        }),
+        race,
     })
 }
 
@@ -155,6 +215,19 @@ pub(crate) fn trial_view(a: &Analysis<'_>, i: usize) -> TrialView {
         vs_best: a.versus_best[i].as_ref().map(|c| cell(c.difference)),
         consistency: m.position.as_ref().and_then(|p| p.consistency),
         first_preferred: m.position.as_ref().and_then(|p| p.first_preferred),
+        test: t
+            .split_scores
+            .test
+            .as_ref()
+            .map(|s| cell(s.quality.get(a.quality))),
+        selection: match (&t.test_role, &t.dropped) {
+            (Some(role), _) => Some(role.clone()),
+            (None, Some(d)) => Some(format!(
+                "dropped after round {} ({} items)",
+                d.round, d.n_items
+            )),
+            (None, None) => None,
+        },
     }
 }
 

@@ -74,7 +74,9 @@ tasks:
                 sweep at concurrency 4 against llama-server with four slots and ramps
                 its first trial through 1, 2, 4, 8 requests in flight, in one process;
                 `bench results` times how fast a 100,000-verdict run opens in the app
-                (release build)
+                (release build); `bench race` races simulated 48-configuration grids of
+                scripted judges against the full grid over 1,000 seeds (pass --seeds N,
+                --correlation R, --json; the last line is the JSON summary)
   fetch-model   put SmolLM2-135M-Instruct (Q4_1 GGUF) in the user cache directory
   deps          install missing system packages (Debian/Ubuntu)";
 
@@ -90,6 +92,7 @@ fn main() -> Result<()> {
             Some("peer") => bench_peer(&root),
             Some("latency") => bench_latency(&root),
             Some("saturation") => bench_saturation(),
+            Some("race") => bench_race(),
             _ => bench(&root),
         },
         "test" => test(),
@@ -410,6 +413,24 @@ fn floor_tool(root: &Path) -> Result<PathBuf> {
         bail!("the floor tool's build made no {}", bin.display());
     }
     Ok(bin)
+}
+
+/// `judgelab bench --race`: the race against the full grid in simulation (no model, no
+/// server); arguments after `race` go to `judgelab bench`.
+fn bench_race() -> Result<()> {
+    deps()?;
+    let args: Vec<String> = std::env::args().skip(3).collect();
+    run(cargo()
+        .args([
+            "run",
+            "--quiet",
+            "--package",
+            "judgelab-cli",
+            "--",
+            "bench",
+            "--race",
+        ])
+        .args(args))
 }
 
 /// The app's results benchmark, in the release profile the app ships in (the first run

@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use judgelab_engine::bench::peer::{PeerEvent, PeerOptions, PeerReport};
+use judgelab_engine::bench::race::{RaceOptions, TRIALS};
 use judgelab_engine::bench::saturation::{SaturationOptions, SaturationReport};
 use judgelab_engine::bench::{BenchEvent, BenchOptions, BenchReport, Floors, Way, NEAR_TIE};
 
@@ -233,4 +234,49 @@ fn table(r: &BenchReport) -> String {
         r.greedy_compared, r.greedy_flips, r.greedy_flips_not_near_tie, r.near_ties
     );
     out
+}
+
+/// `judgelab bench --race`: the simulation's figures, then its JSON summary as the last line
+/// (with `--json`, the summary alone).
+pub fn race(options: RaceOptions, json: bool) -> ExitCode {
+    let started = std::time::Instant::now();
+    if !json {
+        eprintln!(
+            "racing {} simulated sweeps of {TRIALS} configurations on {} items (correlation {})",
+            options.seeds, options.items, options.correlation
+        );
+    }
+    let report = judgelab_engine::bench::race::bench(options);
+    let b = &report.bench;
+    if !json {
+        let s = &report.selection;
+        println!(
+            "race (rounds of {} items, no drop before {}, Holm at {}, on accuracy):",
+            s.round, s.min_items, s.alpha
+        );
+        println!(
+            "  pick within 0.02 of the best: race {:.1}% of seeds, full grid {:.1}%",
+            100.0 * b.pick_within_0_02,
+            100.0 * report.grid_pick_within_0_02
+        );
+        println!(
+            "  mean regret (best's true accuracy minus the pick's): race {:.4}, full grid {:.4}",
+            report.race_regret, report.grid_regret
+        );
+        println!(
+            "  calls: {:.1}% of the full grid's; {:.1} configurations survive to the end",
+            100.0 * b.calls_fraction,
+            report.survivors
+        );
+        println!(
+            "selection-corrected score of the full grid's pick (BBC, {} resamples a seed): naive bias {:+.4}, corrected {:+.4}",
+            options.resamples, b.naive_bias, b.corrected_bias
+        );
+        println!("({:.1} s)", started.elapsed().as_secs_f64());
+    }
+    println!(
+        "{}",
+        serde_json::to_string(b).expect("the figures serialise")
+    );
+    ExitCode::SUCCESS
 }

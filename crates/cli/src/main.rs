@@ -59,6 +59,10 @@ enum Command {
         /// Call remote judges even where the response cache already has the answer
         #[arg(long)]
         no_cache: bool,
+        /// Say what the run will cost (trials, calls, prompt tokens, time; a race's against
+        /// the full grid) and stop before any call
+        #[arg(long)]
+        plan: bool,
         /// Calls of each local trial timed alone, one request at a time, after judging: its
         /// latency and TTFT at concurrency 1; and of each remote trial whose load the sweep
         /// sets (`concurrency`), timed at that load (0: none, and no latency figures)
@@ -162,8 +166,9 @@ enum Command {
     /// and of the hardware; with --peer, time the zero-shot grid against a one-call-per-cell
     /// tool's way on an OpenAI-compatible server
     Bench {
-        /// Items of LLMBar Natural to judge [default: 12; 24 with --peer; 16 with --saturation]
-        #[arg(long, value_parser = clap::value_parser!(u16).range(1..=98))]
+        /// Items of LLMBar Natural to judge, at most 98 [default: 12; 24 with --peer; 16
+        /// with --saturation]; with --race, simulated items [default: 400]
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
         items: Option<u16>,
         /// Print the JSON summary only
         #[arg(long)]
@@ -208,6 +213,19 @@ enum Command {
         /// With --saturation: timed requests per level of the ramp
         #[arg(long, default_value_t = 80, requires = "saturation")]
         ramp_requests: usize,
+        /// Race a simulated 48-configuration grid of scripted judges of known accuracy
+        /// against the full grid, over many seeds: how often the race's pick is within 0.02
+        /// of the truly best, for what share of the grid's calls; and the bias of the pick's
+        /// naive and selection-corrected scores (`cargo xtask bench race`)
+        #[arg(long, conflicts_with_all = ["peer", "latency", "saturation"])]
+        race: bool,
+        /// With --race: simulated sweeps
+        #[arg(long, default_value_t = 1000, requires = "race", value_parser = clap::value_parser!(u64).range(1..))]
+        seeds: u64,
+        /// With --race: the latent correlation between two configurations' correctness on
+        /// an item (0: independent; 1: the same items are wrong for all)
+        #[arg(long, default_value_t = 0.8, requires = "race")]
+        correlation: f64,
     },
 }
 
@@ -323,7 +341,16 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             threads,
             no_cache,
             timed_calls,
+            plan,
         } => {
+            if plan {
+                let plan =
+                    judgelab_engine::plan(&store, &experiment, Some(&judgelab_engine::LocalModels))
+                        .await
+                        .with_context(|| format!("while planning {}", experiment.display()))?;
+                print!("{}", table::plan(&plan));
+                return Ok(ExitCode::SUCCESS);
+            }
             let options = RunOptions {
                 replace,
                 threads: threads.map(usize::from),
@@ -398,7 +425,27 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             saturation,
             sweep_concurrency,
             ramp_requests,
+            race,
+            seeds,
+            correlation,
         } => {
+            if race {
+                if !(0.0..=1.0).contains(&correlation) {
+                    anyhow::bail!("--correlation {correlation}: must be between 0 and 1");
+                }
+                let options = judgelab_engine::bench::race::RaceOptions {
+                    seeds,
+                    items: items.map_or(400, usize::from),
+                    correlation,
+                    ..Default::default()
+                };
+                return Ok(bench::race(options, json));
+            }
+            if let Some(n) = items.filter(|&n| n > 98) {
+                anyhow::bail!(
+                    "--items {n}: LLMBar Natural has 98 items to judge beside its few-shot pool"
+                );
+            }
             if let Some(base_url) = saturation {
                 let options = judgelab_engine::bench::saturation::SaturationOptions {
                     dataset: dataset.unwrap_or_else(|| {

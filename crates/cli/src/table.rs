@@ -67,6 +67,16 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
     if priced {
         header.push("usd_per_1k");
     }
+    // The selection metric on the test split, and why a trial judged it or was dropped.
+    let selecting = s.experiment.n_test_items > 0 || !s.race.is_empty();
+    let metric = s.experiment.parsed.selection.metric;
+    let test_header = format!("test_{}", metric.name());
+    if selecting {
+        if s.experiment.n_test_items > 0 {
+            header.push(&test_header);
+        }
+        header.push("selection");
+    }
     let with_front = front.len() == s.trials.len() && !front.is_empty();
     if with_front {
         header.push("front");
@@ -111,6 +121,19 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
         ]);
         if priced {
             row.push(num(m.usd_per_1k_items, 3));
+        }
+        if selecting {
+            if s.experiment.n_test_items > 0 {
+                row.push(match &t.split_scores.test {
+                    Some(test) => estimate(test.quality.get(metric)),
+                    None => "—".into(),
+                });
+            }
+            row.push(match (&t.test_role, &t.dropped) {
+                (Some(role), _) => role.clone(),
+                (None, Some(d)) => format!("dropped r{} ({} items)", d.round, d.n_items),
+                (None, None) => "—".into(),
+            });
         }
         if with_front {
             row.push(front[i].as_str().to_string());
@@ -328,4 +351,55 @@ pub fn calls_against_grid(s: &ExperimentSummary) -> Option<String> {
         100.0 * stored as f64 / grid.max(1) as f64,
         s.trials.len()
     ))
+}
+
+/// `run --plan`: what the run will cost, before any call.
+pub fn plan(p: &judgelab_engine::Plan) -> String {
+    let mut out = format!(
+        "{:?} on {:?}: {} trials × {} items: {} verdicts in {} calls, about {:.0} prompt tokens\n",
+        p.experiment, p.dataset, p.n_trials, p.n_items, p.n_verdicts, p.n_calls, p.prompt_tokens
+    );
+    if p.conflicts {
+        out += "a stored experiment of this name has other content: run with --replace to discard it\n";
+    } else if p.n_done > 0 {
+        out += &format!(
+            "{} verdicts already stored: a run resumes from them\n",
+            p.n_done
+        );
+    }
+    if let Some(r) = &p.race {
+        out += &format!(
+            "race: {} rounds; every trial judges the first {} dev items, then trials clearly worse than the leader stop: between {} calls ({:.0}% of the full grid's) and all {}\n",
+            r.n_rounds,
+            r.first_decision,
+            r.min_calls,
+            100.0 * r.min_calls as f64 / p.n_calls.max(1) as f64,
+            p.n_calls
+        );
+    }
+    if p.n_test > 0 {
+        out += &format!(
+            "test split: {} items, judged only by the trials the selection keeps: up to {} calls each\n",
+            p.n_test, p.test_calls_per_trial
+        );
+    }
+    out += &match p.est_seconds {
+        Some(s) if p.race.is_some() => format!(
+            "estimated time: at most {} (the full grid's calls, at this machine's measured speed)\n",
+            duration(s)
+        ),
+        Some(s) => format!("estimated time: {} (at this machine's measured speed)\n", duration(s)),
+        None => "estimated time: measured after the first run of this model\n".into(),
+    };
+    out
+}
+
+/// Seconds as `1h 02m`, `3m 20s` or `12s`.
+fn duration(seconds: f64) -> String {
+    let s = seconds.round() as u64;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m {:02}s", s / 60, s % 60),
+        _ => format!("{}h {:02}m", s / 3600, s % 3600 / 60),
+    }
 }

@@ -18,8 +18,68 @@
 use serde::Serialize;
 
 use crate::dataset::Task;
+use crate::experiment::Selection;
 use crate::metrics::{self, quality, Observation, Quality, Scored};
 use crate::selection;
+
+/// One round of a race over the dev split.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Round {
+    /// From 1.
+    pub round: u32,
+    pub n_rounds: u32,
+    /// Dev items judged by the end of the round: the first `n_items` of the split.
+    pub n_items: usize,
+    /// Whether it drops trials: from `min_items` on, and never the last round (the dev
+    /// split is then judged, and the selection chooses among the survivors).
+    pub decides: bool,
+}
+
+impl Round {
+    /// The round's decision among `candidates` (see [`decide`]); a round that does not
+    /// decide only measures them, with no leader.
+    pub fn decision(
+        &self,
+        task: Task,
+        selection: &Selection,
+        candidates: &[&[Observation]],
+        costs: &[Option<f64>],
+        groups: &[usize],
+    ) -> Decision {
+        if self.decides {
+            decide(
+                task,
+                selection.metric,
+                selection.alpha,
+                candidates,
+                costs,
+                groups,
+            )
+        } else {
+            Decision {
+                leader: None,
+                standings: measure(task, selection.metric, candidates),
+            }
+        }
+    }
+}
+
+/// The rounds of a race over `n_dev` dev items: `selection.round` items each, the last
+/// one shorter.
+pub fn rounds(n_dev: usize, selection: &Selection) -> impl Iterator<Item = Round> {
+    let per_round = selection.round.max(1);
+    let n_rounds = n_dev.div_ceil(per_round) as u32;
+    let min_items = selection.min_items;
+    (1..=n_rounds).map(move |round| {
+        let n_items = (round as usize * per_round).min(n_dev);
+        Round {
+            round,
+            n_rounds,
+            n_items,
+            decides: n_items >= min_items && round < n_rounds,
+        }
+    })
+}
 
 /// One trial's standing after a round.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -198,6 +258,10 @@ fn paired_test(
         return None;
     }
     let side = |x: &[Vec<Scored>]| {
+        if n == x.len() {
+            // Every unit is shared: the usual case, in a race's lockstep rounds.
+            return metrics::CountedUnits::new(x);
+        }
         let units: Vec<Vec<Scored>> = shared.iter().map(|&u| x[u].clone()).collect();
         metrics::CountedUnits::new(&units)
     };
@@ -209,16 +273,14 @@ fn paired_test(
     let d = value(&ca, &all_a)? - value(&cb, &all_b)?;
     // Units whose verdicts are alike on both sides leave the same statistic out: each
     // distinct pair is left out once and weighted by how many units it stands for.
-    let mut patterns: std::collections::BTreeMap<(Vec<u32>, Vec<u32>), f64> =
+    let mut patterns: std::collections::BTreeMap<(&[u32], &[u32]), f64> =
         std::collections::BTreeMap::new();
     for k in 0..n {
-        *patterns
-            .entry((ca.unit(k).to_vec(), cb.unit(k).to_vec()))
-            .or_default() += 1.0;
+        *patterns.entry((ca.unit(k), cb.unit(k))).or_default() += 1.0;
     }
     let (mut left_out, mut weights) = (Vec::new(), Vec::new());
     let (mut counts_a, mut counts_b) = (all_a.clone(), all_b.clone());
-    for ((ia, ib), w) in &patterns {
+    for (&(ia, ib), w) in &patterns {
         for &id in ia {
             counts_a[id as usize] -= 1.0;
         }

@@ -60,10 +60,15 @@ pub enum SplitError {
 
 /// Every item index, label-stratified and shuffled by `seed`.
 pub fn stratified_order(items: &[Item], seed: u64) -> Vec<usize> {
+    stratified(items, 0..items.len(), seed)
+}
+
+/// The item indices `among`, label-stratified and shuffled by `seed`.
+fn stratified(items: &[Item], among: impl Iterator<Item = usize>, seed: u64) -> Vec<usize> {
     let mut by_label: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for (idx, item) in items.iter().enumerate() {
+    for idx in among {
         by_label
-            .entry(item.human_label.category())
+            .entry(items[idx].human_label.category())
             .or_default()
             .push(idx);
     }
@@ -188,18 +193,29 @@ pub fn reserve(
     })
 }
 
-/// The examples a trial shows: the first `k` pool items within `limit` tokens.
+/// The examples a trial shows: `k` pool items within `limit` tokens. Set 0 is the
+/// pool's first (by stratified rank); another set draws them from the whole pool, again
+/// label-stratified, by a shuffle seeded with the experiment's `seed` and the set, so that
+/// each set is a different choice of examples and the same set is the same choice forever.
 pub fn examples(
+    items: &[Item],
     pool: &[usize],
     k: usize,
     limit: Option<u32>,
+    set: u32,
+    seed: u64,
     example_tokens: &dyn Fn(usize) -> usize,
 ) -> Vec<usize> {
-    pool.iter()
+    let fits = pool
+        .iter()
         .copied()
-        .filter(|&i| limit.is_none_or(|l| example_tokens(i) <= l as usize))
-        .take(k)
-        .collect()
+        .filter(|&i| limit.is_none_or(|l| example_tokens(i) <= l as usize));
+    if set == 0 {
+        return fits.take(k).collect();
+    }
+    let mut drawn = stratified(items, fits, crate::rng::mix(&[seed, 0x5E7, u64::from(set)]));
+    drawn.truncate(k);
+    drawn
 }
 
 #[cfg(test)]
@@ -331,11 +347,11 @@ mod tests {
         let items = items("ABABABABABABABAB");
         let len = |i: usize| i * 10; // item i is i*10 tokens long
         let split = reserve(&items, 3, 2, &[Some(35), None], &len, Sizes::default()).unwrap();
-        let short = examples(&split.pool, 2, Some(35), &len);
+        let short = examples(&items, &split.pool, 2, Some(35), 0, 0, &len);
         assert_eq!(short.len(), 2);
         assert!(short.iter().all(|&i| i * 10 <= 35));
         assert_eq!(
-            examples(&split.pool, 2, None, &len),
+            examples(&items, &split.pool, 2, None, 0, 0, &len),
             split.pool[..2].to_vec()
         );
         assert_eq!(split.judged.len(), items.len() - split.pool.len());
@@ -343,6 +359,31 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "only 4 items have few-shot examples of at most 35 tokens; the sweep needs 5"
+        );
+    }
+
+    #[test]
+    fn example_sets_are_stratified_seeded_draws_from_the_pool() {
+        let items = items("AAAAAAAAAAAABBBBBBBBBBBB");
+        let len = |_| 0;
+        let split = reserve(&items, 7, 12, &[None], &len, Sizes::default()).unwrap();
+        let set = |s, seed| examples(&items, &split.pool, 4, None, s, seed, &len);
+        assert_eq!(set(0, 7), split.pool[..4].to_vec());
+        let draws: Vec<Vec<usize>> = (1..=5).map(|s| set(s, 7)).collect();
+        for d in &draws {
+            assert_eq!(d.len(), 4);
+            assert!(d.iter().all(|i| split.pool.contains(i)));
+            let a = d.iter().filter(|&&i| i < 12).count();
+            assert_eq!(a, 2, "two of each label: {d:?}");
+        }
+        // Different sets choose differently; the same set chooses alike, per seed.
+        assert!(draws.iter().any(|d| *d != draws[0]));
+        assert_eq!(set(3, 7), draws[2]);
+        assert_ne!(set(3, 8), draws[2]);
+        // A set never shows more than the pool holds within the limit.
+        assert_eq!(
+            examples(&items, &split.pool, 40, None, 2, 7, &len).len(),
+            12
         );
     }
 

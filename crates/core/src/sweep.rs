@@ -28,6 +28,10 @@ pub struct Sweep {
     pub few_shot: Vec<u32>,
     /// Longest few-shot example allowed, in prompt tokens; `None` means no limit.
     pub few_shot_max_tokens: Vec<Option<u32>>,
+    /// Which examples of the pool a trial shows (`crate::split::examples`); left out while
+    /// it is only 0 (the pool's first), like `order`.
+    #[serde(skip_serializing_if = "only_first_set")]
+    pub few_shot_set: Vec<u32>,
     /// Answer orders (pairwise); left out of the serialised form while it is the default,
     /// so that experiments written before it existed keep their identity.
     #[serde(skip_serializing_if = "Order::only_ab")]
@@ -142,6 +146,9 @@ pub struct TrialParams {
     pub max_tokens: u32,
     pub few_shot: u32,
     pub few_shot_max_tokens: Option<u32>,
+    /// Absent from trials stored before example sets existed, which showed set 0.
+    #[serde(default, skip_serializing_if = "is_first_set")]
+    pub few_shot_set: u32,
     /// Absent from trials stored before the order axis existed, which were all `ab`.
     #[serde(default, skip_serializing_if = "Order::is_ab")]
     pub order: Order,
@@ -158,6 +165,14 @@ fn only_unset(levels: &[Option<u32>]) -> bool {
     levels == [None]
 }
 
+fn is_first_set(set: &u32) -> bool {
+    *set == 0
+}
+
+fn only_first_set(sets: &[u32]) -> bool {
+    sets == [0]
+}
+
 /// One axis of the sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -166,6 +181,7 @@ pub enum Axis {
     Template,
     FewShot,
     FewShotMaxTokens,
+    FewShotSet,
     MaxTokens,
     Temperature,
     TopP,
@@ -256,7 +272,7 @@ fn none(_: &TrialParams) -> Option<f64> {
     None
 }
 
-static AXES: [AxisInfo; 10] = [
+static AXES: [AxisInfo; 11] = [
     AxisInfo {
         axis: Axis::Judge,
         key: "judge",
@@ -347,6 +363,31 @@ static AXES: [AxisInfo; 10] = [
                 .map_or(String::new(), |n| n.to_string())
         },
         number: |p| p.few_shot_max_tokens.map(f64::from),
+    },
+    AxisInfo {
+        axis: Axis::FewShotSet,
+        key: "few_shot_set",
+        export: "few_shot_set",
+        section: Section::Sweep,
+        short: "shot_set",
+        title: "few-shot example set",
+        help: "which examples: 0 shows the pool's first, another number a seeded draw from the pool ([limits] pool sets its size)",
+        default: "0",
+        kind: Kind::Count {
+            min: 0,
+            max: 1_000_000,
+        },
+        applies: Applies::All,
+        choices: &[],
+        changes_prompt: true,
+        identity: true,
+        // A seed names a draw: its number orders nothing.
+        numeric: false,
+        always_shown: false,
+        count: |s| s.few_shot_set.len(),
+        set: |s, i, p| p.few_shot_set = s.few_shot_set[i],
+        text: |p| p.few_shot_set.to_string(),
+        number: none,
     },
     AxisInfo {
         axis: Axis::MaxTokens,
@@ -492,11 +533,12 @@ static AXES: [AxisInfo; 10] = [
 
 impl Axis {
     /// Every axis, in the order trials expand (the last varies fastest).
-    pub const ALL: [Axis; 10] = [
+    pub const ALL: [Axis; 11] = [
         Axis::Judge,
         Axis::Template,
         Axis::FewShot,
         Axis::FewShotMaxTokens,
+        Axis::FewShotSet,
         Axis::MaxTokens,
         Axis::Temperature,
         Axis::TopP,

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use judgelab_core::split;
+use judgelab_core::{race, split};
 use judgelab_core::{Item, TrialParams};
 use judgelab_store::Store;
 
@@ -38,6 +38,26 @@ pub struct Plan {
     pub est_seconds: Option<f64>,
     /// A stored experiment of this name has other content (a run needs `replace`).
     pub conflicts: bool,
+    /// Items of the test split (0: none), and the most calls one trial makes on it: each
+    /// trial the selection keeps makes them, beside `n_calls`.
+    pub n_test: usize,
+    pub test_calls_per_trial: usize,
+    /// What a race saves, for `[selection] strategy = "race"`.
+    pub race: Option<RacePlan>,
+}
+
+/// A race's cost against the full grid's `n_calls`, which is also the most it can make
+/// (no trial dropped). How much less it makes depends on how far the trials are apart,
+/// which is known only as they are judged: in simulation (`cargo xtask bench race`), 48
+/// configurations of a grid-like sweep on 400 items made about a third of the calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RacePlan {
+    pub n_rounds: u32,
+    /// Dev items every trial judges before the first round that can drop any.
+    pub first_decision: usize,
+    /// The fewest dev calls: every trial on the first `first_decision` items, then only
+    /// the cheapest trial (with its exact group) on the rest.
+    pub min_calls: usize,
 }
 
 /// Plans the experiment file at `path`. `tokenizer` loads the first local model, to count
@@ -53,7 +73,7 @@ pub async fn plan(
     let s = split::reserve(
         items,
         e.sweep.seed,
-        e.max_few_shot(),
+        e.pool_size(),
         &e.sweep.few_shot_max_tokens,
         &|_| 0,
         e.sizes(),
@@ -87,6 +107,8 @@ pub async fn plan(
     let mut prompts_seen = std::collections::HashSet::new();
     // Remote trials at several loads: the same requests, made once.
     let mut requests_seen = std::collections::HashSet::new();
+    // Calls per dev item of each trial that makes its own.
+    let mut per_item: Vec<usize> = Vec::new();
     for params in &trials {
         n_verdicts += judged.len() * repeats * params.order.calls().len();
         let exact = r.judge(&params.judge).exact();
@@ -110,6 +132,7 @@ pub async fn plan(
             &params.template,
             params.few_shot,
             params.few_shot_max_tokens,
+            params.few_shot_set,
             params.order,
             params.constraint,
         );
@@ -121,12 +144,19 @@ pub async fn plan(
             .iter()
             .find(|(n, _)| *n == params.template)
             .expect("resolved");
-        let examples: Vec<&Item> = s
-            .pool
-            .iter()
-            .take(params.few_shot as usize)
-            .map(|&i| &items[i])
-            .collect();
+        // Lengths are not counted here: the examples as if every one fits.
+        let examples: Vec<&Item> = split::examples(
+            items,
+            &s.pool,
+            params.few_shot as usize,
+            None,
+            params.few_shot_set,
+            e.sweep.seed,
+            &|_| 0,
+        )
+        .into_iter()
+        .map(|i| &items[i])
+        .collect();
         let input = PromptInput {
             task: r.dataset.task,
             output: r.output,
@@ -135,6 +165,9 @@ pub async fn plan(
             examples: &examples,
         };
         let calls_per_item = if exact { 1 } else { repeats } * params.order.calls().len();
+        if !shared {
+            per_item.push(calls_per_item);
+        }
         let n = if shared {
             0
         } else {
@@ -171,6 +204,20 @@ pub async fn plan(
         None => None,
     };
     let missing = n_verdicts.saturating_sub(n_done) as f64 / n_verdicts.max(1) as f64;
+    let race = e.selection.is_race().then(|| {
+        let rounds: Vec<race::Round> = race::rounds(judged.len(), &e.selection).collect();
+        let first_decision = rounds
+            .iter()
+            .find(|r| r.decides)
+            .map_or(judged.len(), |r| r.n_items);
+        let cheapest = per_item.iter().copied().min().unwrap_or(0);
+        RacePlan {
+            n_rounds: rounds.len() as u32,
+            first_decision,
+            min_calls: per_item.iter().sum::<usize>() * first_decision
+                + cheapest * (judged.len() - first_decision),
+        }
+    });
     Ok(Plan {
         experiment: e.name.clone(),
         dataset: r.dataset.name.clone(),
@@ -182,5 +229,8 @@ pub async fn plan(
         prompt_tokens,
         est_seconds: speed.map(|ms| ms * prompt_tokens * missing / 1000.0),
         conflicts,
+        n_test: s.test.len(),
+        test_calls_per_trial: s.test.len() * per_item.iter().copied().max().unwrap_or(0),
+        race,
     })
 }

@@ -96,6 +96,7 @@ pub fn sweep_axes() -> Vec<AxisView> {
                 max,
                 above_min,
                 choices: info.choices.iter().map(|c| c.to_string()).collect(),
+                always_shown: info.always_shown,
                 applies: match info.applies {
                     Applies::All => "all",
                     Applies::Pairwise => "pairwise",

@@ -12,7 +12,7 @@ use judgelab_store::Store;
 use tauri::ipc::Channel;
 use tauri::State;
 
-use crate::dto::{ExperimentListing, Plan, RunUpdate};
+use crate::dto::{ExperimentListing, Plan, RacePlan, RunUpdate};
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
 
@@ -51,6 +51,13 @@ pub async fn plan_experiment(state: State<'_, AppState>, spec: String) -> AppRes
         est_seconds: plan.est_seconds,
         conflicts: plan.conflicts,
         spec_path: path.display().to_string(),
+        n_test: plan.n_test as u32,
+        test_calls_per_trial: plan.test_calls_per_trial as u32,
+        race: plan.race.map(|r| RacePlan {
+            n_rounds: r.n_rounds,
+            first_decision: r.first_decision as u32,
+            min_calls: r.min_calls as u32,
+        }),
     })
 }
 

@@ -75,6 +75,11 @@ export type AxisView = {
 	choices: string[],
 	/**  `all`, `pairwise` (pairwise data only) or `local` (local judges only). */
 	applies: string,
+	/**
+	 *  A column of every trials table; an axis that is not is left out of an experiment
+	 *  file while it is at its default.
+	 */
+	always_shown: boolean,
 };
 
 export type BaselineView = {
@@ -139,10 +144,29 @@ export type ComputeInfo = {
 	gpus: string[],
 };
 
+export type ConfirmedView = {
+	trial_id: number,
+	label: string,
+	role: string,
+	dev: Cell,
+	test: Cell,
+	/**  Dev minus test: the optimism of choosing. */
+	gap: number | null,
+};
+
 export type ConfusionView = {
 	rows: string[],
 	columns: string[],
 	counts: number[][],
+};
+
+export type CorrectedView = {
+	n_trials: number,
+	/**  The pick's score on the items that chose it. */
+	naive: number | null,
+	/**  Its out-of-bag estimate on new items, with an interval. */
+	estimate: Cell,
+	optimism: number | null,
 };
 
 export type Count = {
@@ -311,6 +335,11 @@ export type Plan = {
 	/**  Whether an experiment of this name exists with other content. */
 	conflicts: boolean,
 	spec_path: string,
+	/**  Items of the test split (0: none), and the most calls one kept trial makes on it. */
+	n_test: number,
+	test_calls_per_trial: number,
+	/**  A race's cost against the full grid's `n_calls` (the most it can make). */
+	race: RacePlan | null,
 };
 
 export type Preview = {
@@ -328,6 +357,28 @@ export type PreviewRequest = {
 	few_shot: number,
 	/**  A GGUF path or `default`; none: no token count. */
 	model: string | null,
+};
+
+/**
+ *  What a race costs at least: every trial judges the first `first_decision` dev items,
+ *  then only the cheapest trial the rest.
+ */
+export type RacePlan = {
+	n_rounds: number,
+	first_decision: number,
+	min_calls: number,
+};
+
+export type RaceView = {
+	round: number,
+	min_items: number,
+	alpha: number | null,
+	n_dropped: number,
+	/**  Dev verdicts the race stored, of those the full grid needs. */
+	stored: number,
+	grid: number,
+	/**  Survivors' differences from the leader by round (the report's race chart). */
+	svg: string,
 };
 
 export type Results = {
@@ -351,6 +402,7 @@ export type Results = {
 	resamples: number,
 	/**  The latest load ramp of one of its trials, if any was run. */
 	load: LoadView | null,
+	selection: SelectionView,
 };
 
 /**  What a run reports while it goes, streamed over a channel. */
@@ -388,6 +440,27 @@ timed_now: number;
 timed_at_load: number; 
 /**  Why this run's calls failed, the most frequent cause first. */
 failures: FailureCauseView[] } | { event: "failed"; error: AppError };
+
+/**
+ *  Whether the pick is confirmed on items that did not choose it, how much choosing
+ *  inflates its score, and a race's drops.
+ */
+export type SelectionView = {
+	/**  `grid` or `race`. */
+	strategy: string,
+	/**  The metric that ranks, races and confirms. */
+	metric: string,
+	metric_title: string,
+	n_dev_items: number,
+	/**  0: no test split, so the pick is not confirmed. */
+	n_test_items: number,
+	/**  The trials that judge the test split are chosen (after the dev split). */
+	selected: boolean,
+	confirmed: ConfirmedView[],
+	/**  The pick's score corrected for having been chosen (BBC); none without intervals. */
+	corrected: CorrectedView | null,
+	race: RaceView | null,
+};
 
 export type TemplateInfo = {
 	name: string,
@@ -443,6 +516,13 @@ export type TrialView = {
 	vs_best: Cell | null,
 	consistency: number | null,
 	first_preferred: number | null,
+	/**  The selection metric on the test split, where this trial judged it. */
+	test: Cell | null,
+	/**
+	 *  Why it judged the test split (`pick`, `indistinguishable`, `best 3`), or the race's
+	 *  round that dropped it (`dropped after round 3 (60 items)`); none otherwise.
+	 */
+	selection: string | null,
 };
 
 export type VerdictDetail = {

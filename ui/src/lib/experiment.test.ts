@@ -83,6 +83,46 @@ model = "gpt-4o-mini"
     expect(built.toml).not.toContain("context_size");
   });
 
+  it("writes a race with its splits, example sets, sample and budgets", () => {
+    const built = buildExperiment(
+      draft({
+        ...SWEEP,
+        items: "",
+        few_shot_set: "0, 1, 2",
+        pool: "8",
+        sample: "6",
+        dev: "60",
+        test: "20",
+        strategy: "race",
+        metric: "accuracy",
+        round: "10",
+        min_items: "20",
+        confirm: "2",
+        max_calls: "500",
+        max_seconds: "90",
+      }),
+      "pairwise",
+    );
+    expect(built.errors).toEqual([]);
+    expect(built.toml).toContain("few_shot_set = [0, 1, 2]\n");
+    expect(built.toml).toContain("seed = 42\nsample = 6\n");
+    expect(built.toml).toContain("[limits]\ndev = 60\ntest = 20\npool = 8\nmax_calls = 500\nmax_seconds = 90.0\n");
+    expect(built.toml).toContain('[selection]\nmetric = "accuracy"\nstrategy = "race"\nround = 10\nmin_items = 20\nconfirm = 2\n');
+    // A grid leaves the race's keys out, and a default selection writes no table.
+    const grid = buildExperiment(draft({ ...SWEEP, round: "10" }), "pairwise");
+    expect(grid.toml).not.toContain("[selection]");
+    expect(grid.toml).not.toContain("few_shot_set");
+  });
+
+  it("refuses a confirmation without a test split, and budgets that are not positive", () => {
+    const built = buildExperiment(draft({ ...SWEEP, confirm: "2", max_usd: "-1", metric: "f1" }), "pairwise");
+    expect(built.errors).toEqual([
+      "confirm: chooses who judges the test split: set a test split too",
+      'metric: "f1" is not a metric',
+      'max_usd: "-1" must be a positive number',
+    ]);
+  });
+
   it("adds the optional llama keys when given", () => {
     const built = buildExperiment(
       draft({ ...SWEEP, output: "json", context_size: "4096", few_shot_max_tokens: "256, 1024" }),

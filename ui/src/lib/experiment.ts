@@ -37,6 +37,8 @@ export interface ExperimentDraft {
   max_tokens: string;
   few_shot: string;
   few_shot_max_tokens: string;
+  /** Which examples: 0 the pool's first, another number a seeded draw from the pool. */
+  few_shot_set: string;
   order: string;
   /** Output constraints, local judges only: `none`, `grammar`. */
   constraint: string;
@@ -48,7 +50,40 @@ export interface ExperimentDraft {
   seed: string;
   items: string;
   context_size: string;
+  /** A seeded subset of this many of the grid's trials; empty: all. */
+  sample: string;
+  /** `[limits]`: the dev split (ranks the trials), the test split (confirms the pick), the few-shot pool. */
+  dev: string;
+  test: string;
+  pool: string;
+  /** `[selection]`: every trial on every dev item, or a race that drops clearly worse trials. */
+  strategy: "grid" | "race";
+  /** The metric that ranks the trials; empty: kappa. */
+  metric: string;
+  /** A race: dev items per round, and none dropped before this many. */
+  round: string;
+  min_items: string;
+  /** The best this many judge the test split; empty: the pick and those indistinguishable from it. */
+  confirm: string;
+  /** Budgets that stop a run cleanly with what it has. */
+  max_calls: string;
+  max_usd: string;
+  max_seconds: string;
 }
+
+/** The metrics a selection can rank by (`core::metrics::Quality`), as the engine names them. */
+export const METRICS = [
+  "kappa",
+  "accuracy",
+  "agreement_without_ties",
+  "kappa_linear",
+  "alpha_nominal",
+  "alpha_ordinal",
+  "alpha_interval",
+  "spearman",
+  "kendall",
+  "pearson",
+] as const;
 
 export function defaultDraft(): ExperimentDraft {
   return {
@@ -63,6 +98,7 @@ export function defaultDraft(): ExperimentDraft {
     max_tokens: "8",
     few_shot: "0",
     few_shot_max_tokens: "",
+    few_shot_set: "0",
     order: "ab",
     constraint: "none",
     concurrency: "",
@@ -71,6 +107,18 @@ export function defaultDraft(): ExperimentDraft {
     seed: "42",
     items: "",
     context_size: "",
+    sample: "",
+    dev: "",
+    test: "",
+    pool: "",
+    strategy: "grid",
+    metric: "",
+    round: "",
+    min_items: "",
+    confirm: "",
+    max_calls: "",
+    max_usd: "",
+    max_seconds: "",
   };
 }
 
@@ -81,6 +129,7 @@ export type SweepKey =
   | "max_tokens"
   | "few_shot"
   | "few_shot_max_tokens"
+  | "few_shot_set"
   | "order"
   | "constraint"
   | "concurrency";
@@ -204,8 +253,9 @@ export function buildExperiment(draft: ExperimentDraft, task: string | null, axe
   const sweep: string[] = [];
   for (const axis of sweepAxes(axes, task, { local: locals.length > 0, remote: remotes.length > 0 })) {
     const values = take(parseAxis(axis, draft[axis.key as SweepKey] ?? ""));
-    // A choice left at its default is the experiment without the axis: not written.
-    const atDefault = axis.kind === "choice" && values.length === 1 && values[0] === axis.default;
+    // An axis that is not always shown, left at its default, is the experiment without it:
+    // not written.
+    const atDefault = !axis.always_shown && values.length === 1 && String(values[0]) === axis.default;
     if (values.length === 0 || atDefault) continue;
     const show = axis.kind === "real" ? tomlFloat : axis.kind === "count" ? String : tomlString;
     sweep.push(`${axis.key} = ${tomlArray(values as never[], show as (v: never) => string)}`);
@@ -216,6 +266,32 @@ export function buildExperiment(draft: ExperimentDraft, task: string | null, axe
   const repeats = take(parseOptionalInt("repeats", draft.repeats, { min: 1, max: 10000 }))[0] ?? null;
   const seed = take(parseOptionalInt("seed", draft.seed, { min: 0, max: Number.MAX_SAFE_INTEGER }))[0] ?? null;
   const items = take(parseOptionalInt("items", draft.items, { min: 1, max: Number.MAX_SAFE_INTEGER }))[0] ?? null;
+  const count = (key: string, text: string): number | null =>
+    take(parseOptionalInt(key, text, { min: 1, max: Number.MAX_SAFE_INTEGER }))[0] ?? null;
+  const sample = count("sample", draft.sample);
+  const dev = count("dev", draft.dev);
+  const test = count("test", draft.test);
+  const pool = count("pool", draft.pool);
+  const race = draft.strategy === "race";
+  const round = race ? count("round", draft.round) : null;
+  const minItems = race ? count("min_items", draft.min_items) : null;
+  const confirm = count("confirm", draft.confirm);
+  if (confirm !== null && test === null) errors.push("confirm: chooses who judges the test split: set a test split too");
+  if (draft.metric !== "" && !(METRICS as readonly string[]).includes(draft.metric)) {
+    errors.push(`metric: "${draft.metric}" is not a metric`);
+  }
+  const maxCalls = count("max_calls", draft.max_calls);
+  const positive = (key: string, text: string): number | null => {
+    if (text.trim() === "") return null;
+    const v = Number(text.trim());
+    if (!Number.isFinite(v) || v <= 0) {
+      errors.push(`${key}: "${text.trim()}" must be a positive number`);
+      return null;
+    }
+    return v;
+  };
+  const maxUsd = positive("max_usd", draft.max_usd);
+  const maxSeconds = positive("max_seconds", draft.max_seconds);
   const contextSize =
     locals.length > 0
       ? (take(parseOptionalInt("context_size", draft.context_size, { min: 256, max: 1 << 20 }))[0] ?? null)
@@ -261,8 +337,26 @@ export function buildExperiment(draft: ExperimentDraft, task: string | null, axe
   lines.push(...sweep);
   if (repeats !== null) lines.push(`repeats = ${repeats}`);
   if (seed !== null) lines.push(`seed = ${seed}`);
+  if (sample !== null) lines.push(`sample = ${sample}`);
 
-  if (items !== null) lines.push("", "[limits]", `items = ${items}`);
+  const limits: string[] = [
+    ...(items !== null ? [`items = ${items}`] : []),
+    ...(dev !== null ? [`dev = ${dev}`] : []),
+    ...(test !== null ? [`test = ${test}`] : []),
+    ...(pool !== null ? [`pool = ${pool}`] : []),
+    ...(maxCalls !== null ? [`max_calls = ${maxCalls}`] : []),
+    ...(maxUsd !== null ? [`max_usd = ${tomlFloat(maxUsd)}`] : []),
+    ...(maxSeconds !== null ? [`max_seconds = ${tomlFloat(maxSeconds)}`] : []),
+  ];
+  if (limits.length > 0) lines.push("", "[limits]", ...limits);
+  const selection: string[] = [
+    ...(draft.metric !== "" ? [`metric = ${tomlString(draft.metric)}`] : []),
+    ...(race ? ['strategy = "race"'] : []),
+    ...(round !== null ? [`round = ${round}`] : []),
+    ...(minItems !== null ? [`min_items = ${minItems}`] : []),
+    ...(confirm !== null ? [`confirm = ${confirm}`] : []),
+  ];
+  if (selection.length > 0) lines.push("", "[selection]", ...selection);
 
   return { toml: lines.join("\n") + "\n", errors: [] };
 }

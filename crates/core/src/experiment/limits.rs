@@ -6,6 +6,7 @@
 //! [limits]
 //! dev = 120          # items that rank the trials
 //! test = 80          # items judged only by the trials the selection keeps
+//! pool = 16          # few-shot examples reserved, for sweep.few_shot_set to draw from
 //! max_calls = 5000   # stop cleanly once this many calls are stored
 //! [selection]
 //! metric = "kappa"
@@ -34,6 +35,10 @@ pub struct Limits {
     /// that is not confirmed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub test: Option<usize>,
+    /// Items reserved as few-shot examples, for example sets to draw from
+    /// (`sweep.few_shot_set`); by default as many as the most a trial shows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool: Option<usize>,
     #[serde(skip)]
     pub budget: Budget,
 }
@@ -115,6 +120,7 @@ pub(super) struct RawLimits {
     items: Option<i64>,
     dev: Option<i64>,
     test: Option<i64>,
+    pool: Option<i64>,
     max_calls: Option<i64>,
     max_usd: Option<f64>,
     max_seconds: Option<f64>,
@@ -181,6 +187,7 @@ pub(super) fn limits(raw: RawLimits, invalid: &Invalid<'_>) -> Result<Limits, Ex
             ));
         }
     }
+    let pool = at_least_one("limits.pool", raw.pool, invalid)?;
     let max_calls = at_least_one("limits.max_calls", raw.max_calls, invalid)?.map(|n| n as u64);
     let budget = Budget {
         max_calls,
@@ -191,6 +198,7 @@ pub(super) fn limits(raw: RawLimits, invalid: &Invalid<'_>) -> Result<Limits, Ex
         items,
         dev,
         test,
+        pool,
         budget,
     })
 }

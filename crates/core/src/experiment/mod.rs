@@ -164,6 +164,7 @@ struct RawSweep {
     max_tokens: Option<OneOrMany<i64>>,
     few_shot: Option<OneOrMany<i64>>,
     few_shot_max_tokens: Option<OneOrMany<i64>>,
+    few_shot_set: Option<OneOrMany<i64>>,
     order: Option<OneOrMany<String>>,
     constraint: Option<OneOrMany<String>>,
     concurrency: Option<OneOrMany<i64>>,
@@ -203,6 +204,32 @@ impl Experiment {
         check_judges_can(&judges, &sweep, &judge, single_form, &invalid)?;
         let limits = limits::limits(raw.limits, &invalid)?;
         let selection = limits::selection(raw.selection, &invalid)?;
+        let max_few_shot = sweep.few_shot.iter().copied().max().unwrap_or(0) as usize;
+        match limits.pool {
+            Some(pool) if pool < max_few_shot => {
+                return Err(invalid(
+                    "limits.pool",
+                    format!("{pool} holds fewer examples than few_shot = {max_few_shot} shows"),
+                ))
+            }
+            None if sweep.few_shot_set.iter().any(|&s| s != 0) && max_few_shot > 0 => {
+                return Err(invalid(
+                    "sweep.few_shot_set",
+                    format!(
+                        "draws examples from the few-shot pool, which holds only the {max_few_shot} that few_shot shows: set limits.pool larger (for example {})",
+                        4 * max_few_shot
+                    ),
+                ))
+            }
+            _ if sweep.few_shot_set.iter().any(|&s| s != 0) && max_few_shot == 0 => {
+                return Err(invalid(
+                    "sweep.few_shot_set",
+                    "chooses which few-shot examples a trial shows, but few_shot shows none"
+                        .into(),
+                ))
+            }
+            _ => {}
+        }
         if selection.confirm.is_some() && limits.test.is_none() {
             return Err(invalid(
                 "selection.confirm",
@@ -276,9 +303,15 @@ impl Experiment {
         }
     }
 
-    /// The most few-shot examples any trial needs: the size of the reserved pool.
+    /// The most few-shot examples any trial needs.
     pub fn max_few_shot(&self) -> usize {
         self.sweep.few_shot.iter().copied().max().unwrap_or(0) as usize
+    }
+
+    /// The size of the reserved few-shot pool: `limits.pool`, or as many as the most
+    /// examples a trial shows.
+    pub fn pool_size(&self) -> usize {
+        self.limits.pool.unwrap_or_else(|| self.max_few_shot())
     }
 }
 
@@ -343,6 +376,7 @@ fn sweep(
             .map(Some)
             .collect(),
     };
+    let few_shot_set = counts(Axis::FewShotSet, s.few_shot_set, invalid)?;
     let order = named(
         Axis::Order,
         s.order,
@@ -397,6 +431,7 @@ fn sweep(
         max_tokens,
         few_shot,
         few_shot_max_tokens,
+        few_shot_set,
         order,
         constraint,
         concurrency,
@@ -685,6 +720,23 @@ seed = 42
 items = 20
 "#;
 
+    #[test]
+    fn example_sets_need_a_pool_to_draw_from() {
+        let sets = GRID.replace("repeats = 1", "few_shot_set = [0, 1, 2]\nrepeats = 1");
+        check_err(&sets, "sweep.few_shot_set: draws examples from the few-shot pool, which holds only the 2 that few_shot shows: set limits.pool larger (for example 8)");
+        let pooled = sets.replace("items = 20", "items = 20\npool = 8");
+        let e = Experiment::from_toml("e.toml", &pooled).unwrap();
+        assert_eq!((e.pool_size(), e.trials().len()), (8, 24));
+        check_err(
+            &pooled.replace("few_shot = [0, 2]", "few_shot = 0"),
+            "sweep.few_shot_set: chooses which few-shot examples a trial shows, but few_shot shows none",
+        );
+        check_err(
+            &GRID.replace("items = 20", "items = 20\npool = 1"),
+            "limits.pool: 1 holds fewer examples than few_shot = 2 shows",
+        );
+    }
+
     fn check_err(text: &str, expect: &str) {
         let err = Experiment::from_toml("e.toml", text)
             .unwrap_err()
@@ -969,6 +1021,10 @@ items = 20
                 Axis::FewShotMaxTokens => {
                     ("repeats = 1", "few_shot_max_tokens = [64]\nrepeats = 1")
                 }
+                Axis::FewShotSet => (
+                    "repeats = 1\nseed = 42\n[limits]\nitems = 20",
+                    "few_shot_set = [0, 1]\nrepeats = 1\nseed = 42\n[limits]\nitems = 20\npool = 4",
+                ),
                 Axis::MaxTokens => ("max_tokens = [4]", "max_tokens = [5]"),
                 Axis::Temperature => ("temperature = [0, 0.7]", "temperature = [0, 0.8]"),
                 Axis::TopP => ("top_p = [0.9, 1.0]", "top_p = [0.8, 1.0]"),

@@ -45,6 +45,7 @@ use crate::EngineError;
 mod floor;
 pub mod latency;
 pub mod peer;
+pub mod race;
 pub mod saturation;
 
 pub use floor::Floors;

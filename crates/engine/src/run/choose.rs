@@ -65,21 +65,19 @@ pub(super) async fn race<'a>(
     on_event: &mut (dyn FnMut(RunEvent) + Send),
 ) -> Result<RaceState, EngineError> {
     let selection = run.r.experiment.selection;
-    let n_dev = row.judged.len();
-    let round_items = selection.round.max(1);
-    let n_rounds = n_dev.div_ceil(round_items) as u32;
+    let schedule: Vec<race::Round> = race::rounds(row.judged.len(), &selection).collect();
     let mut out_of_race = dropped(run, row).await?;
     let mut state = RaceState {
         rounds: row.race_rounds,
-        n_rounds,
+        n_rounds: schedule.len() as u32,
         ..RaceState::default()
     };
     let groups_of = race_groups(run, trials);
-    for round in row.race_rounds + 1..=n_rounds {
+    for r in &schedule[(row.race_rounds as usize).min(schedule.len())..] {
         if run.options.cancel.load(Ordering::SeqCst) {
             break;
         }
-        let upto = (round as usize * round_items).min(n_dev);
+        let (round, upto) = (r.round, r.n_items);
         let survivors: Vec<&'a TrialRow> = trials
             .iter()
             .filter(|t| !out_of_race.contains(&t.id))
@@ -88,7 +86,7 @@ pub(super) async fn race<'a>(
         let todo = missing(run, &survivors, items).await?;
         on_event(RunEvent::Round {
             round,
-            n_rounds,
+            n_rounds: r.n_rounds,
             n_items: upto,
             survivors: survivors.len(),
             n_trials: trials.len(),
@@ -105,33 +103,17 @@ pub(super) async fn race<'a>(
         }
         let observed = observations(run, &survivors, items).await?;
         let views: Vec<&[Observation]> = observed.iter().map(Vec::as_slice).collect();
-        let standings = if upto >= selection.min_items && round < n_rounds {
-            let costs: Vec<Option<f64>> = observed.iter().map(|o| tokens_per_call(o)).collect();
-            let groups: Vec<usize> = survivors.iter().map(|t| groups_of[&t.id]).collect();
-            let decision = race::decide(
-                run.r.dataset.task,
-                selection.metric,
-                selection.alpha,
-                &views,
-                &costs,
-                &groups,
-            );
-            decision
-                .standings
-                .iter()
-                .map(|s| {
-                    let leader = decision.leader == Some(s.trial);
-                    RoundStanding::new(survivors[s.trial].id, round, upto, leader, s)
-                })
-                .collect::<Vec<_>>()
-        } else {
-            // Before min_items (and after the last round) the standings are only recorded.
-            race::measure(run.r.dataset.task, selection.metric, &views)
-                .into_iter()
-                .enumerate()
-                .map(|(i, s)| RoundStanding::new(survivors[i].id, round, upto, false, &s))
-                .collect()
-        };
+        let costs: Vec<Option<f64>> = observed.iter().map(|o| tokens_per_call(o)).collect();
+        let groups: Vec<usize> = survivors.iter().map(|t| groups_of[&t.id]).collect();
+        let decision = r.decision(run.r.dataset.task, &selection, &views, &costs, &groups);
+        let standings: Vec<RoundStanding> = decision
+            .standings
+            .iter()
+            .map(|s| {
+                let leader = decision.leader == Some(s.trial);
+                RoundStanding::new(survivors[s.trial].id, round, upto, leader, s)
+            })
+            .collect();
         run.store.record_round(row.id, round, &standings).await?;
         let now_dropped: Vec<&RoundStanding> = standings.iter().filter(|s| s.dropped).collect();
         state.dropped_now += now_dropped.len();

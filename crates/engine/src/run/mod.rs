@@ -316,7 +316,7 @@ async fn create(
     let e = &r.experiment;
     let items = &r.dataset.items;
     let limits = &e.sweep.few_shot_max_tokens;
-    let lengths: Vec<usize> = if e.max_few_shot() > 0 && limits.iter().any(Option::is_some) {
+    let lengths: Vec<usize> = if e.pool_size() > 0 && limits.iter().any(Option::is_some) {
         // Lengths in the first judge's tokens.
         let judge = judges.get(&e.judges[0].name, on_event).await?;
         let messages: Vec<Message> = items.iter().map(example_text).collect();
@@ -336,7 +336,7 @@ async fn create(
     let s = split::reserve(
         items,
         e.sweep.seed,
-        e.max_few_shot(),
+        e.pool_size(),
         limits,
         &length,
         e.sizes(),
@@ -352,9 +352,12 @@ async fn create(
             .expect("resolved");
         let (path, sha256) = r.model_file(&params.judge);
         let examples = split::examples(
+            items,
             &s.pool,
             params.few_shot as usize,
             params.few_shot_max_tokens,
+            params.few_shot_set,
+            e.sweep.seed,
             &length,
         );
         let (model_path, model_sha256) = match r.judge(&params.judge).remote() {

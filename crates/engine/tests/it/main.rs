@@ -493,6 +493,70 @@ async fn few_shot_length_limits_pick_short_examples_and_never_judge_the_pool() {
 }
 
 #[tokio::test]
+async fn example_sets_show_other_examples_from_a_larger_pool() {
+    let f = fixture(8);
+    let lines: Vec<String> = (0..16)
+        .map(|i| {
+            let label = if i % 2 == 0 { "A" } else { "B" };
+            format!(r#"{{"id":"i{i}","task":"pairwise","question":"q{i}","answer_a":"a","answer_b":"b","human_label":"{label}"}}"#)
+        })
+        .collect();
+    std::fs::write(f.dir.path().join("items.jsonl"), lines.join("\n")).unwrap();
+    let spec = std::fs::read_to_string(&f.experiment).unwrap().replace(
+        "[sweep]\n",
+        "[limits]\npool = 8\n[sweep]\nfew_shot = 2\nfew_shot_set = [0, 1, 2, 3]\n",
+    );
+    std::fs::write(&f.experiment, spec).unwrap();
+    std::fs::write(
+        f.dir.path().join("q.jinja"),
+        "{% for ex in examples %}{{ ex.question }} {% endfor %}{{ question }}",
+    )
+    .unwrap();
+    // Whatever the examples, the judge answers A.
+    let judge = scripted(&[], None);
+    let judge = Arc::new(Scripted {
+        script: (0..16)
+            .flat_map(|e1| {
+                (0..16).flat_map(move |e2| {
+                    (0..16).map(move |q| (format!("q{e1} q{e2} q{q}"), "A".to_string()))
+                })
+            })
+            .collect(),
+        ..Arc::try_unwrap(judge).ok().unwrap()
+    });
+    let store = Store::open(&f.dir.path().join("db.sqlite")).await.unwrap();
+    let summary = run(&store, &f.experiment, &judge, Arc::default()).await;
+    assert_eq!((summary.n_errors, summary.judged_now), (0, 4 * 8));
+    let s = summarize(&store, "e", &Default::default()).await.unwrap();
+    let pool = &s.experiment.few_shot_pool;
+    assert_eq!(pool.len(), 8);
+    assert_eq!(s.experiment.n_items, 8);
+    let sets: Vec<&Vec<String>> = s.trials.iter().map(|t| &t.examples).collect();
+    assert_eq!(sets.len(), 4);
+    // Set 0 is the pool's first two; each set shows two pool items, one of each label.
+    assert_eq!(sets[0][..], pool[..2]);
+    for set in &sets {
+        assert_eq!(set.len(), 2);
+        assert!(set.iter().all(|id| pool.contains(id)));
+        let even = set
+            .iter()
+            .filter(|id| id[1..].parse::<usize>().unwrap() % 2 == 0)
+            .count();
+        assert_eq!(even, 1, "{set:?}");
+    }
+    let distinct: std::collections::BTreeSet<Vec<String>> = sets
+        .iter()
+        .map(|s| {
+            let mut s = s.to_vec();
+            s.sort();
+            s
+        })
+        .collect();
+    assert!(distinct.len() >= 2, "the sets all chose {sets:?}");
+    assert_eq!(s.trials[2].params.few_shot_set, 2);
+}
+
+#[tokio::test]
 async fn replace_keeps_the_old_experiment_when_the_new_one_is_invalid() {
     let f = fixture(4);
     let store = Store::open(&f.dir.path().join("db.sqlite")).await.unwrap();

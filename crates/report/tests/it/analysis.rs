@@ -66,6 +66,7 @@ fn trial(id: i64, temperature: f64, tokens: u32, right: impl Fn(usize) -> bool) 
             max_tokens: 4,
             few_shot: 0,
             few_shot_max_tokens: None,
+            few_shot_set: 0,
             order: Default::default(),
             constraint: Default::default(),
             concurrency: None,

@@ -105,6 +105,7 @@ fn params() -> TrialParams {
         max_tokens: 4,
         few_shot: 1,
         few_shot_max_tokens: None,
+        few_shot_set: 0,
         order: Default::default(),
         constraint: Default::default(),
         concurrency: None,
