@@ -1322,7 +1322,7 @@ fn a_race_killed_outright_resumes_with_the_same_drops() {
     let verdicts = std::fs::read_to_string(report.join("verdicts.csv")).unwrap();
     let rows = csv_rows(&verdicts);
     let (trial_col, item_col) = (0, 1);
-    let mut keys: Vec<(String, String)> = rows[1..]
+    let mut keys: Vec<(String, String)> = rows
         .iter()
         .map(|r| (r[trial_col].clone(), r[item_col].clone()))
         .collect();
