@@ -405,7 +405,6 @@ fn ln_gamma(x: f64) -> f64 {
 mod tests {
     use super::*;
     use crate::dataset::{Choice, Label};
-    use crate::verdict::Verdict;
 
     #[test]
     fn t_distribution_matches_scipy() {
@@ -428,21 +427,13 @@ mod tests {
         right
             .iter()
             .enumerate()
-            .map(|(unit, &r)| Observation {
-                unit,
-                repeat: 0,
-                swapped: false,
-                human: if unit % 2 == 0 { a } else { b },
-                verdict: Some(Verdict::Parsed(match (unit % 2 == 0, r) {
+            .map(|(unit, &r)| {
+                let human = if unit % 2 == 0 { a } else { b };
+                let verdict = match (unit % 2 == 0, r) {
                     (true, true) | (false, false) => a,
                     _ => b,
-                })),
-                prompt_tokens: 0,
-                completion_tokens: 0,
-                latency_ms: 0.0,
-                ttft_ms: None,
-                cost_usd: None,
-                distribution: None,
+                };
+                Observation::verdict(unit, human, verdict)
             })
             .collect()
     }

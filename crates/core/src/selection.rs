@@ -260,19 +260,7 @@ mod tests {
                     .map(|unit| {
                         let uniform = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
                         let right = uniform < p;
-                        Observation {
-                            unit,
-                            repeat: 0,
-                            swapped: false,
-                            human: a,
-                            verdict: Some(Verdict::Parsed(if right { a } else { b })),
-                            prompt_tokens: 0,
-                            completion_tokens: 0,
-                            latency_ms: 0.0,
-                            ttft_ms: None,
-                            cost_usd: None,
-                            distribution: None,
-                        }
+                        Observation::verdict(unit, a, if right { a } else { b })
                     })
                     .collect()
             })

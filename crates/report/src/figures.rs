@@ -167,8 +167,9 @@ impl Analysis<'_> {
 
     /// A race's standings by round: each surviving trial's selection metric minus the
     /// round's leader's (95% interval from the paired jackknife error), against the dev
-    /// items judged by then; a trial's line ends at the round that dropped it. The ten
-    /// trials that stayed longest, the last survivors first.
+    /// items judged by then; a trial's line ends at the round that dropped it. At most ten
+    /// trials: the dropped ones (up to five, the last dropped first), then the survivors
+    /// closest to the leader at the last round that compared them.
     pub fn race_chart(&self) -> Option<charts::LineChart> {
         let race = &self.summary.race;
         if race.is_empty() {
@@ -181,15 +182,45 @@ impl Analysis<'_> {
                 .map(|s| s.round)
                 .max()
         };
-        let mut ids: Vec<(usize, i64)> = self
+        // A survivor's difference at the last round that tested it (the leader's is 0).
+        let last_difference = |id: i64| {
+            race.iter()
+                .filter(|s| s.trial_id == id && (s.leader || s.difference.is_some()))
+                .max_by_key(|s| s.round)
+                .map_or(f64::NEG_INFINITY, |s| {
+                    if s.leader {
+                        0.0
+                    } else {
+                        s.difference.unwrap_or(f64::NEG_INFINITY)
+                    }
+                })
+        };
+        let raced: Vec<(usize, &judgelab_core::results::TrialSummary)> = self
             .summary
             .trials
             .iter()
             .enumerate()
-            .filter_map(|(i, t)| Some((i, last_round(t.id)?)).map(|(i, _)| (i, t.id)))
+            .filter(|(_, t)| last_round(t.id).is_some())
             .collect();
-        ids.sort_by_key(|&(i, id)| (std::cmp::Reverse(last_round(id)), i));
-        ids.truncate(10);
+        let mut dropped: Vec<(usize, i64)> = raced
+            .iter()
+            .filter(|(_, t)| t.dropped.is_some())
+            .map(|&(i, t)| (i, t.id))
+            .collect();
+        dropped.sort_by_key(|&(i, id)| (std::cmp::Reverse(last_round(id)), i));
+        dropped.truncate(5);
+        let mut survivors: Vec<(usize, i64)> = raced
+            .iter()
+            .filter(|(_, t)| t.dropped.is_none())
+            .map(|&(i, t)| (i, t.id))
+            .collect();
+        survivors.sort_by(|&(i, a), &(j, b)| {
+            last_difference(b)
+                .total_cmp(&last_difference(a))
+                .then(i.cmp(&j))
+        });
+        survivors.truncate(10 - dropped.len());
+        let mut ids: Vec<(usize, i64)> = dropped.into_iter().chain(survivors).collect();
         ids.sort_unstable();
         let series = ids
             .iter()

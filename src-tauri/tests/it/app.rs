@@ -135,7 +135,8 @@ fn the_whole_workflow_in_the_real_app() {
     assert_eq!(s.count(&testid("unsupported-cpu")), 0);
     shot(&s, "03-judges");
 
-    // Builder: temperature × few-shot on 8 items = 4 trials, 32 calls.
+    // Builder: temperature × few-shot on 8 items = 4 trials, raced on 6 dev items in rounds
+    // of 2 (24 calls at most), the kept trials confirmed on the other 2.
     s.find(&testid("nav-builder")).click();
     s.find(&testid("exp-name")).fill("e2e-sweep");
     select(&s, "exp-dataset", "llmbar_natural");
@@ -147,8 +148,19 @@ fn the_whole_workflow_in_the_real_app() {
     s.find(&testid("exp-few_shot")).fill("0, 1");
     s.find(&testid("exp-items")).fill("8");
     s.find(&testid("exp-seed")).fill("42");
+    select(&s, "exp-strategy", "race");
+    select(&s, "exp-metric", "accuracy");
+    s.find(&testid("exp-test")).fill("2");
+    s.wait(&testid("exp-round"), 10).fill("2");
+    s.wait(&testid("exp-min_items"), 10).fill("2");
     text_is(&s, "plan-trials", "4", 60);
-    text_is(&s, "plan-calls", "32", 10);
+    text_is(&s, "plan-calls", "24", 10);
+    let race = s.wait(&testid("plan-race"), 10).text();
+    assert!(
+        race.contains("every trial judges the first 2 dev items, 3 rounds"),
+        "{race}"
+    );
+    assert!(s.find(&testid("plan-test")).text().contains("2 items"));
     shot(&s, "04-builder");
     s.find(&testid("run-button")).click();
 
@@ -173,7 +185,10 @@ fn the_whole_workflow_in_the_real_app() {
         .attr("data-done")
         .and_then(|d| d.parse::<u32>().ok())
         .expect("progress has data-done");
-    assert!((2..32).contains(&paused_at), "paused at {paused_at} of 32");
+    assert!(
+        (2..26).contains(&paused_at),
+        "paused at {paused_at} of at most 26"
+    );
     s.find(&testid("resume-button")).click();
     s.wait_until(
         "the run finishes",
@@ -200,7 +215,37 @@ fn the_whole_workflow_in_the_real_app() {
         60,
     );
     assert!(s.count(&format!("{} tbody tr", testid("trials-table"))) >= 4);
+    // The pick is confirmed on the test split, and the race drawn round by round.
+    let status = s.wait(&testid("selection-status"), 30).text();
+    assert!(
+        status.contains("Kept after 6 dev items and judged on 2 test items"),
+        "{status}"
+    );
+    assert!(s.count(&testid("confirmed-row")) >= 1);
+    assert!(s
+        .find(&testid("selection-race"))
+        .text()
+        .contains("Raced in rounds of 2"));
+    assert_eq!(s.count(&format!("{} svg", testid("race-chart"))), 1);
+    let roles: Vec<String> = (0..4)
+        .map(|i| {
+            s.script(
+                "return document.querySelectorAll(arguments[0])[arguments[1]].textContent",
+                json!([testid("trial-selection"), i]),
+            )
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+        })
+        .collect();
+    assert!(roles.iter().any(|r| r == "pick"), "{roles:?}");
     shot(&s, "06-results");
+    s.script(
+        "document.querySelector(arguments[0]).scrollIntoView()",
+        json!([testid("selection-card")]),
+    );
+    shot(&s, "06-results-selection");
+    s.script("window.scrollTo(0, 0)", json!([]));
     s.find(&testid("pareto-point")).click();
     s.wait(&testid("trial-view"), 30);
     s.wait(&testid("verdict-row"), 30).click();
@@ -328,6 +373,15 @@ fn mixed_judges(s: &Session, dir: &Path, shot: &dyn Fn(&Session, &str)) {
     s.find(&testid("exp-temperature")).fill("0");
     s.find(&testid("exp-few_shot")).fill("0");
     s.find(&testid("exp-items")).fill("4");
+    // The draft keeps the first experiment's race: this one is a grid without a test split.
+    select(s, "exp-strategy", "grid");
+    // WebDriver's clear fires no input event, which is what the form listens to.
+    s.script(
+        "const el = document.querySelector(arguments[0]);
+         el.value = '';
+         el.dispatchEvent(new Event('input', { bubbles: true }));",
+        json!([testid("exp-test")]),
+    );
     text_is(s, "plan-trials", "2", 60);
     text_is(s, "plan-calls", "8", 10);
     shot(s, "10-builder-mixed");

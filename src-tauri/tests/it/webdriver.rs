@@ -302,14 +302,18 @@ impl Element<'_> {
     }
 
     /// Replaces the value of an input by typing `text`.
+    /// Clears the field and types `text` (nothing for an empty one: WebKitWebDriver
+    /// refuses to type no text, and its clear alone fires no input event).
     pub fn fill(&self, text: &str) -> &Self {
         self.session
             .call("POST", &format!("/element/{}/clear", self.id), None);
-        self.session.call(
-            "POST",
-            &format!("/element/{}/value", self.id),
-            Some(json!({"text": text})),
-        );
+        if !text.is_empty() {
+            self.session.call(
+                "POST",
+                &format!("/element/{}/value", self.id),
+                Some(json!({"text": text})),
+            );
+        }
         self
     }
 

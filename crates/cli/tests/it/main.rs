@@ -54,6 +54,32 @@ impl Env {
     }
 }
 
+/// Waits, while `child` runs `experiment`, until its `show --json` has `what` (`done`).
+fn wait_for(
+    env: &Env,
+    experiment: &str,
+    child: &mut std::process::Child,
+    what: &str,
+    done: impl Fn(&Value) -> bool,
+) {
+    let start = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(250));
+        let out = env.run(&["show", experiment, "--json"]);
+        if out.status.success() && done(&serde_json::from_slice(&out.stdout).unwrap()) {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "no {what} in time"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before {what}"
+        );
+    }
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -261,25 +287,9 @@ fn sweep_interrupt_resume_and_show() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    loop {
-        std::thread::sleep(Duration::from_millis(300));
-        let out = env.run(&["show", "grid", "--json"]);
-        if out.status.success() {
-            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-            if v["experiment"]["n_stored"].as_u64().unwrap() >= 3 {
-                break;
-            }
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "no verdicts stored in time"
-        );
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the run ended before it was interrupted"
-        );
-    }
+    wait_for(&env, "grid", &mut child, "three stored verdicts", |v| {
+        v["experiment"]["n_stored"].as_u64().unwrap() >= 3
+    });
     // A second run of it meanwhile is refused, and says by whom.
     check_invalid(
         &env,
@@ -1267,25 +1277,9 @@ fn a_race_killed_outright_resumes_with_the_same_drops() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    loop {
-        std::thread::sleep(Duration::from_millis(200));
-        let out = env.run(&["show", "race", "--json"]);
-        if out.status.success() {
-            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-            if race(&v).iter().any(|s| s["round"] == 2) {
-                break;
-            }
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(300),
-            "two rounds not decided in time"
-        );
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the race ended before it was killed"
-        );
-    }
+    wait_for(&env, "race", &mut child, "two rounds decided", |v| {
+        race(v).iter().any(|s| s["round"] == 2)
+    });
     let status = Command::new("sh")
         .args(["-c", &format!("kill -KILL {}", child.id())])
         .status()

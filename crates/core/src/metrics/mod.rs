@@ -68,6 +68,26 @@ pub struct Observation {
     pub distribution: Option<VerdictDistribution>,
 }
 
+impl Observation {
+    /// A verdict on `unit` and nothing else of its call (no tokens, no time, no cost): what
+    /// simulations and tests of the statistics need.
+    pub fn verdict(unit: usize, human: Label, verdict: Label) -> Observation {
+        Observation {
+            unit,
+            repeat: 0,
+            swapped: false,
+            human,
+            verdict: Some(Verdict::Parsed(verdict)),
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            latency_ms: 0.0,
+            ttft_ms: None,
+            cost_usd: None,
+            distribution: None,
+        }
+    }
+}
+
 /// A statistic and its confidence interval.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Estimate {

@@ -33,7 +33,6 @@ use judgelab_core::metrics::{self, BootstrapSpec, Observation, Quality};
 use judgelab_core::race;
 use judgelab_core::rng::{self, SplitMix64};
 use judgelab_core::selection;
-use judgelab_core::verdict::Verdict;
 use serde::Serialize;
 
 /// What to simulate.
@@ -252,19 +251,7 @@ fn judged(truth: &[f64], n_items: usize, rho: f64, rng: &mut SplitMix64) -> Vec<
                     let right = shared * z + own * normal(rng) < threshold;
                     let human = Label::Choice(if unit % 2 == 0 { Choice::A } else { Choice::B });
                     let wrong = Label::Choice(if unit % 2 == 0 { Choice::B } else { Choice::A });
-                    Observation {
-                        unit,
-                        repeat: 0,
-                        swapped: false,
-                        human,
-                        verdict: Some(Verdict::Parsed(if right { human } else { wrong })),
-                        prompt_tokens: 0,
-                        completion_tokens: 0,
-                        latency_ms: 0.0,
-                        ttft_ms: None,
-                        cost_usd: None,
-                        distribution: None,
-                    }
+                    Observation::verdict(unit, human, if right { human } else { wrong })
                 })
                 .collect()
         })
