@@ -5,8 +5,8 @@
 //! then the labels take turns, in an order shuffled each round. The pool is the smallest prefix-by-rank that holds enough
 //! examples for every few-shot length limit of the sweep; the items to judge are drawn from
 //! the rest, so no item is ever both an example and judged. A trial's examples depend only
-//! on its few-shot count and length limit, so trials that differ only in sampling
-//! parameters show the same examples.
+//! on its few-shot count, length limit and example set, so trials that differ only in
+//! sampling parameters show the same examples.
 
 use std::collections::BTreeMap;
 
