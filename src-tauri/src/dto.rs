@@ -44,6 +44,9 @@ pub struct DatasetSummary {
     pub n_items: u32,
     pub source: String,
     pub content_hash: String,
+    /// The metrics its task supports (`core::metrics::Quality::for_task`), by name: what a
+    /// selection may rank by.
+    pub metrics: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]

@@ -215,19 +215,8 @@ pub(crate) fn trial_view(a: &Analysis<'_>, i: usize) -> TrialView {
         vs_best: a.versus_best[i].as_ref().map(|c| cell(c.difference)),
         consistency: m.position.as_ref().and_then(|p| p.consistency),
         first_preferred: m.position.as_ref().and_then(|p| p.first_preferred),
-        test: t
-            .split_scores
-            .test
-            .as_ref()
-            .map(|s| cell(s.quality.get(a.quality))),
-        selection: match (&t.test_role, &t.dropped) {
-            (Some(role), _) => Some(role.clone()),
-            (None, Some(d)) => Some(format!(
-                "dropped after round {} ({} items)",
-                d.round, d.n_items
-            )),
-            (None, None) => None,
-        },
+        test: t.test_score(a.quality).map(cell),
+        selection: t.selection(),
     }
 }
 

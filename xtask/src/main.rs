@@ -246,15 +246,15 @@ fn bench_peer(root: &Path) -> Result<()> {
         .args(["--n_threads", &threads, "--n_threads_batch", &threads])
         .args(["--port", &port.to_string()]);
     with_server("llama-cpp-python's server", server, port, || {
-        run(judgelab_bench("--peer", port)
+        run(judgelab_bench("--peer", Some(port))
             .arg("--floor-tool")
             .arg(&floor))
     })
 }
 
-/// `judgelab bench FLAG http://127.0.0.1:PORT/v1 …`, the arguments after the bench task's
+/// `judgelab bench FLAG [http://127.0.0.1:PORT/v1] …`, the arguments after the bench task's
 /// name passed on.
-fn judgelab_bench(flag: &str, port: u16) -> Command {
+fn judgelab_bench(flag: &str, port: Option<u16>) -> Command {
     let mut command = cargo();
     command
         .args([
@@ -266,7 +266,7 @@ fn judgelab_bench(flag: &str, port: u16) -> Command {
             "bench",
             flag,
         ])
-        .arg(format!("http://127.0.0.1:{port}/v1"))
+        .args(port.map(|port| format!("http://127.0.0.1:{port}/v1")))
         .args(std::env::args().skip(3));
     command
 }
@@ -299,7 +299,7 @@ fn bench_saturation() -> Result<()> {
             &threads,
         ]);
     with_server("llama-server (4 slots)", server, port, || {
-        run(&mut judgelab_bench("--saturation", port))
+        run(&mut judgelab_bench("--saturation", Some(port)))
     })
 }
 
@@ -419,18 +419,7 @@ fn floor_tool(root: &Path) -> Result<PathBuf> {
 /// server); arguments after `race` go to `judgelab bench`.
 fn bench_race() -> Result<()> {
     deps()?;
-    let args: Vec<String> = std::env::args().skip(3).collect();
-    run(cargo()
-        .args([
-            "run",
-            "--quiet",
-            "--package",
-            "judgelab-cli",
-            "--",
-            "bench",
-            "--race",
-        ])
-        .args(args))
+    run(&mut judgelab_bench("--race", None))
 }
 
 /// The app's results benchmark, in the release profile the app ships in (the first run

@@ -124,16 +124,9 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
         }
         if selecting {
             if s.experiment.n_test_items > 0 {
-                row.push(match &t.split_scores.test {
-                    Some(test) => estimate(test.quality.get(metric)),
-                    None => "—".into(),
-                });
+                row.push(t.test_score(metric).map_or("—".into(), estimate));
             }
-            row.push(match (&t.test_role, &t.dropped) {
-                (Some(role), _) => role.clone(),
-                (None, Some(d)) => format!("dropped r{} ({} items)", d.round, d.n_items),
-                (None, None) => "—".into(),
-            });
+            row.push(t.selection().unwrap_or_else(|| "—".into()));
         }
         if with_front {
             row.push(front[i].as_str().to_string());

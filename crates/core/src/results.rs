@@ -12,7 +12,7 @@ use crate::load::StoredRamp;
 use crate::metrics::baseline::{self, Baseline};
 use crate::metrics::paired::{self, PairedComparison};
 use crate::metrics::{
-    self, BootstrapSpec, Observation, Quality, Timed, TimedRequest, Timing, TrialMetrics,
+    self, BootstrapSpec, Estimate, Observation, Quality, Timed, TimedRequest, Timing, TrialMetrics,
 };
 use crate::parallel;
 use crate::pareto::{Cost, Objective};
@@ -294,6 +294,26 @@ impl SplitScore {
             n,
             n_errors: groups.len() - n,
             quality: metrics::estimates(task, &units, spec),
+        }
+    }
+}
+
+impl TrialSummary {
+    /// Its `q` on the test split, where it judged it.
+    pub fn test_score(&self, q: Quality) -> Option<Estimate> {
+        self.split_scores.test.as_ref().map(|s| s.quality.get(q))
+    }
+
+    /// Why it judged the test split (`pick`, `indistinguishable`, `best 3`), or where the
+    /// race dropped it (`dropped after round 3 (60 items)`); none otherwise.
+    pub fn selection(&self) -> Option<String> {
+        match (&self.test_role, &self.dropped) {
+            (Some(role), _) => Some(role.clone()),
+            (None, Some(d)) => Some(format!(
+                "dropped after round {} ({} items)",
+                d.round, d.n_items
+            )),
+            (None, None) => None,
         }
     }
 }

@@ -167,12 +167,7 @@ impl<'a> Analysis<'a> {
             .filter_map(|t| {
                 let role = t.test_role.as_deref()?;
                 let dev = t.split_scores.dev.quality.get(self.quality);
-                let test = t
-                    .split_scores
-                    .test
-                    .as_ref()
-                    .map(|s| s.quality.get(self.quality))
-                    .unwrap_or_default();
+                let test = t.test_score(self.quality).unwrap_or_default();
                 let gap = dev.value.zip(test.value).map(|(d, t)| d - t);
                 Some(Confirmed {
                     trial: t,

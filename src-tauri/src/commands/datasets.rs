@@ -19,6 +19,10 @@ fn summary(d: &DatasetInfo) -> DatasetSummary {
         n_items: d.n_items as u32,
         source: d.source.clone(),
         content_hash: d.content_hash.clone(),
+        metrics: judgelab_core::metrics::Quality::for_task(d.task)
+            .iter()
+            .map(|q| q.name().to_string())
+            .collect(),
     }
 }
 

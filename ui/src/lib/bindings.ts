@@ -191,6 +191,11 @@ export type DatasetSummary = {
 	n_items: number,
 	source: string,
 	content_hash: string,
+	/**
+	 *  The metrics its task supports (`core::metrics::Quality::for_task`), by name: what a
+	 *  selection may rank by.
+	 */
+	metrics: string[],
 };
 
 /**  What kind of failure, for the UI to react to; it never matches on message text. */

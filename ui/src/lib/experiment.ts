@@ -58,7 +58,7 @@ export interface ExperimentDraft {
   pool: string;
   /** `[selection]`: every trial on every dev item, or a race that drops clearly worse trials. */
   strategy: "grid" | "race";
-  /** The metric that ranks the trials; empty: kappa. */
+  /** The metric that ranks the trials (one the dataset's task supports); empty: kappa. */
   metric: string;
   /** A race: dev items per round, and none dropped before this many. */
   round: string;
@@ -71,19 +71,6 @@ export interface ExperimentDraft {
   max_seconds: string;
 }
 
-/** The metrics a selection can rank by (`core::metrics::Quality`), as the engine names them. */
-export const METRICS = [
-  "kappa",
-  "accuracy",
-  "agreement_without_ties",
-  "kappa_linear",
-  "alpha_nominal",
-  "alpha_ordinal",
-  "alpha_interval",
-  "spearman",
-  "kendall",
-  "pearson",
-] as const;
 
 export function defaultDraft(): ExperimentDraft {
   return {
@@ -277,9 +264,6 @@ export function buildExperiment(draft: ExperimentDraft, task: string | null, axe
   const minItems = race ? count("min_items", draft.min_items) : null;
   const confirm = count("confirm", draft.confirm);
   if (confirm !== null && test === null) errors.push("confirm: chooses who judges the test split: set a test split too");
-  if (draft.metric !== "" && !(METRICS as readonly string[]).includes(draft.metric)) {
-    errors.push(`metric: "${draft.metric}" is not a metric`);
-  }
   const maxCalls = count("max_calls", draft.max_calls);
   const positive = (key: string, text: string): number | null => {
     if (text.trim() === "") return null;

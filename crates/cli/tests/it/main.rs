@@ -80,6 +80,16 @@ fn wait_for(
     }
 }
 
+/// Sends `child` a signal (`INT`, `KILL`) with the shell's own `kill`, so that no procps
+/// package is needed.
+fn signal(child: &std::process::Child, name: &str) {
+    let status = Command::new("sh")
+        .args(["-c", &format!("kill -{name} {}", child.id())])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{name}");
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -299,12 +309,7 @@ fn sweep_interrupt_resume_and_show() {
             &format!("(process {})", child.id()),
         ],
     );
-    // The shell's own `kill`, so that no procps package is needed.
-    let status = Command::new("sh")
-        .args(["-c", &format!("kill -INT {}", child.id())])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    signal(&child, "INT");
     let out = child.wait_with_output().unwrap();
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
@@ -327,11 +332,7 @@ fn sweep_interrupt_resume_and_show() {
         assert!(start.elapsed() < Duration::from_secs(60), "no lock taken");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let status = Command::new("sh")
-        .args(["-c", &format!("kill -KILL {}", child.id())])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    signal(&child, "KILL");
     child.wait().unwrap();
     let partial = env.show("grid")["experiment"]["n_stored"].as_u64().unwrap();
     assert!((3..24).contains(&partial), "{partial}");
@@ -1269,6 +1270,22 @@ fn a_race_killed_outright_resumes_with_the_same_drops() {
         "temperature = [0.0, 1.6]\nconstraint = [\"none\", \"grammar\"]\nmax_tokens = [4]\nseed = 5\n[limits]\ndev = 16\ntest = 4\n[selection]\nmetric = \"accuracy\"\nstrategy = \"race\"\nround = 4\nmin_items = 4\nalpha = 0.3",
     );
     let exp = exp.to_str().unwrap();
+    // The plan, before any call: the full grid's 64 dev calls, the race's least (every
+    // trial on the first round's 4 items, then one trial on the other 12), the test split.
+    let out = env.run(&["run", exp, "--plan"]);
+    let plan = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for line in [
+        "4 trials × 16 items: 64 verdicts in 64 calls",
+        "race: 4 rounds; every trial judges the first 4 dev items, then trials clearly worse than the leader stop: between 28 calls (44% of the full grid's) and all 64",
+        "test split: 4 items, judged only by the trials the selection keeps: up to 4 calls each",
+    ] {
+        assert!(plan.contains(line), "{line:?} in\n{plan}");
+    }
+    assert!(
+        !env.run(&["show", "race", "--json"]).status.success(),
+        "the plan stored nothing"
+    );
     let race = |v: &Value| v["race"].as_array().cloned().unwrap_or_default();
     let mut child = env
         .cmd(&["run", exp])
@@ -1280,11 +1297,7 @@ fn a_race_killed_outright_resumes_with_the_same_drops() {
     wait_for(&env, "race", &mut child, "two rounds decided", |v| {
         race(v).iter().any(|s| s["round"] == 2)
     });
-    let status = Command::new("sh")
-        .args(["-c", &format!("kill -KILL {}", child.id())])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    signal(&child, "KILL");
     child.wait().unwrap();
     let before = race(&env.show("race"));
 
