@@ -443,6 +443,57 @@ pub struct Results {
     /// The latest load ramp of one of its trials, if any was run.
     pub load: Option<LoadView>,
     pub selection: SelectionView,
+    pub trust: TrustView,
+}
+
+/// How far to trust the judges (the report's "How far to trust it" section): each trusted
+/// trial's calibration and what it decides alone at the `[trust]` target, the cascades, and
+/// the reliability diagram and coverage–agreement curves.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct TrustView {
+    /// The `[trust]` target: accepted verdicts agree this often, with probability 1 − risk.
+    pub agreement: f64,
+    pub risk: f64,
+    pub trials: Vec<TrustRow>,
+    pub cascades: Vec<CascadeView>,
+    /// Both none where no trial's verdicts carry a confidence.
+    pub reliability_svg: Option<String>,
+    pub coverage_svg: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct TrustRow {
+    pub trial_id: u32,
+    pub label: String,
+    /// `exact`, `logprobs` or `repeats`.
+    pub confidence_kind: String,
+    /// Verdicts with a confidence, on the dev split.
+    pub n: u32,
+    pub ece: Cell,
+    pub brier: Cell,
+    /// The confidence at and above which its verdicts stand; none: humans check all.
+    pub threshold: Option<f64>,
+    pub coverage: Option<f64>,
+    pub agreement: Option<f64>,
+    pub test_coverage: Option<f64>,
+    pub test_agreement: Option<f64>,
+    /// "at 90% agreement (risk 0.1), this judge decides 64% of items; humans check 36% …"
+    pub reading: String,
+}
+
+/// A cascade: composed from two trials' stored verdicts, not run.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct CascadeView {
+    pub label: String,
+    pub cheap: u32,
+    pub strong: u32,
+    pub threshold: f64,
+    pub escalated: Option<f64>,
+    /// The fronts' metric, on the dev split.
+    pub quality: Cell,
+    /// Tokens per item, or dollars per 1,000 items where every trial has a price.
+    pub cost: Option<f64>,
+    pub reading: String,
 }
 
 /// Whether the pick is confirmed on items that did not choose it, how much choosing

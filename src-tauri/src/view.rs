@@ -5,12 +5,13 @@
 use judgelab_core::metrics::{Estimate, Quality};
 use judgelab_core::results::ExperimentSummary;
 use judgelab_core::sweep::Axis;
-use judgelab_report::analysis::{baseline_title, Analysis};
+use judgelab_report::analysis::{baseline_title, cascade_label, Analysis};
 use judgelab_report::{Chart, ParetoChart};
 
 use crate::dto::{
-    BaselineView, Cell, ChartView, Column, ConfirmedView, CorrectedView, Hotspot, LoadLevelView,
-    LoadView, Param, RaceView, Results, SelectionView, TrialView,
+    BaselineView, CascadeView, Cell, ChartView, Column, ConfirmedView, CorrectedView, Hotspot,
+    LoadLevelView, LoadView, Param, RaceView, Results, SelectionView, TrialView, TrustRow,
+    TrustView,
 };
 use crate::error::AppResult;
 
@@ -57,6 +58,71 @@ pub fn results(summary: &ExperimentSummary, q: Quality) -> AppResult<Results> {
         resamples: summary.bootstrap.resamples,
         load: load_view(&a)?,
         selection: selection_view(&a)?,
+        trust: trust_view(&a)?,
+    })
+}
+
+/// The report's "How far to trust it" section, as data.
+fn trust_view(a: &Analysis<'_>) -> AppResult<TrustView> {
+    let target = a.summary.experiment.parsed.trust;
+    let svg = |chart: Option<judgelab_report::LineChart>| -> AppResult<Option<String>> {
+        chart
+            .map(|c| judgelab_report::svg(&Chart::Lines(c), CHART.0, CHART.1))
+            .transpose()
+            .map_err(Into::into)
+    };
+    let trials = a
+        .trusted()
+        .into_iter()
+        .filter_map(|i| {
+            let t = &a.summary.trials[i];
+            let c = t.calibration.as_ref()?;
+            let s = t.selective.as_ref();
+            let (dev, test) = (s.and_then(|s| s.dev), s.and_then(|s| s.test));
+            Some(TrustRow {
+                trial_id: t.id as u32,
+                label: a.labels[i].clone(),
+                confidence_kind: c.confidence_kind.name().to_string(),
+                n: c.n as u32,
+                ece: cell(Estimate {
+                    value: c.ece,
+                    ci: c.ece_ci.map(|[l, h]| (l, h)),
+                }),
+                brier: cell(Estimate {
+                    value: c.brier,
+                    ci: c.brier_ci.map(|[l, h]| (l, h)),
+                }),
+                threshold: s.and_then(|s| s.threshold),
+                coverage: dev.map(|d| d.coverage),
+                agreement: dev.and_then(|d| d.agreement),
+                test_coverage: test.map(|d| d.coverage),
+                test_agreement: test.and_then(|d| d.agreement),
+                reading: s.map_or_else(String::new, |s| s.reading()),
+            })
+        })
+        .collect();
+    let cascades = a
+        .summary
+        .cascades
+        .iter()
+        .map(|c| CascadeView {
+            label: cascade_label(c),
+            cheap: c.cheap as u32,
+            strong: c.strong as u32,
+            threshold: c.threshold,
+            escalated: c.escalated,
+            quality: cell(c.metrics.estimate(a.quality)),
+            cost: a.cost.value(&c.metrics),
+            reading: a.cascade_reading(c),
+        })
+        .collect();
+    Ok(TrustView {
+        agreement: target.agreement,
+        risk: target.risk,
+        trials,
+        cascades,
+        reliability_svg: svg(a.reliability_chart())?,
+        coverage_svg: svg(a.coverage_chart())?,
     })
 }
 
@@ -226,13 +292,16 @@ fn chart_view(summary: &ExperimentSummary, chart: ParetoChart) -> AppResult<Char
         svg,
         width: CHART.0,
         height: CHART.1,
+        // Trials only: the points after them are cascades, which have no trial to open.
         hotspots: spots
             .into_iter()
-            .map(|s| Hotspot {
-                trial_id: summary.trials[s.index].id as u32,
-                x: s.x,
-                y: s.y,
-                r: s.r,
+            .filter_map(|s| {
+                Some(Hotspot {
+                    trial_id: summary.trials.get(s.index)?.id as u32,
+                    x: s.x,
+                    y: s.y,
+                    r: s.r,
+                })
             })
             .collect(),
     })

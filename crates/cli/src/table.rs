@@ -1,6 +1,6 @@
 //! The trials table printed by `run` and `show`.
 
-use judgelab_core::metrics::{Estimate, Quality};
+use judgelab_core::metrics::{Estimate, Quality, TrialMetrics};
 use judgelab_core::pareto::FrontStatus;
 use judgelab_core::results::ExperimentSummary;
 use judgelab_core::sweep;
@@ -81,13 +81,14 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
     if with_front {
         header.push("front");
     }
+    let calibrated = s.trials.iter().any(|t| t.calibration.is_some());
+    if calibrated {
+        header.push("ece");
+    }
     let mut rows: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
-    for (i, t) in s.trials.iter().enumerate() {
-        let p = &t.params;
-        let m = &t.metrics;
-        let mut row = vec![t.id.to_string()];
-        row.extend(axes.iter().map(|a| a.label(p)));
-        row.extend([
+    // A trial's or a cascade's figures, from `n` to the price.
+    let figures = |m: &TrialMetrics| {
+        let mut row = vec![
             if m.n_errors > 0 {
                 format!("{}+{}err", m.n, m.n_errors)
             } else {
@@ -95,7 +96,7 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
             },
             estimate(m.estimate(Quality::Accuracy)),
             estimate(m.estimate(Quality::Kappa)),
-        ]);
+        ];
         if rating {
             row.push(estimate(m.estimate(Quality::Spearman)));
         }
@@ -122,6 +123,12 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
         if priced {
             row.push(num(m.usd_per_1k_items, 3));
         }
+        row
+    };
+    for (i, t) in s.trials.iter().enumerate() {
+        let mut row = vec![t.id.to_string()];
+        row.extend(axes.iter().map(|a| a.label(&t.params)));
+        row.extend(figures(&t.metrics));
         if selecting {
             if s.experiment.n_test_items > 0 {
                 row.push(t.test_score(metric).map_or("—".into(), estimate));
@@ -130,6 +137,28 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
         }
         if with_front {
             row.push(front[i].as_str().to_string());
+        }
+        if calibrated {
+            row.push(num(t.calibration.as_ref().and_then(|c| c.ece), 3));
+        }
+        rows.push(row);
+    }
+    for c in &s.cascades {
+        let mut row = vec![format!("{}→{}", c.cheap, c.strong)];
+        row.extend(axes.iter().map(|_| String::new()));
+        row.extend(figures(&c.metrics));
+        if selecting {
+            if s.experiment.n_test_items > 0 {
+                let test = c.split_scores.test.as_ref().map(|t| t.quality.get(metric));
+                row.push(test.map_or("—".into(), estimate));
+            }
+            row.push("cascade".into());
+        }
+        if with_front {
+            row.push("composed".into());
+        }
+        if calibrated {
+            row.push(String::new());
         }
         rows.push(row);
     }
@@ -175,6 +204,22 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
     }
     if let Some(line) = selection_line(s) {
         out.push_str(&line);
+    }
+    for c in &s.cascades {
+        out.push_str(&format!(
+            "cascade {}→{}: trial {} decides its verdicts at confidence ≥ {:.3}, trial {} the rest ({} escalated); composed from stored verdicts, cost = {}'s + the escalated share of {}'s\n",
+            c.cheap,
+            c.strong,
+            c.cheap,
+            c.threshold,
+            c.strong,
+            percent(c.escalated, 0),
+            c.cheap,
+            c.strong
+        ));
+    }
+    if calibrated {
+        out.push_str("ece: expected calibration error of the verdicts' confidence on the dev split (10 bins; report shows the reliability diagram)\n");
     }
     if exact {
         out.push_str(

@@ -20,6 +20,7 @@ pub mod selection;
 pub mod split;
 pub mod sweep;
 pub mod template;
+pub mod trust;
 pub mod verdict;
 
 pub use dataset::{Choice, Dataset, Item, Label, Task};

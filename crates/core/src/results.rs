@@ -14,11 +14,14 @@ use crate::metrics::paired::{self, PairedComparison};
 use crate::metrics::{
     self, BootstrapSpec, Estimate, Observation, Quality, Timed, TimedRequest, Timing, TrialMetrics,
 };
+pub use crate::metrics::{SplitScore, SplitScores};
 use crate::parallel;
-use crate::pareto::{Cost, Objective};
+use crate::pareto::{self, Cost, FrontStatus, Objective};
 use crate::race::RoundStanding;
 use crate::sampling::VerdictDistribution;
 use crate::selection::{self, Corrected};
+use crate::trust::cascade::{Cascade, Part};
+use crate::trust::{self, confidence, Belief, Calibration, Selective};
 use crate::verdict::{FailureKind, Verdict};
 use crate::{Dataset, Experiment, Item, Label, Task, TrialParams};
 
@@ -121,6 +124,10 @@ pub struct VerdictRecord {
     pub exact: bool,
     /// Exact verdicts: the distribution the verdict was drawn from, in the dataset's frame.
     pub distribution: Option<VerdictDistribution>,
+    /// Exact verdicts: the model's own distribution over the verdicts (temperature 1, no
+    /// top_p), in the dataset's frame: what its confidence is read from
+    /// ([`crate::trust::confidence`]). None in rows written before it was kept.
+    pub belief: Option<VerdictDistribution>,
 }
 
 impl VerdictRecord {
@@ -156,12 +163,13 @@ impl VerdictRecord {
             endpoint: None,
             exact: false,
             distribution: None,
+            belief: None,
         }
     }
 
     /// The record as the metrics see it, with `human` the item's label and `unit` its index
     /// among the judged items.
-    pub fn observation(&self, human: Label, unit: usize) -> Observation {
+    pub fn observation(&self, task: Task, human: Label, unit: usize) -> Observation {
         Observation {
             unit,
             repeat: self.repeat,
@@ -174,7 +182,18 @@ impl VerdictRecord {
             ttft_ms: self.ttft_ms,
             cost_usd: self.cost_usd,
             distribution: self.distribution.clone(),
+            belief: self.belief(task),
         }
+    }
+
+    /// What the judge believed of the verdicts on this call: an exact verdict's
+    /// distribution, or the returned log-probabilities at the verdict's token.
+    pub fn belief(&self, task: Task) -> Option<Belief> {
+        if let Some(d) = &self.belief {
+            return Belief::exact(d);
+        }
+        let label = self.outcome.label()?;
+        Belief::from_logprobs(self.logprobs.as_deref()?, task, self.swapped, label)
     }
 }
 
@@ -204,6 +223,8 @@ pub struct ExperimentSummary {
     /// A race's standings after each of its rounds (empty for a grid), by round, then
     /// trial order.
     pub race: Vec<RoundStanding>,
+    /// Cheap trials on the front cascading to the pick ([`ExperimentSummary::cascades`]).
+    pub cascades: Vec<Cascade>,
     /// The dataset, for reports that show items and their labels.
     #[serde(skip)]
     pub dataset: Dataset,
@@ -263,42 +284,62 @@ pub struct TrialSummary {
     /// The race's standing that dropped it: the round, the items judged by then, and the
     /// test against that round's leader.
     pub dropped: Option<RoundStanding>,
+    /// How well its confidences are calibrated on the dev split; none where its verdicts
+    /// have no confidence ([`crate::trust`]).
+    pub calibration: Option<Calibration>,
+    /// What it decides alone at the experiment's `[trust]` target, and the coverage–
+    /// agreement curve; none where its verdicts have no confidence.
+    pub selective: Option<Selective>,
     /// The stored records, one per call.
     #[serde(skip)]
     pub verdicts: Vec<VerdictRecord>,
     /// The same calls as the metrics see them (for paired comparisons).
     #[serde(skip)]
     pub observations: Vec<Observation>,
+    /// Its calls on the test split (units numbered within it), where it judged it.
+    #[serde(skip)]
+    pub test_observations: Vec<Observation>,
     /// The per-request latencies its latency figures come from (see
     /// [`metrics::latency`]), for the latency chart.
     #[serde(skip)]
     pub latencies: Vec<f64>,
 }
 
-/// A trial's agreement on one split of the items.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct SplitScore {
-    pub n: usize,
-    pub n_errors: usize,
-    #[serde(flatten)]
-    pub quality: metrics::Qualities,
-}
-
-impl SplitScore {
-    /// The agreement of `observations` (units numbered within the split).
-    pub fn of(task: Task, observations: &[Observation], spec: &BootstrapSpec) -> SplitScore {
-        let groups = metrics::group(observations);
-        let units = metrics::scored_units(task, &groups);
-        let n = groups.iter().filter(|g| g.verdict.is_some()).count();
-        SplitScore {
-            n,
-            n_errors: groups.len() - n,
-            quality: metrics::estimates(task, &units, spec),
-        }
-    }
-}
-
 impl TrialSummary {
+    /// Each stored call's own confidence in its verdict, in `verdicts`' order (for
+    /// `verdicts.csv`): its belief's probability of the verdict, or where the trial's
+    /// confidence comes from repeats, the share of the item's calls in the same answer
+    /// order that gave the same verdict; none for a failure or without a confidence.
+    pub fn call_confidences(&self, task: Task) -> Vec<Option<f64>> {
+        let repeats = self.calibration.as_ref().map(|c| c.confidence_kind)
+            == Some(trust::ConfidenceKind::Repeats);
+        let mut same_call: HashMap<(&str, bool), Vec<Option<Label>>> = HashMap::new();
+        if repeats {
+            for v in self
+                .verdicts
+                .iter()
+                .filter(|v| !v.outcome.is_call_failure())
+            {
+                same_call
+                    .entry((v.item_id.as_str(), v.swapped))
+                    .or_default()
+                    .push(v.outcome.label());
+            }
+        }
+        self.verdicts
+            .iter()
+            .map(|v| {
+                let label = v.outcome.label()?;
+                if repeats {
+                    let all = &same_call[&(v.item_id.as_str(), v.swapped)];
+                    let agree = all.iter().filter(|l| **l == Some(label)).count();
+                    return Some(agree as f64 / all.len() as f64);
+                }
+                Some(v.belief(task)?.p(task, label))
+            })
+            .collect()
+    }
+
     /// Its `q` on the test split, where it judged it.
     pub fn test_score(&self, q: Quality) -> Option<Estimate> {
         self.split_scores.test.as_ref().map(|s| s.quality.get(q))
@@ -316,13 +357,6 @@ impl TrialSummary {
             (None, None) => None,
         }
     }
-}
-
-/// A trial's agreement on the dev split, and on the test split where it judged it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct SplitScores {
-    pub dev: SplitScore,
-    pub test: Option<SplitScore>,
 }
 
 /// A stored experiment as read: what [`summarize`] needs besides the dataset.
@@ -396,7 +430,7 @@ impl ExperimentSummary {
                         .filter_map(|v| {
                             let item = items.get(v.item_id.as_str())?;
                             let unit = units.get(v.item_id.as_str())?;
-                            Some(v.observation(item.human_label, *unit))
+                            Some(v.observation(dataset.task, item.human_label, *unit))
                         })
                         .collect()
                 };
@@ -452,6 +486,16 @@ impl ExperimentSummary {
                         .collect(),
                 };
                 let metrics = metrics::compute(dataset.task, &observations, timing, bootstrap);
+                let (kind, dev_judged) = confidence::judged(dataset.task, &observations);
+                let test_judged = (!test_observations.is_empty())
+                    .then(|| confidence::judged(dataset.task, &test_observations).1);
+                let calibration =
+                    kind.and_then(|k| trust::calibration::calibration(k, &dev_judged, bootstrap));
+                let selective = trust::selective::selective(
+                    &dev_judged,
+                    test_judged.as_deref(),
+                    stored.experiment.trust,
+                );
                 let split_scores = SplitScores {
                     dev: SplitScore {
                         n: metrics.n,
@@ -468,12 +512,15 @@ impl ExperimentSummary {
                     split_scores,
                     test_role: t.test_role,
                     dropped,
+                    calibration,
+                    selective,
                     params: t.params,
                     model_sha256: t.model_sha256,
                     template_hash: t.template_hash,
                     examples: t.examples,
                     verdicts: t.verdicts,
                     observations,
+                    test_observations,
                     latencies,
                 };
                 (summary, n_expected, n_stored)
@@ -487,6 +534,12 @@ impl ExperimentSummary {
         let n_stored = summarized.iter().map(|s| s.2).sum();
         let trials: Vec<TrialSummary> = summarized.into_iter().map(|s| s.0).collect();
         let baselines = baselines.into_iter().map(|b| (b.name, b)).collect();
+        let cascades = cascades(
+            dataset.task,
+            &trials,
+            stored.experiment.selection.metric,
+            bootstrap,
+        );
         ExperimentSummary {
             schema_version: EXPORT_SCHEMA_VERSION,
             experiment: ExperimentInfo {
@@ -513,6 +566,7 @@ impl ExperimentSummary {
             trials,
             load_ramps: stored.load_ramps,
             race: stored.race,
+            cascades,
             dataset,
         }
     }
@@ -541,12 +595,7 @@ impl ExperimentSummary {
     /// What a trial costs, for the cost–quality front and for breaking ties between
     /// equally good trials: dollars where every trial has a price, tokens otherwise.
     pub fn cost_objective(&self) -> Objective {
-        let priced = !self.trials.is_empty()
-            && self
-                .trials
-                .iter()
-                .all(|t| t.metrics.usd_per_1k_items.is_some());
-        Objective::Cost(if priced { Cost::Usd } else { Cost::Tokens })
+        cost_objective(&self.trials)
     }
 
     /// Where the best trial by `metric` stands in `trials` (ties: the cheaper, then the
@@ -663,4 +712,63 @@ impl ExperimentSummary {
             &self.bootstrap,
         ))
     }
+}
+
+/// Most cascades composed for one experiment.
+pub const MAX_CASCADES: usize = 3;
+
+/// The cascades worth showing: each trial on the quality–cost front that is cheaper than
+/// the pick by `metric` and has a selective threshold (up to [`MAX_CASCADES`], the best
+/// first) decides what it is confident of and sends the rest to the pick.
+pub fn cascades(
+    task: Task,
+    trials: &[TrialSummary],
+    metric: Quality,
+    spec: &BootstrapSpec,
+) -> Vec<Cascade> {
+    let cost = cost_objective(trials);
+    let metrics: Vec<&TrialMetrics> = trials.iter().map(|t| &t.metrics).collect();
+    let Some(pick) = selection::pick_of(&metrics, metric, |m| cost.value(m)) else {
+        return Vec::new();
+    };
+    let strong = &trials[pick];
+    let Some(strong_cost) = cost.value(&strong.metrics) else {
+        return Vec::new();
+    };
+    let front = pareto::front(&metrics, &[Objective::Quality(metric), cost]);
+    let mut cheap: Vec<(&TrialSummary, f64)> = trials
+        .iter()
+        .zip(&front)
+        .enumerate()
+        .filter(|&(i, (t, &status))| {
+            i != pick
+                && status == FrontStatus::Front
+                && cost.value(&t.metrics).is_some_and(|c| c < strong_cost)
+        })
+        .filter_map(|(_, (t, _))| Some((t, t.selective.as_ref()?.threshold?)))
+        .collect();
+    cheap.sort_by(|a, b| {
+        let q = |t: &TrialSummary| t.metrics.value(metric).unwrap_or(f64::NEG_INFINITY);
+        q(b.0).total_cmp(&q(a.0))
+    });
+    fn part(t: &TrialSummary) -> Part<'_> {
+        Part {
+            id: t.id,
+            dev: &t.observations,
+            test: &t.test_observations,
+            latencies: &t.latencies,
+            metrics: &t.metrics,
+        }
+    }
+    cheap
+        .into_iter()
+        .take(MAX_CASCADES)
+        .map(|(t, threshold)| Cascade::new(task, part(t), part(strong), threshold, spec))
+        .collect()
+}
+
+/// What [`ExperimentSummary::cost_objective`] says of `trials`.
+fn cost_objective(trials: &[TrialSummary]) -> Objective {
+    let priced = !trials.is_empty() && trials.iter().all(|t| t.metrics.usd_per_1k_items.is_some());
+    Objective::Cost(if priced { Cost::Usd } else { Cost::Tokens })
 }

@@ -253,6 +253,20 @@ pub(crate) fn rows(
         (Ok(c), Some(reader)) => c.logits.as_ref().map(|logits| reader.rank(logits)),
         _ => None,
     };
+    let framed = |d: &VerdictDistribution| VerdictDistribution {
+        labels: d
+            .labels
+            .iter()
+            .map(|&(label, prob)| (unswap_label(label, p.swapped), prob))
+            .collect(),
+        failed: d.failed,
+    };
+    // What the model believes, whatever a trial samples with: the pass's distribution at
+    // temperature 1 over every token (after a grammar's mask), once per pass.
+    let belief = ranked
+        .as_ref()
+        .zip(reader)
+        .map(|(ranked, reader)| framed(&reader.distribution(ranked, 1.0, 1.0).verdicts));
     p.targets
         .iter()
         .map(|t| {
@@ -296,15 +310,7 @@ pub(crate) fn rows(
                             trial.params.temperature,
                             trial.params.top_p,
                         );
-                        let in_frame = VerdictDistribution {
-                            labels: d
-                                .verdicts
-                                .labels
-                                .iter()
-                                .map(|&(label, prob)| (unswap_label(label, p.swapped), prob))
-                                .collect(),
-                            failed: d.verdicts.failed,
-                        };
+                        let in_frame = framed(&d.verdicts);
                         (d, in_frame)
                     });
                     let (text, verdict) = reader.draw(d, t.seed);
@@ -314,6 +320,7 @@ pub(crate) fn rows(
                         completion_tokens: 1,
                         exact: true,
                         distribution: Some(in_frame.clone()),
+                        belief: belief.clone(),
                         ..measured(record(judged(verdict)), c)
                     }
                 }

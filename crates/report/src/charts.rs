@@ -72,6 +72,8 @@ pub enum FrontStatus {
     Indistinguishable,
     /// Clearly dominated.
     Dominated,
+    /// Not a trial: a cascade composed from two trials' verdicts.
+    Composed,
 }
 
 /// A named horizontal reference value, such as a baseline's score.

@@ -139,6 +139,24 @@ pub fn write_report(
         )?),
         None => None,
     };
+    let reliability = match a.reliability_chart() {
+        Some(chart) => Some(draw(
+            "reliability",
+            "reliability diagram: share of right verdicts against their confidence",
+            Chart::Lines(chart),
+            &mut write,
+        )?),
+        None => None,
+    };
+    let coverage = match a.coverage_chart() {
+        Some(chart) => Some(draw(
+            "coverage-agreement",
+            "selective judging: agreement of the decided verdicts against the share decided",
+            Chart::Lines(chart),
+            &mut write,
+        )?),
+        None => None,
+    };
     let figures = html::Figures {
         pareto_cost,
         pareto_latency,
@@ -147,6 +165,7 @@ pub fn write_report(
         confusion,
         load,
         race,
+        trust: reliability.zip(coverage),
     };
     write("report.html", html::render(&a, &figures).as_bytes())?;
     write("report.md", markdown::render(&a, &pngs).as_bytes())?;

@@ -1,11 +1,12 @@
 //! The charts of a report, built from its [`Analysis`]: the Pareto fronts, quality against
-//! a swept parameter, latency CDFs, a confusion matrix and the latest load ramp.
+//! a swept parameter, latency CDFs, a confusion matrix, the latest load ramp, a race's
+//! rounds, and the trust section's reliability diagram and coverage–agreement curves.
 
 use judgelab_core::load::LoadLevel;
 use judgelab_core::pareto::{FrontStatus, Objective};
 use judgelab_core::results::TrialSummary;
 
-use crate::analysis::{baseline_title, Analysis};
+use crate::analysis::{baseline_title, cascade_label, Analysis};
 use crate::charts;
 use judgelab_core::sweep::Axis;
 
@@ -40,6 +41,15 @@ impl Analysis<'_> {
                     },
                 })
             })
+            .chain(self.summary.cascades.iter().filter_map(|c| {
+                Some(charts::ParetoPoint {
+                    label: cascade_label(c),
+                    x: objective.value(&c.metrics)?,
+                    y: c.metrics.value(self.quality)?,
+                    y_ci: c.metrics.estimate(self.quality).ci,
+                    status: charts::FrontStatus::Composed,
+                })
+            }))
             .collect();
         let what = if objective == self.latency {
             "latency"
@@ -253,6 +263,113 @@ impl Analysis<'_> {
                 value: 0.0,
             }],
             reference_kind: "reference".into(),
+        })
+    }
+
+    /// The trials whose verdicts have a confidence, as the trust section shows them: the
+    /// recommended and the best first, then the best calibrated; five at most.
+    pub fn trusted(&self) -> Vec<usize> {
+        let trials = &self.summary.trials;
+        let has = |i: usize| trials[i].calibration.is_some();
+        let mut out: Vec<usize> = [self.recommended, self.best]
+            .into_iter()
+            .flatten()
+            .filter(|&i| has(i))
+            .collect();
+        out.dedup();
+        let mut rest: Vec<usize> = (0..trials.len())
+            .filter(|&i| has(i) && !out.contains(&i))
+            .collect();
+        let ece = |i: usize| {
+            trials[i]
+                .calibration
+                .as_ref()
+                .and_then(|c| c.ece)
+                .unwrap_or(f64::INFINITY)
+        };
+        rest.sort_by(|&a, &b| ece(a).total_cmp(&ece(b)).then(a.cmp(&b)));
+        out.extend(rest);
+        out.truncate(5);
+        out
+    }
+
+    /// The reliability diagram of the [`Self::trusted`] trials: each confidence bin's share
+    /// of right verdicts against its mean confidence, beside the diagonal of perfect
+    /// calibration.
+    pub fn reliability_chart(&self) -> Option<charts::LineChart> {
+        let trusted = self.trusted();
+        if trusted.is_empty() {
+            return None;
+        }
+        let mut series = vec![charts::Series {
+            name: "perfectly calibrated".into(),
+            points: [0.0, 1.0]
+                .map(|x| charts::LinePoint { x, y: x, ci: None })
+                .to_vec(),
+        }];
+        series.extend(trusted.iter().filter_map(|&i| {
+            let c = self.summary.trials[i].calibration.as_ref()?;
+            Some(charts::Series {
+                name: self.labels[i].clone(),
+                points: c
+                    .bins
+                    .iter()
+                    .map(|b| charts::LinePoint {
+                        x: b.confidence,
+                        y: b.accuracy,
+                        ci: None,
+                    })
+                    .collect(),
+            })
+        }));
+        Some(charts::LineChart {
+            title: "reliability: how often a verdict of each confidence is right".into(),
+            x_label: "confidence of the verdict (mean of its bin)".into(),
+            y_label: "share of verdicts that agree with the human".into(),
+            x_ticks: None,
+            series,
+            baselines: vec![],
+            reference_kind: "reference".into(),
+        })
+    }
+
+    /// Coverage against agreement of the [`Self::trusted`] trials on the dev split (accept
+    /// the verdicts above a threshold, send the rest to humans), with the target agreement.
+    pub fn coverage_chart(&self) -> Option<charts::LineChart> {
+        let trusted = self.trusted();
+        if trusted.is_empty() {
+            return None;
+        }
+        let target = self.summary.experiment.parsed.trust;
+        let series = trusted
+            .iter()
+            .filter_map(|&i| {
+                let s = self.summary.trials[i].selective.as_ref()?;
+                Some(charts::Series {
+                    name: self.labels[i].clone(),
+                    points: s
+                        .curve
+                        .iter()
+                        .map(|p| charts::LinePoint {
+                            x: p.coverage,
+                            y: p.agreement,
+                            ci: None,
+                        })
+                        .collect(),
+                })
+            })
+            .collect();
+        Some(charts::LineChart {
+            title: "selective judging: agreement of the verdicts the judge decides".into(),
+            x_label: "share of items the judge decides (the rest go to humans)".into(),
+            y_label: "agreement of the decided verdicts with humans".into(),
+            x_ticks: None,
+            series,
+            baselines: vec![charts::Reference {
+                name: format!("target {:.0}%", 100.0 * target.agreement),
+                value: target.agreement,
+            }],
+            reference_kind: "target".into(),
         })
     }
 

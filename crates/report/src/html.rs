@@ -10,7 +10,7 @@ use judgelab_core::metrics::Estimate;
 use judgelab_core::pareto::{Cost, Objective};
 use judgelab_core::sweep::Axis;
 
-use crate::analysis::{baseline_title, Analysis};
+use crate::analysis::{baseline_title, cascade_label, Analysis};
 
 /// A table cell's content: the value, its interval on a smaller second line.
 fn cell(e: Estimate) -> String {
@@ -32,6 +32,9 @@ pub struct Figures {
     pub load: Option<(String, String)>,
     /// A race's standings by round, where the experiment raced.
     pub race: Option<String>,
+    /// The reliability diagram and the coverage–agreement curves, where a trial's verdicts
+    /// have confidences.
+    pub trust: Option<(String, String)>,
 }
 
 pub fn escape(text: &str) -> String {
@@ -51,7 +54,7 @@ table { border-collapse: collapse; font-size: 0.88rem; margin: 0.6rem 0; }
 th, td { border-bottom: 1px solid #e2e2e2; padding: 0.3rem 0.55rem; text-align: right; white-space: nowrap; vertical-align: top; }
 td small { color: #666; } .wide { overflow-x: auto; }
 th { background: #f4f4f4; } td.l, th.l { text-align: left; }
-tr.recommended td { background: #e3f1e3; font-weight: 600; } tr.baseline td { color: #666; font-style: italic; }
+tr.recommended td { background: #e3f1e3; font-weight: 600; } tr.baseline td { color: #666; font-style: italic; } tr.composed td { color: #7a3d64; }
 .badge { display: inline-block; padding: 0 0.4rem; border-radius: 0.6rem; font-size: 0.75rem; }
 .front { background: #0072b2; color: white; } .indistinguishable { background: #e69f00; color: black; } .dominated { background: #ddd; color: #444; }
 figure { margin: 1rem 0; max-width: 900px; }
@@ -76,6 +79,7 @@ pub fn render(a: &Analysis<'_>, figures: &Figures) -> String {
     head(&mut h, a);
     pick(&mut h, a, figures);
     confirmation(&mut h, a, figures);
+    trust(&mut h, a, figures);
     trials(&mut h, a);
     parameters(&mut h, a, figures);
     latency(&mut h, a, figures);
@@ -142,6 +146,68 @@ fn pick(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
         figures.pareto_latency,
         escape(&a.axis_title(a.latency).replace(" (ms)", ""))
     );
+}
+
+/// How far to trust the judges: each trusted trial's calibration and what it decides
+/// alone at the experiment's target, with the reliability diagram and the curves.
+fn trust(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
+    h.push_str("<h2>How far to trust it</h2>\n");
+    let trusted = a.trusted();
+    if trusted.is_empty() {
+        h.push_str("<p>No trial's verdicts carry a confidence: an exact trial has the model's own probabilities, a remote judge its top logprobs (<code>top_logprobs</code>), and any trial repeated with <code>repeats</code> the agreement of its repeats.</p>\n");
+        return;
+    }
+    h.push_str("<ul>\n");
+    for &i in &trusted {
+        let t = &a.summary.trials[i];
+        if let Some(s) = &t.selective {
+            let _ = writeln!(h, "<li>Trial #{}: {}.</li>", t.id, escape(&s.reading()));
+        }
+    }
+    for c in &a.summary.cascades {
+        let _ = writeln!(
+            h,
+            "<li>{}: {}.</li>",
+            escape(&cascade_label(c)),
+            escape(&a.cascade_reading(c))
+        );
+    }
+    h.push_str("</ul>\n");
+    let num = |x: Option<f64>| x.map_or("—".into(), |v| format!("{v:.3}"));
+    let ci = |c: Option<[f64; 2]>| {
+        c.map_or(String::new(), |[l, h]| {
+            format!("<br><small>[{l:.2}, {h:.2}]</small>")
+        })
+    };
+    let percent = |x: Option<f64>| x.map_or("—".into(), |v| format!("{:.0}%", 100.0 * v));
+    h.push_str("<table><tr><th class=\"l\">trial</th><th class=\"l\">confidence</th><th>verdicts</th><th>ECE</th><th>Brier</th><th>threshold</th><th>decides (dev)</th><th>agreement (dev)</th><th>decides (test)</th><th>agreement (test)</th></tr>\n");
+    for &i in &trusted {
+        let t = &a.summary.trials[i];
+        let Some(c) = &t.calibration else { continue };
+        let s = t.selective.as_ref();
+        let (dev, test) = (s.and_then(|s| s.dev), s.and_then(|s| s.test));
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"l\">#{}</td><td class=\"l\">{}</td><td>{}</td><td>{}{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            t.id,
+            c.confidence_kind.name(),
+            c.n,
+            num(c.ece),
+            ci(c.ece_ci),
+            num(c.brier),
+            ci(c.brier_ci),
+            num(s.and_then(|s| s.threshold)),
+            percent(dev.map(|d| d.coverage)),
+            percent(dev.and_then(|d| d.agreement)),
+            percent(test.map(|d| d.coverage)),
+            percent(test.and_then(|d| d.agreement)),
+        );
+    }
+    let target = a.summary.experiment.parsed.trust;
+    let _ = writeln!(h, "</table>\n<p class=\"note\">Confidence is the model's probability of its verdict among the verdicts (exact trials, at temperature 1 whatever the trial samples with), the same read from a remote judge's top logprobs, or the share of an item's repeats that agree. ECE: the mean gap between confidence and the share right over ten equal-width bins, weighted by their verdicts; Brier: the mean squared gap per verdict; both with 95% bootstrap intervals over items, on the dev split. The threshold is chosen on the dev split by fixed-sequence testing so that, with probability at least {:.0}%, the verdicts it accepts agree with humans at least {:.0}% of the time ([trust] agreement and risk); the test split, where a trial judged it, says what it achieved.</p>", 100.0 * (1.0 - target.risk), 100.0 * target.agreement);
+    if let Some((reliability, coverage)) = &figures.trust {
+        let _ = writeln!(h, "<figure>{reliability}<figcaption>Each point is a bin of verdicts of similar confidence: its mean confidence against the share of its verdicts that agree with the human. Points below the diagonal are overconfident.</figcaption></figure>\n<figure>{coverage}<figcaption>Accept the verdicts at or above a confidence threshold and send the rest to humans: each line runs from the most confident verdicts alone (left) to every verdict (right). The dashed line is the target agreement.</figcaption></figure>");
+    }
 }
 
 /// Every trial with its intervals, and the baselines.
@@ -213,6 +279,37 @@ fn trials(h: &mut String, a: &Analysis<'_>) {
             badge(a.front_latency[i]),
         );
     }
+    for c in &a.summary.cascades {
+        let m = &c.metrics;
+        let _ = write!(
+            h,
+            "<tr class=\"composed\"><td class=\"l\">#{}→#{}</td><td class=\"l\" colspan=\"{}\">cascade: #{} decides at confidence ≥ {:.3}, #{} the rest ({})</td><td>{}</td><td>{}</td>",
+            c.cheap,
+            c.strong,
+            a.varying.len().max(1),
+            c.cheap,
+            c.threshold,
+            c.strong,
+            c.escalated
+                .map_or("—".into(), |e| format!("{:.0}% escalated", 100.0 * e)),
+            m.n,
+            cell(m.estimate(a.quality)),
+        );
+        if show_accuracy {
+            let _ = write!(h, "<td>{}</td>", cell(m.estimate(Quality::Accuracy)));
+        }
+        let _ = writeln!(
+            h,
+            "<td>—</td><td></td><td>{}</td><td>{}</td><td>{}</td><td>composed</td><td>composed</td></tr>",
+            m.parse_failure_rate
+                .map_or("—".into(), |r| format!("{:.1}%", r * 100.0)),
+            a.cost.value(m).map_or("—".into(), |v| match a.cost {
+                Objective::Cost(Cost::Usd) => format!("{v:.3}"),
+                _ => format!("{v:.0}"),
+            }),
+            m.latency_ms.p95.map_or("—".into(), |v| format!("{v:.0}")),
+        );
+    }
     for b in a.summary.baselines.values() {
         let _ = write!(h, "<tr class=\"baseline\"><td class=\"l\">baseline</td>");
         let _ = write!(
@@ -228,7 +325,11 @@ fn trials(h: &mut String, a: &Analysis<'_>) {
         }
         h.push_str("<td colspan=\"7\"></td></tr>\n");
     }
-    h.push_str("</table></div>\n<p class=\"note\">★ highest quality; the highlighted row is the recommendation. Small print: the 95% interval.</p>\n");
+    h.push_str("</table></div>\n<p class=\"note\">★ highest quality; the highlighted row is the recommendation. Small print: the 95% interval.");
+    if !a.summary.cascades.is_empty() {
+        h.push_str(" A cascade is not a trial: it is composed from two trials' stored verdicts, the cheap one's where its confidence reaches its selective threshold and the strong one's for the rest; its cost is the cheap trial's plus the escalated share of the strong one's, its latency a cheap request's plus a strong one's where escalated.");
+    }
+    h.push_str("</p>\n");
 }
 
 /// Whether the pick was confirmed on items that did not choose it: each kept trial's dev

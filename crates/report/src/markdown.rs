@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use judgelab_core::metrics::Quality;
 
-use crate::analysis::{baseline_title, cost_text, estimate_text, Analysis};
+use crate::analysis::{baseline_title, cascade_label, cost_text, estimate_text, Analysis};
 
 /// `charts` lists (file name, caption) of the PNGs written beside the report.
 pub fn render(a: &Analysis<'_>, charts: &[(String, String)]) -> String {
@@ -75,6 +75,30 @@ pub fn render(a: &Analysis<'_>, charts: &[(String, String)]) -> String {
             }
         );
     }
+    let trusted = a.trusted();
+    if !trusted.is_empty() {
+        m.push_str("\n## How far to trust it\n\n");
+        for &i in &trusted {
+            let t = &a.summary.trials[i];
+            let (Some(c), Some(s)) = (&t.calibration, &t.selective) else {
+                continue;
+            };
+            let num = |x: Option<f64>| x.map_or("—".into(), |v| format!("{v:.3}"));
+            let _ = writeln!(
+                m,
+                "- Trial #{} ({} confidence, {} verdicts): ECE {}, Brier {}; {}.",
+                t.id,
+                c.confidence_kind.name(),
+                c.n,
+                num(c.ece),
+                num(c.brier),
+                s.reading()
+            );
+        }
+        for c in &a.summary.cascades {
+            let _ = writeln!(m, "- {}: {}.", cascade_label(c), a.cascade_reading(c));
+        }
+    }
     m.push_str("\n## Trials\n\n");
     let mut header: Vec<String> = vec!["trial".into()];
     header.extend(a.varying.iter().map(|p| p.key().to_string()));
@@ -121,6 +145,25 @@ pub fn render(a: &Analysis<'_>, charts: &[(String, String)]) -> String {
             mm.latency_ms.p95.map_or("—".into(), |v| format!("{v:.0}")),
             a.front_cost[i].as_str().to_string(),
             a.front_latency[i].as_str().to_string(),
+        ]);
+        let _ = writeln!(m, "| {} |", row.join(" | "));
+    }
+    for c in &a.summary.cascades {
+        let mm = &c.metrics;
+        let mut row: Vec<String> = vec![format!("#{}→#{} (cascade)", c.cheap, c.strong)];
+        row.extend(a.varying.iter().map(|_| String::new()));
+        row.extend([
+            mm.n.to_string(),
+            estimate_text(mm.estimate(a.quality)),
+            estimate_text(mm.estimate(Quality::Accuracy)),
+            "—".into(),
+            String::new(),
+            mm.parse_failure_rate
+                .map_or("—".into(), |r| format!("{:.1}%", r * 100.0)),
+            cost_text(a.cost, mm),
+            mm.latency_ms.p95.map_or("—".into(), |v| format!("{v:.0}")),
+            "composed".into(),
+            "composed".into(),
         ]);
         let _ = writeln!(m, "| {} |", row.join(" | "));
     }

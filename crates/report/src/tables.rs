@@ -13,6 +13,35 @@ fn opt(x: Option<f64>) -> String {
     x.map_or(String::new(), |v| v.to_string())
 }
 
+/// A trial's or a cascade's metrics, from `n` to `first_preferred`.
+fn metric_cells(a: &Analysis<'_>, m: &judgelab_core::metrics::TrialMetrics) -> Vec<String> {
+    let mut row = vec![m.n.to_string(), m.n_errors.to_string()];
+    for &q in Quality::for_task(a.task) {
+        let e = m.estimate(q);
+        row.extend([opt(e.value), opt(e.ci.map(|c| c.0)), opt(e.ci.map(|c| c.1))]);
+    }
+    let position = m.position.as_ref();
+    row.extend([
+        opt(m.parse_failure_rate),
+        opt(m.prompt_tokens_per_item),
+        opt(m.completion_tokens_per_item),
+        opt(m.usd_per_1k_items),
+        opt(m.latency_ms.p50),
+        opt(m.latency_ms.p95),
+        opt(m.latency_ms.p99),
+        opt(m.ttft_ms.p50),
+        opt(m.ttft_ms.p95),
+        opt(m.ttft_ms.p99),
+        opt(m.latency_concurrency.map(f64::from)),
+        m.latency_ms.n.to_string(),
+        opt(m.latency_ms.p95_ci.map(|c| c[0])),
+        opt(m.latency_ms.p95_ci.map(|c| c[1])),
+        opt(position.and_then(|p| p.consistency)),
+        opt(position.and_then(|p| p.first_preferred)),
+    ]);
+    row
+}
+
 pub fn trials_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let qualities = Quality::for_task(a.task);
@@ -50,6 +79,17 @@ pub fn trials_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
             &format!("{}_minus_best_ci_low", a.quality.name()),
             &format!("{}_minus_best_ci_high", a.quality.name()),
             "mcnemar_p_vs_best",
+            "confidence_kind",
+            "ece",
+            "brier",
+            "selective_threshold",
+            "selective_coverage",
+            "selective_agreement",
+            "selective_test_coverage",
+            "selective_test_agreement",
+            "cascade_cheap",
+            "cascade_strong",
+            "cascade_escalated",
             "schema_version",
         ]
         .map(String::from),
@@ -59,36 +99,44 @@ pub fn trials_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
         let m = &t.metrics;
         let mut row: Vec<String> = vec![t.id.to_string(), t.trial_idx.to_string()];
         row.extend(Axis::ALL.iter().map(|p| p.text(&t.params)));
-        row.extend([m.n.to_string(), m.n_errors.to_string()]);
-        for &q in qualities {
-            let e = m.estimate(q);
-            row.extend([opt(e.value), opt(e.ci.map(|c| c.0)), opt(e.ci.map(|c| c.1))]);
-        }
-        let position = m.position.as_ref();
+        row.extend(metric_cells(a, m));
         let vs = a.versus_best[i].as_ref();
+        let (calibration, selective) = (t.calibration.as_ref(), t.selective.as_ref());
         row.extend([
-            opt(m.parse_failure_rate),
-            opt(m.prompt_tokens_per_item),
-            opt(m.completion_tokens_per_item),
-            opt(m.usd_per_1k_items),
-            opt(m.latency_ms.p50),
-            opt(m.latency_ms.p95),
-            opt(m.latency_ms.p99),
-            opt(m.ttft_ms.p50),
-            opt(m.ttft_ms.p95),
-            opt(m.ttft_ms.p99),
-            opt(m.latency_concurrency.map(f64::from)),
-            m.latency_ms.n.to_string(),
-            opt(m.latency_ms.p95_ci.map(|c| c[0])),
-            opt(m.latency_ms.p95_ci.map(|c| c[1])),
-            opt(position.and_then(|p| p.consistency)),
-            opt(position.and_then(|p| p.first_preferred)),
             a.front_cost[i].as_str().to_string(),
             a.front_latency[i].as_str().to_string(),
             opt(vs.and_then(|c| c.difference.value)),
             opt(vs.and_then(|c| c.difference.ci.map(|x| x.0))),
             opt(vs.and_then(|c| c.difference.ci.map(|x| x.1))),
             opt(vs.map(|c| c.mcnemar_p)),
+            calibration.map_or(String::new(), |c| c.confidence_kind.name().to_string()),
+            opt(calibration.and_then(|c| c.ece)),
+            opt(calibration.and_then(|c| c.brier)),
+            opt(selective.and_then(|s| s.threshold)),
+            opt(selective.and_then(|s| s.dev).map(|d| d.coverage)),
+            opt(selective.and_then(|s| s.dev?.agreement)),
+            opt(selective.and_then(|s| s.test).map(|d| d.coverage)),
+            opt(selective.and_then(|s| s.test?.agreement)),
+            String::new(),
+            String::new(),
+            String::new(),
+            EXPORT_SCHEMA_VERSION.to_string(),
+        ]);
+        w.write_record(&row)?;
+    }
+    // Cascades: composed rows, with no id or parameters of their own.
+    for c in &a.summary.cascades {
+        let m = &c.metrics;
+        let mut row: Vec<String> = vec![String::new(); 2 + Axis::ALL.len()];
+        row.extend(metric_cells(a, m));
+        row.extend(["composed".to_string(), "composed".to_string()]);
+        row.extend(vec![String::new(); 7]);
+        row.push(opt(Some(c.threshold)));
+        row.extend(vec![String::new(); 4]);
+        row.extend([
+            c.cheap.to_string(),
+            c.strong.to_string(),
+            opt(c.escalated),
             EXPORT_SCHEMA_VERSION.to_string(),
         ]);
         w.write_record(&row)?;
@@ -105,6 +153,7 @@ pub fn verdicts_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
         "swapped",
         "human_label",
         "verdict",
+        "confidence",
         "failure_kind",
         "error",
         "prompt_tokens",
@@ -128,8 +177,9 @@ pub fn verdicts_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
         .iter()
         .map(|i| (i.id.as_str(), i.human_label))
         .collect();
+    let task = a.summary.experiment.task_kind;
     for t in &a.summary.trials {
-        for v in &t.verdicts {
+        for (v, confidence) in t.verdicts.iter().zip(t.call_confidences(task)) {
             w.write_record([
                 t.id.to_string(),
                 v.item_id.clone(),
@@ -139,6 +189,7 @@ pub fn verdicts_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
                     .get(v.item_id.as_str())
                     .map_or(String::new(), Label::to_text),
                 v.outcome.label().map_or(String::new(), |l| l.to_text()),
+                opt(confidence),
                 v.outcome
                     .failure()
                     .map_or(String::new(), |f| f.as_str().to_string()),

@@ -435,8 +435,8 @@ impl Store {
             "INSERT INTO verdicts (trial_id, item_id, repeat, swapped, seed, prompt_hash, raw_output, verdict,
                                    failure_kind, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error,
                                    cost_usd, cached_tokens, attempts, logprobs, cache_hit, exact,
-                                   distribution, endpoint)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                   distribution, endpoint, belief)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT (trial_id, item_id, repeat, swapped) DO UPDATE SET
                 seed = excluded.seed, prompt_hash = excluded.prompt_hash, raw_output = excluded.raw_output,
                 verdict = excluded.verdict, failure_kind = excluded.failure_kind,
@@ -445,12 +445,13 @@ impl Store {
                 cost_usd = excluded.cost_usd, cached_tokens = excluded.cached_tokens,
                 attempts = excluded.attempts, logprobs = excluded.logprobs, cache_hit = excluded.cache_hit,
                 exact = excluded.exact, distribution = excluded.distribution,
-                endpoint = excluded.endpoint,
+                endpoint = excluded.endpoint, belief = excluded.belief,
                 created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
              WHERE verdicts.error IS NOT NULL",
         );
         let (verdict, failure_kind, error) = rows::outcome_columns(&v.outcome);
         let distribution = v.distribution.as_ref().map(rows::distribution_to_json);
+        let belief = v.belief.as_ref().map(rows::distribution_to_json);
         let done = done
             .bind(v.trial_id)
             .bind(&v.item_id)
@@ -474,6 +475,7 @@ impl Store {
             .bind(v.exact)
             .bind(distribution)
             .bind(&v.endpoint)
+            .bind(belief)
             .execute(&self.pool)
             .await
             .map_err(self.err())?;

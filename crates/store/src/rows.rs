@@ -165,7 +165,7 @@ pub(crate) fn read_verdicts(
         "SELECT trial_id, item_id, repeat, swapped, seed, prompt_hash, raw_output, verdict,
                 failure_kind, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error,
                 cost_usd, cached_tokens, attempts, logprobs, cache_hit, exact, distribution,
-                endpoint
+                endpoint, belief
          FROM verdicts WHERE trial_id = ? ORDER BY item_id, repeat, swapped",
     )?;
     let rows = statement.query_map([trial_id], |r| {
@@ -182,6 +182,11 @@ pub(crate) fn read_verdicts(
             .map(|json| distribution_from_json(&json))
             .transpose()
             .map_err(|e| bad(20, e))?;
+        let belief = r
+            .get::<_, Option<String>>(22)?
+            .map(|json| distribution_from_json(&json))
+            .transpose()
+            .map_err(|e| bad(22, e))?;
         Ok(VerdictRecord {
             trial_id: r.get(0)?,
             item_id: r.get(1)?,
@@ -203,6 +208,7 @@ pub(crate) fn read_verdicts(
             exact: r.get(19)?,
             distribution,
             endpoint: r.get(21)?,
+            belief,
         })
     })?;
     rows.collect()

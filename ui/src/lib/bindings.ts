@@ -94,6 +94,20 @@ export type Bin = {
 	n: number,
 };
 
+/**  A cascade: composed from two trials' stored verdicts, not run. */
+export type CascadeView = {
+	label: string,
+	cheap: number,
+	strong: number,
+	threshold: number | null,
+	escalated: number | null,
+	/**  The fronts' metric, on the dev split. */
+	quality: Cell,
+	/**  Tokens per item, or dollars per 1,000 items where every trial has a price. */
+	cost: number | null,
+	reading: string,
+};
+
 export type Cell = {
 	value: number | null,
 	low: number | null,
@@ -408,6 +422,7 @@ export type Results = {
 	/**  The latest load ramp of one of its trials, if any was run. */
 	load: LoadView | null,
 	selection: SelectionView,
+	trust: TrustView,
 };
 
 /**  What a run reports while it goes, streamed over a channel. */
@@ -528,6 +543,41 @@ export type TrialView = {
 	 *  round that dropped it (`dropped after round 3 (60 items)`); none otherwise.
 	 */
 	selection: string | null,
+};
+
+export type TrustRow = {
+	trial_id: number,
+	label: string,
+	/**  `exact`, `logprobs` or `repeats`. */
+	confidence_kind: string,
+	/**  Verdicts with a confidence, on the dev split. */
+	n: number,
+	ece: Cell,
+	brier: Cell,
+	/**  The confidence at and above which its verdicts stand; none: humans check all. */
+	threshold: number | null,
+	coverage: number | null,
+	agreement: number | null,
+	test_coverage: number | null,
+	test_agreement: number | null,
+	/**  "at 90% agreement (risk 0.1), this judge decides 64% of items; humans check 36% …" */
+	reading: string,
+};
+
+/**
+ *  How far to trust the judges (the report's "How far to trust it" section): each trusted
+ *  trial's calibration and what it decides alone at the `[trust]` target, the cascades, and
+ *  the reliability diagram and coverage–agreement curves.
+ */
+export type TrustView = {
+	/**  The `[trust]` target: accepted verdicts agree this often, with probability 1 − risk. */
+	agreement: number | null,
+	risk: number | null,
+	trials: TrustRow[],
+	cascades: CascadeView[],
+	/**  Both none where no trial's verdicts carry a confidence. */
+	reliability_svg: string | null,
+	coverage_svg: string | null,
 };
 
 export type VerdictDetail = {

@@ -383,6 +383,11 @@ fn sweep_interrupt_resume_and_show() {
     assert_eq!(trials.len(), 4);
     for t in trials {
         assert!(t["id"].is_i64());
+        // Sampled once with no logprobs: no confidence, and the trial says so.
+        assert!(
+            t["calibration"].is_null() && t["selective"].is_null(),
+            "{t}"
+        );
         let p = &t["params"];
         for key in [
             "temperature",
@@ -654,6 +659,17 @@ fn an_exact_grid_costs_the_calls_of_one_point() {
         if t["params"]["temperature"] == 0.0 {
             assert_eq!(e["entropy_bits"], 0.0, "{t}");
         }
+        // Exact verdicts carry the model's own confidence, whatever the trial samples at.
+        let c = &t["calibration"];
+        assert_eq!(c["confidence_kind"], "exact", "{t}");
+        assert!(c["ece"].is_number() && c["brier"].is_number(), "{t}");
+        assert!(c["n"].as_u64().unwrap() > 0, "{t}");
+        assert!(
+            t["selective"]["curve"]
+                .as_array()
+                .is_some_and(|c| !c.is_empty()),
+            "{t}"
+        );
     }
 
     let constrained = experiment(
@@ -749,7 +765,7 @@ fn check_report(env: &Env, shown: &Value) {
         .next()
         .unwrap()
         .ends_with(",raw_output,schema_version"));
-    assert!(verdicts.starts_with("trial_id,item_id,repeat,swapped,human_label,verdict,failure_kind,error,prompt_tokens,completion_tokens,latency_ms,ttft_ms"));
+    assert!(verdicts.starts_with("trial_id,item_id,repeat,swapped,human_label,verdict,confidence,failure_kind,error,prompt_tokens,completion_tokens,latency_ms,ttft_ms"));
     let mut reader = csv_rows(&verdicts);
     assert_eq!(reader.len(), 24);
     reader.retain(|r| r[6].is_empty() && r[7].is_empty());

@@ -9,6 +9,7 @@ use crate::verdict::OutputKind;
 
 mod judges;
 mod limits;
+mod trust;
 
 pub use crate::sweep::{Constraint, Order, Sweep, TrialParams};
 pub use judges::{JudgeBackend, LocalJudge, NamedJudge, RemoteJudge};
@@ -29,6 +30,8 @@ pub struct Experiment {
     pub limits: Limits,
     /// How trials are chosen among (`[selection]`).
     pub selection: Selection,
+    /// What selective judging is asked for (`[trust]`), outside the identity.
+    pub trust: crate::trust::Target,
     /// Written with one `[judge]` table, as experiments were before named judges: its
     /// identity is hashed as it was then.
     pub single_form: bool,
@@ -153,6 +156,8 @@ struct RawExperiment {
     limits: RawLimits,
     #[serde(default)]
     selection: RawSelection,
+    #[serde(default)]
+    trust: trust::RawTrust,
 }
 
 #[derive(Deserialize, Default)]
@@ -204,6 +209,7 @@ impl Experiment {
         check_judges_can(&judges, &sweep, &judge, single_form, &invalid)?;
         let limits = limits::limits(raw.limits, &invalid)?;
         let selection = limits::selection(raw.selection, &invalid)?;
+        let trust = trust::trust(raw.trust, &invalid)?;
         let max_few_shot = sweep.few_shot.iter().copied().max().unwrap_or(0) as usize;
         match limits.pool {
             Some(pool) if pool < max_few_shot => {
@@ -245,6 +251,7 @@ impl Experiment {
             sweep,
             limits,
             selection,
+            trust,
         })
     }
 
@@ -742,6 +749,25 @@ items = 20
             .unwrap_err()
             .to_string();
         assert!(err.contains(expect), "expected {expect:?} in:\n{err}");
+    }
+
+    #[test]
+    fn the_trust_target_is_checked_and_outside_the_identity() {
+        let plain = Experiment::from_toml("e.toml", GRID).unwrap();
+        assert_eq!(plain.trust, crate::trust::Target::default());
+        let text = format!("{GRID}\n[trust]\nagreement = 0.8\nrisk = 0.05\n");
+        let e = Experiment::from_toml("e.toml", &text).unwrap();
+        assert_eq!((e.trust.agreement, e.trust.risk), (0.8, 0.05));
+        assert_eq!(e.identity(), plain.identity());
+        check_err(
+            &format!("{GRID}\n[trust]\nagreement = 1.5\n"),
+            "trust.agreement",
+        );
+        check_err(
+            &format!("{GRID}\n[trust]\nrisk = 0\n"),
+            "must lie between 0 and 1",
+        );
+        check_err(&format!("{GRID}\n[trust]\nalpha = 0.9\n"), "alpha");
     }
 
     #[test]

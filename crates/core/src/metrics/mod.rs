@@ -38,6 +38,7 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use crate::dataset::{Label, Task};
 use crate::sampling::VerdictDistribution;
+use crate::trust::belief::Belief;
 use crate::verdict::Verdict;
 pub use bootstrap::BootstrapSpec;
 pub use confusion::Confusion;
@@ -66,6 +67,8 @@ pub struct Observation {
     pub cost_usd: Option<f64>,
     /// Exact verdicts: the distribution the verdict was drawn from, in the dataset's frame.
     pub distribution: Option<VerdictDistribution>,
+    /// What the judge believed of the verdicts, where it says ([`crate::trust::confidence`]).
+    pub belief: Option<Belief>,
 }
 
 impl Observation {
@@ -84,6 +87,7 @@ impl Observation {
             ttft_ms: None,
             cost_usd: None,
             distribution: None,
+            belief: None,
         }
     }
 }
@@ -143,6 +147,36 @@ pub struct TrialMetrics {
     /// Exact trials (every verdict one call with its distribution): agreement expected
     /// under the exact distributions ([`expected`]).
     pub expected: Option<Expected>,
+}
+
+/// A trial's agreement on one split of the items.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SplitScore {
+    pub n: usize,
+    pub n_errors: usize,
+    #[serde(flatten)]
+    pub quality: Qualities,
+}
+
+impl SplitScore {
+    /// The agreement of `observations` (units numbered within the split).
+    pub fn of(task: Task, observations: &[Observation], spec: &BootstrapSpec) -> SplitScore {
+        let groups = group(observations);
+        let units = scored_units(task, &groups);
+        let n = groups.iter().filter(|g| g.verdict.is_some()).count();
+        SplitScore {
+            n,
+            n_errors: groups.len() - n,
+            quality: estimates(task, &units, spec),
+        }
+    }
+}
+
+/// A trial's agreement on the dev split, and on the test split where it judged it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SplitScores {
+    pub dev: SplitScore,
+    pub test: Option<SplitScore>,
 }
 
 impl TrialMetrics {
@@ -465,6 +499,7 @@ mod tests {
             ttft_ms: Some(latency_ms / 2.0),
             cost_usd: None,
             distribution: None,
+            belief: None,
         }
     }
 

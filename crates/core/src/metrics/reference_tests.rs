@@ -52,6 +52,7 @@ fn observations(human: &Value, judge: &Value) -> Vec<Observation> {
             ttft_ms: None,
             cost_usd: None,
             distribution: None,
+            belief: None,
         })
         .collect()
 }
@@ -220,6 +221,7 @@ fn expected_metrics_match_the_reference() {
                     ttft_ms: None,
                     cost_usd: None,
                     distribution: Some(distribution),
+                    belief: None,
                 }
             })
             .collect();

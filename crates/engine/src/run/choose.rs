@@ -191,7 +191,7 @@ async fn observations(
                 .filter_map(|v| {
                     let unit = *units.get(v.item_id.as_str())?;
                     let item: &Item = run.index.get(v.item_id.as_str())?;
-                    Some(v.observation(item.human_label, unit))
+                    Some(v.observation(run.r.dataset.task, item.human_label, unit))
                 })
                 .collect(),
         );

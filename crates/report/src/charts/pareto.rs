@@ -16,6 +16,7 @@ use super::{FrontStatus, ParetoChart, ParetoPoint};
 const FRONT: RGBColor = RGBColor(0x00, 0x72, 0xB2);
 const CLOSE: RGBColor = RGBColor(0xE6, 0x9F, 0x00);
 const DOMINATED: RGBColor = RGBColor(0x9a, 0x9a, 0x9a);
+const COMPOSED: RGBColor = RGBColor(0xCC, 0x79, 0xA7);
 const LEADER: RGBColor = RGBColor(0x8a, 0x8a, 0x8a);
 
 fn marker(status: FrontStatus, k: f64) -> Marker {
@@ -36,6 +37,12 @@ fn marker(status: FrontStatus, k: f64) -> Marker {
             shape: MarkerShape::Circle,
             color: DOMINATED,
             filled: false,
+            r: 4.5 * k,
+        },
+        FrontStatus::Composed => Marker {
+            shape: MarkerShape::Square,
+            color: COMPOSED,
+            filled: true,
             r: 4.5 * k,
         },
     }
@@ -98,6 +105,12 @@ pub(crate) fn draw(scene: &mut Scene, chart: &ParetoChart) {
         legend.push(LegendEntry::new(
             Glyph::Marker(marker(FrontStatus::Dominated, k)),
             "dominated",
+        ));
+    }
+    if points.iter().any(|p| p.status == FrontStatus::Composed) {
+        legend.push(LegendEntry::new(
+            Glyph::Marker(marker(FrontStatus::Composed, k)),
+            "cascade (composed from two trials)",
         ));
     }
     let any_ci = points.iter().any(|p| interval(p).is_some());
@@ -174,7 +187,7 @@ pub(crate) fn draw(scene: &mut Scene, chart: &ParetoChart) {
     let mut by_rank: Vec<usize> = (0..points.len()).collect();
     by_rank.sort_by_key(|&i| match points[i].status {
         FrontStatus::Dominated => 0,
-        FrontStatus::Indistinguishable => 1,
+        FrontStatus::Indistinguishable | FrontStatus::Composed => 1,
         FrontStatus::Front => 2,
     });
     for &i in &by_rank {
@@ -215,7 +228,7 @@ fn draw_labels(
     let k = scene.k;
     let rank = |p: &ParetoPoint| match p.status {
         FrontStatus::Front => 0,
-        FrontStatus::Indistinguishable => 1,
+        FrontStatus::Indistinguishable | FrontStatus::Composed => 1,
         FrontStatus::Dominated => 2,
     };
     let mut order: Vec<usize> = (0..points.len()).collect();

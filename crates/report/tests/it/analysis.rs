@@ -52,6 +52,7 @@ fn trial(id: i64, temperature: f64, tokens: u32, right: impl Fn(usize) -> bool) 
                 ttft_ms: Some(50.0),
                 cost_usd: None,
                 distribution: None,
+                belief: None,
             }
         })
         .collect();
@@ -83,9 +84,12 @@ fn trial(id: i64, temperature: f64, tokens: u32, right: impl Fn(usize) -> bool) 
         split_scores: Default::default(),
         test_role: None,
         dropped: None,
+        calibration: None,
+        selective: None,
         verdicts: vec![],
         latencies: observations.iter().map(|o| o.latency_ms).collect(),
         observations,
+        test_observations: vec![],
     }
 }
 
@@ -124,6 +128,7 @@ fn summary(trials: Vec<TrialSummary>) -> ExperimentSummary {
         bootstrap: spec,
         baselines,
         trials,
+        cascades: vec![],
         load_ramps: vec![],
         race: vec![],
         dataset: Dataset {
@@ -200,4 +205,93 @@ fn every_swept_axis_is_shown_the_output_constraint_too() {
         "the trials table has the axis"
     );
     assert!(html.contains("<td class=\"l\">grammar</td>"));
+}
+
+/// `trial` with the judge's belief in each verdict: sure (0.97) where right, unsure (0.6)
+/// where wrong, and the calibration and selective reading that follow from it.
+fn believed(mut t: TrialSummary) -> TrialSummary {
+    use judgelab_core::trust::{calibration, confidence, selective, Belief, ConfidenceKind};
+    for o in &mut t.observations {
+        let verdict = o.verdict.and_then(|v| v.label()).unwrap();
+        let other = Label::Choice(if verdict == Label::Choice(Choice::A) {
+            Choice::B
+        } else {
+            Choice::A
+        });
+        let p = if verdict == o.human { 0.97 } else { 0.6 };
+        o.belief = Some(Belief {
+            kind: ConfidenceKind::Exact,
+            labels: vec![(verdict, p), (other, 1.0 - p)],
+        });
+    }
+    let (_, judged) = confidence::judged(Task::Pairwise, &t.observations);
+    let spec = BootstrapSpec::default();
+    t.calibration = calibration::calibration(ConfidenceKind::Exact, &judged, &spec);
+    t.selective = selective::selective(&judged, None, Default::default());
+    t
+}
+
+#[test]
+fn a_cascade_of_a_confident_cheap_trial_and_the_best_is_composed_and_shown() {
+    // The strong trial is right on 95% at 400 tokens; the cheap one on 80% at 100, sure of
+    // exactly its right verdicts, so it decides those and escalates the rest.
+    let mut s = summary(vec![
+        trial(1, 0.0, 400, |i| i % 20 != 0),
+        believed(trial(2, 0.7, 100, |i| i % 5 != 0)),
+    ]);
+    s.cascades = judgelab_core::results::cascades(
+        Task::Pairwise,
+        &s.trials,
+        Quality::Kappa,
+        &BootstrapSpec::default(),
+    );
+    assert_eq!(s.cascades.len(), 1);
+    let c = &s.cascades[0];
+    assert_eq!((c.cheap, c.strong), (2, 1));
+    assert!(c.threshold > 0.6 && c.threshold <= 0.97, "{}", c.threshold);
+    assert_eq!(c.escalated, Some(0.2));
+    // Right wherever the cheap judge decides, and where the strong one is on the rest (it
+    // is wrong on every 20th item, all of them escalated).
+    let accuracy = c.metrics.accuracy().unwrap();
+    assert!(
+        (accuracy - (160.0 + 30.0) / 200.0).abs() < 1e-12,
+        "{accuracy}"
+    );
+    // 101 tokens a verdict for everything, plus 401 for the escalated fifth.
+    let tokens = c.metrics.tokens_per_item().unwrap();
+    assert!((tokens - (101.0 + 0.2 * 401.0)).abs() < 1e-9, "{tokens}");
+
+    let a = Analysis::new(&s, Quality::Kappa);
+    let chart = a.pareto_chart(a.cost);
+    let composed: Vec<&judgelab_report::charts::ParetoPoint> = chart
+        .points
+        .iter()
+        .filter(|p| p.status == judgelab_report::charts::FrontStatus::Composed)
+        .collect();
+    assert_eq!(composed.len(), 1);
+    assert!(
+        composed[0].label.starts_with("#2→#1 cascade"),
+        "{}",
+        composed[0].label
+    );
+    let csv = String::from_utf8(judgelab_report::tables::trials_csv(&a).unwrap()).unwrap();
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    let cheap = rows[0].iter().position(|c| *c == "cascade_cheap").unwrap();
+    assert_eq!(rows.len(), 4, "{csv}");
+    assert_eq!((rows[3][cheap], rows[3][cheap + 1]), ("2", "1"), "{csv}");
+    let dir = tempfile::tempdir().unwrap();
+    let options = judgelab_report::ReportOptions {
+        quality: Quality::Kappa,
+    };
+    judgelab_report::write_report(&s, dir.path(), &options).unwrap();
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(
+        html.contains("<li>#2→#1 cascade ≥"),
+        "the trust section reads it"
+    );
+    assert!(
+        html.contains("<tr class=\"composed\">"),
+        "the trials table lists it"
+    );
+    assert!(html.contains("#2 decides 80% of verdicts"), "{html}");
 }

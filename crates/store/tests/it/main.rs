@@ -260,6 +260,13 @@ async fn outcomes_and_distributions_round_trip() {
             ],
             failed: 0.125,
         }),
+        belief: Some(VerdictDistribution {
+            labels: vec![
+                (Label::Choice(Choice::A), 0.375),
+                (Label::Choice(Choice::B), 0.5),
+            ],
+            failed: 0.125,
+        }),
         ..VerdictRecord::new(
             t,
             "x",

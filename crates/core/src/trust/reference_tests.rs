@@ -1,0 +1,126 @@
+//! Calibration and selective judging against scikit-learn and scipy on the same fixed data
+//! (`testdata/reference.json`, written by `tools/reference_trust.py`), bootstrap intervals
+//! included: the script draws the same resamples.
+
+use serde_json::Value;
+
+use crate::metrics::BootstrapSpec;
+use crate::trust::calibration::{self, reliability};
+use crate::trust::selective::{accepted, binomial_cdf, threshold};
+use crate::trust::{ConfidenceKind, Judged, Target};
+
+const REFERENCE: &str = include_str!("testdata/reference.json");
+
+fn close(what: &str, got: Option<f64>, want: &Value) {
+    match (got, want.as_f64()) {
+        (Some(g), Some(w)) => assert!((g - w).abs() < 1e-9, "{what}: {g} != {w}"),
+        (None, None) => {}
+        (g, _) => panic!("{what}: {g:?} != {want}"),
+    }
+}
+
+fn floats(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
+}
+
+#[test]
+fn calibration_and_thresholds_match_the_reference() {
+    let reference: Value = serde_json::from_str(REFERENCE).unwrap();
+    for case in reference["calibration"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let right: Vec<bool> = case["right"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_bool().unwrap())
+            .collect();
+        let confidence = floats(&case["confidence"]);
+        let verdicts: Vec<Judged> = right
+            .iter()
+            .zip(&confidence)
+            .enumerate()
+            .map(|(unit, (&correct, &c))| Judged {
+                repeat: 0,
+                unit,
+                parsed: true,
+                correct,
+                confidence: Some(c),
+            })
+            .collect();
+        let points: Vec<(f64, bool)> = confidence.iter().copied().zip(right.clone()).collect();
+        // The reliability curve, bin for bin.
+        let bins = reliability(&points);
+        let counts: Vec<usize> = bins.iter().map(|b| b.n).collect();
+        let want_counts: Vec<usize> = floats(&case["counts"])
+            .iter()
+            .map(|&c| c as usize)
+            .collect();
+        assert_eq!(counts, want_counts, "{name}: bin counts");
+        for (b, (t, p)) in bins.iter().zip(
+            floats(&case["prob_true"])
+                .into_iter()
+                .zip(floats(&case["prob_pred"])),
+        ) {
+            assert!(
+                (b.accuracy - t).abs() < 1e-9,
+                "{name}: prob_true {} != {t}",
+                b.accuracy
+            );
+            assert!(
+                (b.confidence - p).abs() < 1e-9,
+                "{name}: prob_pred {} != {p}",
+                b.confidence
+            );
+        }
+        let spec = BootstrapSpec {
+            resamples: 200,
+            ..BootstrapSpec::default()
+        };
+        let c = calibration::calibration(ConfidenceKind::Exact, &verdicts, &spec).unwrap();
+        close(&format!("{name}: ece"), c.ece, &case["ece"]);
+        close(&format!("{name}: brier"), c.brier, &case["brier"]);
+        for (key, got) in [("ece_ci", c.ece_ci), ("brier_ci", c.brier_ci)] {
+            let got = got.unwrap();
+            close(&format!("{name}: {key}"), Some(got[0]), &case[key][0]);
+            close(&format!("{name}: {key}"), Some(got[1]), &case[key][1]);
+        }
+        // The threshold fixed-sequence testing chooses, and what it accepts.
+        let target = Target {
+            agreement: case["agreement"].as_f64().unwrap(),
+            risk: case["risk"].as_f64().unwrap(),
+        };
+        let t = threshold(&verdicts, target);
+        close(&format!("{name}: threshold"), t, &case["threshold"]);
+        if let Some(t) = t {
+            let a = accepted(&verdicts, t);
+            close(
+                &format!("{name}: coverage"),
+                Some(a.coverage),
+                &case["coverage"],
+            );
+            close(
+                &format!("{name}: agreement"),
+                a.agreement,
+                &case["accepted_agreement"],
+            );
+        }
+    }
+    for b in reference["binomial"].as_array().unwrap() {
+        let (k, n, p) = (
+            b["k"].as_u64().unwrap() as usize,
+            b["n"].as_u64().unwrap() as usize,
+            b["p"].as_f64().unwrap(),
+        );
+        let got = binomial_cdf(k, n, p);
+        let want = b["cdf"].as_f64().unwrap();
+        // Relative, for the far tail.
+        assert!(
+            (got - want).abs() <= 1e-9 * want.max(1e-300) || (got - want).abs() < 1e-12,
+            "binomial cdf({k}; {n}, {p}) = {got}, want {want}"
+        );
+    }
+}
