@@ -50,6 +50,7 @@ use llama_cpp_2::token::LlamaToken;
 /// physical batch (`n_ubatch`).
 const CHUNK_SUFFIX_TOKENS: usize = 512;
 
+use crate::logprobs::Logprobs;
 use crate::setup::{chat_tokens, context_params, sampler};
 
 /// A prefix shorter than this is not worth a sequence of its own.
@@ -92,6 +93,8 @@ struct Live {
     /// When it stopped, from the start of its chunk.
     latency_ms: f64,
     logits: Option<Arc<Vec<f32>>>,
+    /// Its first output tokens' log-probabilities ([`Logprobs`]).
+    logprobs: Logprobs,
     decoded: u32,
     /// Where this sequence's next logits are in the last decoded batch.
     logits_idx: i32,
@@ -157,6 +160,7 @@ impl Session<'_> {
                         ttft_ms: None,
                         latency_ms: 0.0,
                         logits: None,
+                        logprobs: Logprobs::default(),
                         decoded: 0,
                         logits_idx: -1,
                         stop: None,
@@ -203,7 +207,7 @@ impl Session<'_> {
                     stop: l.stop.unwrap_or(StopReason::MaxTokens),
                     cached_tokens: None,
                     attempts: 1,
-                    logprobs: None,
+                    logprobs: l.logprobs.json(),
                     decoded_tokens: Some(l.decoded),
                     endpoint: None,
                     logits: l.logits,
@@ -385,6 +389,10 @@ impl Session<'_> {
                 let sampler = l.sampler.as_mut().expect("set before decoding");
                 let token = sampler.sample(&self.ctx, l.logits_idx);
                 l.ttft_ms.get_or_insert_with(|| elapsed_ms(start));
+                if l.logprobs.open() {
+                    let logits = self.ctx.get_logits_ith(l.logits_idx);
+                    l.logprobs.record(&vocab, logits, token);
+                }
                 if vocab.is_eog(token) {
                     l.stop = Some(StopReason::EndOfTurn);
                     continue;

@@ -13,6 +13,7 @@ pub mod bench;
 pub mod compute;
 mod decode;
 pub mod draws;
+mod logprobs;
 mod setup;
 mod worker;
 

@@ -383,11 +383,9 @@ fn sweep_interrupt_resume_and_show() {
     assert_eq!(trials.len(), 4);
     for t in trials {
         assert!(t["id"].is_i64());
-        // Sampled once with no logprobs: no confidence, and the trial says so.
-        assert!(
-            t["calibration"].is_null() && t["selective"].is_null(),
-            "{t}"
-        );
+        // A local generation's confidence is read from its first tokens' log-probabilities.
+        assert_eq!(t["calibration"]["confidence_kind"], "logprobs", "{t}");
+        assert!(t["selective"]["curve"].is_array(), "{t}");
         let p = &t["params"];
         for key in [
             "temperature",
@@ -917,6 +915,9 @@ fn a_local_and_a_remote_judge_in_one_experiment() {
             (Some(4), Some(0)),
             "{t}"
         );
+        // Both judges give their verdicts' log-probabilities: the local one its own, the
+        // server the `top_logprobs` it was asked for.
+        assert_eq!(t["calibration"]["confidence_kind"], "logprobs", "{t}");
     }
     // Each judge's latency at its own load: the local one's calls timed alone, the
     // served one's calls four at a time.

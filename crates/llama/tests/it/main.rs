@@ -105,6 +105,30 @@ fn judges_a_batch_and_measures_every_call() {
     }
     // Greedy decoding ignores the seed and repeats exactly.
     assert_eq!(completions[0].text, completions[1].text);
+    // Each generation lists its first tokens' log-probabilities as OpenAI does: the
+    // tokens it chose, in order, and greedy decoding chose the most likely.
+    for c in &completions {
+        let entries: Vec<serde_json::Value> =
+            serde_json::from_str(c.logprobs.as_deref().expect("logprobs")).unwrap();
+        let chosen: String = entries
+            .iter()
+            .map(|e| e["token"].as_str().unwrap())
+            .collect();
+        assert!(c.text.starts_with(&chosen), "{chosen:?} vs {:?}", c.text);
+        for e in &entries {
+            let top = e["top_logprobs"].as_array().unwrap();
+            assert_eq!(top.len(), 10);
+            let mass: f64 = top
+                .iter()
+                .map(|t| t["logprob"].as_f64().unwrap().exp())
+                .sum();
+            assert!(mass > 0.0 && mass <= 1.0 + 1e-9, "{e}");
+        }
+    }
+    let greedy =
+        serde_json::from_str::<serde_json::Value>(completions[0].logprobs.as_deref().unwrap())
+            .unwrap();
+    assert_eq!(greedy[0]["token"], greedy[0]["top_logprobs"][0]["token"]);
     assert_eq!(
         judge().count_tokens(&question(prompt)).unwrap(),
         completions[0].prompt_tokens as usize
