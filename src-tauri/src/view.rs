@@ -64,7 +64,7 @@ pub fn results(summary: &ExperimentSummary, q: Quality) -> AppResult<Results> {
 
 /// The report's "How far to trust it" section, as data.
 fn trust_view(a: &Analysis<'_>) -> AppResult<TrustView> {
-    let target = a.summary.experiment.parsed.trust;
+    let target = a.summary.experiment.parsed.trust.target;
     let svg = |chart: Option<judgelab_report::LineChart>| -> AppResult<Option<String>> {
         chart
             .map(|c| judgelab_report::svg(&Chart::Lines(c), CHART.0, CHART.1))

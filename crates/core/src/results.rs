@@ -494,7 +494,7 @@ impl ExperimentSummary {
                 let selective = trust::selective::selective(
                     &dev_judged,
                     test_judged.as_deref(),
-                    stored.experiment.trust,
+                    stored.experiment.trust.target,
                 );
                 let split_scores = SplitScores {
                     dev: SplitScore {
@@ -538,6 +538,7 @@ impl ExperimentSummary {
             dataset.task,
             &trials,
             stored.experiment.selection.metric,
+            stored.experiment.trust.cascade_threshold,
             bootstrap,
         );
         ExperimentSummary {
@@ -718,12 +719,15 @@ impl ExperimentSummary {
 pub const MAX_CASCADES: usize = 3;
 
 /// The cascades worth showing: each trial on the quality–cost front that is cheaper than
-/// the pick by `metric` and has a selective threshold (up to [`MAX_CASCADES`], the best
-/// first) decides what it is confident of and sends the rest to the pick.
+/// the pick by `metric` and has a threshold (`threshold`, `[trust] cascade_threshold`,
+/// for every trial whose verdicts carry a confidence, or else its own selective threshold)
+/// decides what it is confident of and sends the rest to the pick; up to
+/// [`MAX_CASCADES`], the best first.
 pub fn cascades(
     task: Task,
     trials: &[TrialSummary],
     metric: Quality,
+    threshold: Option<f64>,
     spec: &BootstrapSpec,
 ) -> Vec<Cascade> {
     let cost = cost_objective(trials);
@@ -745,7 +749,10 @@ pub fn cascades(
                 && status == FrontStatus::Front
                 && cost.value(&t.metrics).is_some_and(|c| c < strong_cost)
         })
-        .filter_map(|(_, (t, _))| Some((t, t.selective.as_ref()?.threshold?)))
+        .filter_map(|(_, (t, _))| {
+            let own = t.selective.as_ref()?.threshold;
+            Some((t, threshold.or(own)?))
+        })
         .collect();
     cheap.sort_by(|a, b| {
         let q = |t: &TrialSummary| t.metrics.value(metric).unwrap_or(f64::NEG_INFINITY);

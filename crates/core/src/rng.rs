@@ -18,6 +18,11 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
+    /// Uniform in [0, 1), with 53 random bits.
+    pub fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
     /// Uniform in `0..n` (n > 0), by rejection so that there is no modulo bias.
     pub fn below(&mut self, n: u64) -> u64 {
         Below::new(n).draw(self)

@@ -301,27 +301,31 @@ impl Analysis<'_> {
         if trusted.is_empty() {
             return None;
         }
-        let mut series = vec![charts::Series {
+        // The trials first, so that each has the colour it has on the coverage chart.
+        let mut series: Vec<charts::Series> = trusted
+            .iter()
+            .filter_map(|&i| {
+                let c = self.summary.trials[i].calibration.as_ref()?;
+                Some(charts::Series {
+                    name: self.labels[i].clone(),
+                    points: c
+                        .bins
+                        .iter()
+                        .map(|b| charts::LinePoint {
+                            x: b.confidence,
+                            y: b.accuracy,
+                            ci: None,
+                        })
+                        .collect(),
+                })
+            })
+            .collect();
+        series.push(charts::Series {
             name: "perfectly calibrated".into(),
             points: [0.0, 1.0]
                 .map(|x| charts::LinePoint { x, y: x, ci: None })
                 .to_vec(),
-        }];
-        series.extend(trusted.iter().filter_map(|&i| {
-            let c = self.summary.trials[i].calibration.as_ref()?;
-            Some(charts::Series {
-                name: self.labels[i].clone(),
-                points: c
-                    .bins
-                    .iter()
-                    .map(|b| charts::LinePoint {
-                        x: b.confidence,
-                        y: b.accuracy,
-                        ci: None,
-                    })
-                    .collect(),
-            })
-        }));
+        });
         Some(charts::LineChart {
             title: "reliability: how often a verdict of each confidence is right".into(),
             x_label: "confidence of the verdict (mean of its bin)".into(),
@@ -340,7 +344,7 @@ impl Analysis<'_> {
         if trusted.is_empty() {
             return None;
         }
-        let target = self.summary.experiment.parsed.trust;
+        let target = self.summary.experiment.parsed.trust.target;
         let series = trusted
             .iter()
             .filter_map(|&i| {

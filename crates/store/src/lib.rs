@@ -385,6 +385,19 @@ impl Store {
     }
 
     /// Deletes an experiment with its trials and verdicts.
+    /// Keeps `spec` as the experiment's file: a resumed run's file may differ from the
+    /// stored one in what is outside the identity (budgets, `[trust]`), which the report
+    /// reads from the latest.
+    pub async fn update_spec(&self, experiment_id: i64, spec: &str) -> Result<()> {
+        sqlx::query("UPDATE experiments SET spec = ? WHERE id = ?")
+            .bind(spec)
+            .bind(experiment_id)
+            .execute(&self.pool)
+            .await
+            .map_err(self.err())?;
+        Ok(())
+    }
+
     pub async fn delete_experiment(&self, experiment_id: i64) -> Result<()> {
         sqlx::query("DELETE FROM experiments WHERE id = ?")
             .bind(experiment_id)

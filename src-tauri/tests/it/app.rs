@@ -245,7 +245,19 @@ fn the_whole_workflow_in_the_real_app() {
         json!([testid("selection-card")]),
     );
     shot(&s, "06-results-selection");
-    s.script("window.scrollTo(0, 0)", json!([]));
+    // Local generations carry their tokens' log-probabilities: every trial has a
+    // confidence, its calibration and what it decides alone.
+    s.script(
+        "document.querySelector(arguments[0]).scrollIntoView()",
+        json!([testid("trust-card")]),
+    );
+    s.wait(&testid("trust-row"), 30);
+    s.wait(&testid("reliability-chart"), 30);
+    shot(&s, "06-results-trust");
+    s.script(
+        "document.querySelector(arguments[0]).scrollIntoView({block: 'center'})",
+        json!([testid("pareto-point")]),
+    );
     s.find(&testid("pareto-point")).click();
     s.wait(&testid("trial-view"), 30);
     s.wait(&testid("verdict-row"), 30).click();

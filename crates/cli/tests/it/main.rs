@@ -669,6 +669,24 @@ fn an_exact_grid_costs_the_calls_of_one_point() {
             "{t}"
         );
     }
+    // `[trust]` is outside the identity: added to the file, it resumes the same experiment
+    // (nothing to judge), and `show` reads it from the file as last run.
+    let mut text_now = std::fs::read_to_string(&grid).unwrap();
+    text_now.push_str("\n[trust]\nagreement = 0.7\ncascade_threshold = 0.5\n");
+    std::fs::write(&grid, text_now).unwrap();
+    let out = env.run(&["run", grid.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v = env.show("grid");
+    assert!(
+        v["experiment"]["spec"]
+            .as_str()
+            .unwrap()
+            .contains("cascade_threshold = 0.5"),
+        "{}",
+        v["experiment"]["spec"]
+    );
+    assert_eq!(v["trials"][0]["selective"]["target"]["agreement"], 0.7);
+    assert!(v["cascades"].is_array());
 
     let constrained = experiment(
         &env,

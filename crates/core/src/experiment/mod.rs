@@ -10,6 +10,7 @@ use crate::verdict::OutputKind;
 mod judges;
 mod limits;
 mod trust;
+pub use trust::Trust;
 
 pub use crate::sweep::{Constraint, Order, Sweep, TrialParams};
 pub use judges::{JudgeBackend, LocalJudge, NamedJudge, RemoteJudge};
@@ -31,7 +32,7 @@ pub struct Experiment {
     /// How trials are chosen among (`[selection]`).
     pub selection: Selection,
     /// What selective judging is asked for (`[trust]`), outside the identity.
-    pub trust: crate::trust::Target,
+    pub trust: trust::Trust,
     /// Written with one `[judge]` table, as experiments were before named judges: its
     /// identity is hashed as it was then.
     pub single_form: bool,
@@ -754,10 +755,13 @@ items = 20
     #[test]
     fn the_trust_target_is_checked_and_outside_the_identity() {
         let plain = Experiment::from_toml("e.toml", GRID).unwrap();
-        assert_eq!(plain.trust, crate::trust::Target::default());
-        let text = format!("{GRID}\n[trust]\nagreement = 0.8\nrisk = 0.05\n");
+        assert_eq!(plain.trust, Default::default());
+        let text =
+            format!("{GRID}\n[trust]\nagreement = 0.8\nrisk = 0.05\ncascade_threshold = 0.7\n");
         let e = Experiment::from_toml("e.toml", &text).unwrap();
-        assert_eq!((e.trust.agreement, e.trust.risk), (0.8, 0.05));
+        let t = e.trust;
+        assert_eq!((t.target.agreement, t.target.risk), (0.8, 0.05));
+        assert_eq!(t.cascade_threshold, Some(0.7));
         assert_eq!(e.identity(), plain.identity());
         check_err(
             &format!("{GRID}\n[trust]\nagreement = 1.5\n"),
@@ -768,6 +772,10 @@ items = 20
             "must lie between 0 and 1",
         );
         check_err(&format!("{GRID}\n[trust]\nalpha = 0.9\n"), "alpha");
+        check_err(
+            &format!("{GRID}\n[trust]\ncascade_threshold = 2\n"),
+            "trust.cascade_threshold",
+        );
     }
 
     #[test]

@@ -40,7 +40,8 @@ pub struct Cascade {
     /// Store ids of the cheap trial, asked first, and the strong one.
     pub cheap: i64,
     pub strong: i64,
-    /// The cheap trial's selective threshold at the experiment's `[trust]` target.
+    /// Where the cheap trial hands over: `[trust] cascade_threshold`, or its selective
+    /// threshold at the `[trust]` target.
     pub threshold: f64,
     /// The share of dev verdicts sent to the strong trial.
     pub escalated: Option<f64>,

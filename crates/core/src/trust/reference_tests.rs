@@ -1,4 +1,5 @@
-//! Calibration and selective judging against scikit-learn and scipy on the same fixed data
+//! Calibration, selective judging and the estimates on unlabelled data against scikit-learn,
+//! scipy, ppi_py and judgy on the same fixed data
 //! (`testdata/reference.json`, written by `tools/reference_trust.py`), bootstrap intervals
 //! included: the script draws the same resamples.
 
@@ -122,5 +123,63 @@ fn calibration_and_thresholds_match_the_reference() {
             (got - want).abs() <= 1e-9 * want.max(1e-300) || (got - want).abs() < 1e-12,
             "binomial cdf({k}; {n}, {p}) = {got}, want {want}"
         );
+    }
+}
+
+fn bools(v: &Value) -> Vec<bool> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_bool().unwrap())
+        .collect()
+}
+
+#[test]
+fn estimates_match_ppi_py_and_judgy() {
+    use crate::trust::estimate::{ppi_mean, rogan_gladen};
+    let reference: Value = serde_json::from_str(REFERENCE).unwrap();
+    let estimates = &reference["estimates"];
+    for (i, case) in estimates["ppi"].as_array().unwrap().iter().enumerate() {
+        let (y, f, fu) = (
+            floats(&case["y"]),
+            floats(&case["f"]),
+            floats(&case["f_unlabelled"]),
+        );
+        let c = ppi_mean(&y, &f, &fu, case["level"].as_f64().unwrap()).unwrap();
+        close(&format!("ppi {i}: lambda"), c.lambda, &case["lambda"]);
+        close(&format!("ppi {i}: value"), Some(c.value), &case["value"]);
+        close(&format!("ppi {i}: low"), Some(c.ci[0]), &case["ci"][0]);
+        close(&format!("ppi {i}: high"), Some(c.ci[1]), &case["ci"][1]);
+        close(&format!("ppi {i}: naive"), Some(c.naive), &case["naive"]);
+        close(
+            &format!("ppi {i}: naive low"),
+            Some(c.naive_ci[0]),
+            &case["naive_ci"][0],
+        );
+        close(
+            &format!("ppi {i}: naive high"),
+            Some(c.naive_ci[1]),
+            &case["naive_ci"][1],
+        );
+    }
+    for (i, case) in estimates["rogan_gladen"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        let c = rogan_gladen(
+            &bools(&case["labels"]),
+            &bools(&case["preds"]),
+            &bools(&case["unlabelled"]),
+            case["level"].as_f64().unwrap(),
+        )
+        .unwrap();
+        close(&format!("rg {i}: value"), Some(c.value), &case["value"]);
+        close(&format!("rg {i}: low"), Some(c.ci[0]), &case["ci"][0]);
+        close(&format!("rg {i}: high"), Some(c.ci[1]), &case["ci"][1]);
+        close(&format!("rg {i}: tpr"), c.tpr, &case["tpr"]);
+        close(&format!("rg {i}: tnr"), c.tnr, &case["tnr"]);
+        close(&format!("rg {i}: naive"), Some(c.naive), &case["naive"]);
     }
 }

@@ -319,7 +319,7 @@ mod tests {
             (1.0 + t + t * t) / 3.0
         };
         let mut rng = crate::rng::SplitMix64::new(5);
-        let mut uniform = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let mut uniform = || rng.uniform();
         let (n_sets, mut held, mut chosen, mut coverage) = (2000, 0, 0, 0.0);
         for _ in 0..n_sets {
             let dev: Vec<Judged> = (0..1000)

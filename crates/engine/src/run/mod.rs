@@ -238,7 +238,16 @@ async fn open(
 ) -> Result<(ExperimentRow, bool), EngineError> {
     // A replaced experiment is deleted only in the transaction that stores its successor.
     let replacing = match store.experiment_by_name(&r.experiment.name).await? {
-        Some(e) if e.content_hash == r.content_hash => return Ok((e, true)),
+        Some(e) if e.content_hash == r.content_hash => {
+            // The same experiment; what of the file is outside its identity may have
+            // changed, and the report reads it from the latest file.
+            if e.spec != r.spec {
+                store.update_spec(e.id, &r.spec).await?;
+                let updated = store.experiment_by_name(&e.name).await?;
+                return Ok((updated.unwrap_or(e), true));
+            }
+            return Ok((e, true));
+        }
         Some(e) if replace => Some(e.id),
         Some(e) => {
             return Err(EngineError::Changed {

@@ -243,6 +243,7 @@ fn a_cascade_of_a_confident_cheap_trial_and_the_best_is_composed_and_shown() {
         Task::Pairwise,
         &s.trials,
         Quality::Kappa,
+        None,
         &BootstrapSpec::default(),
     );
     assert_eq!(s.cascades.len(), 1);
