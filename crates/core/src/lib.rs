@@ -10,6 +10,7 @@ pub mod hash;
 pub mod judge;
 pub mod load;
 pub mod metrics;
+pub mod normal;
 pub mod parallel;
 pub mod pareto;
 pub mod race;

@@ -210,6 +210,20 @@ fn trust(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
     }
 }
 
+/// A trial's or a cascade's parse failures, cost and p95 latency, as table cells.
+fn spend_cells(a: &Analysis<'_>, m: &judgelab_core::metrics::TrialMetrics) -> String {
+    format!(
+        "<td>{}</td><td>{}</td><td>{}</td>",
+        m.parse_failure_rate
+            .map_or("—".into(), |r| format!("{:.1}%", r * 100.0)),
+        a.cost.value(m).map_or("—".into(), |v| match a.cost {
+            Objective::Cost(Cost::Usd) => format!("{v:.3}"),
+            _ => format!("{v:.0}"),
+        }),
+        m.latency_ms.p95.map_or("—".into(), |v| format!("{v:.0}")),
+    )
+}
+
 /// Every trial with its intervals, and the baselines.
 fn trials(h: &mut String, a: &Analysis<'_>) {
     let e = &a.summary.experiment;
@@ -267,14 +281,8 @@ fn trials(h: &mut String, a: &Analysis<'_>) {
         };
         let _ = writeln!(
             h,
-            "<td>{vs}</td><td>{p}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            m.parse_failure_rate
-                .map_or("—".into(), |r| format!("{:.1}%", r * 100.0)),
-            a.cost.value(m).map_or("—".into(), |v| match a.cost {
-                Objective::Cost(Cost::Usd) => format!("{v:.3}"),
-                _ => format!("{v:.0}"),
-            }),
-            m.latency_ms.p95.map_or("—".into(), |v| format!("{v:.0}")),
+            "<td>{vs}</td><td>{p}</td>{}<td>{}</td><td>{}</td></tr>",
+            spend_cells(a, m),
             badge(a.front_cost[i]),
             badge(a.front_latency[i]),
         );
@@ -300,14 +308,8 @@ fn trials(h: &mut String, a: &Analysis<'_>) {
         }
         let _ = writeln!(
             h,
-            "<td>—</td><td></td><td>{}</td><td>{}</td><td>{}</td><td>composed</td><td>composed</td></tr>",
-            m.parse_failure_rate
-                .map_or("—".into(), |r| format!("{:.1}%", r * 100.0)),
-            a.cost.value(m).map_or("—".into(), |v| match a.cost {
-                Objective::Cost(Cost::Usd) => format!("{v:.3}"),
-                _ => format!("{v:.0}"),
-            }),
-            m.latency_ms.p95.map_or("—".into(), |v| format!("{v:.0}")),
+            "<td>—</td><td></td>{}<td>composed</td><td>composed</td></tr>",
+            spend_cells(a, m),
         );
     }
     for b in a.summary.baselines.values() {
