@@ -550,12 +550,20 @@ async fn import(
             .into_iter()
             .map(|(label, n)| format!("{label} {n}"))
             .collect();
+        let unlabelled = match dataset.unlabelled.len() {
+            0 => String::new(),
+            n => format!(", and {n} without a label (metrics leave them out)"),
+        };
+        let labels = if counts.is_empty() {
+            String::new()
+        } else {
+            format!(" (labels: {})", counts.join(", "))
+        };
         println!(
-            "imported {:?}: {} {} items (labels: {}) into {}",
+            "imported {:?}: {} {} items{labels}{unlabelled} into {}",
             d.name,
             d.n_items,
             d.task.name(),
-            counts.join(", "),
             store.path().display()
         );
     }

@@ -111,9 +111,9 @@ fn format_number(x: f64) -> String {
     }
 }
 
-/// One item to judge.
+/// One item to judge, with its human label (`L = ()`: an item without one).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Item {
+pub struct Item<L = Label> {
     pub id: String,
     pub question: String,
     /// Pairwise only (guaranteed present for pairwise datasets).
@@ -122,16 +122,37 @@ pub struct Item {
     /// Single only (guaranteed present for single datasets).
     pub answer: Option<String>,
     pub reference: Option<String>,
-    pub human_label: Label,
+    pub human_label: L,
     pub meta: Value,
 }
 
-/// A validated dataset: every item has the fields its task needs and a label in its label set.
+impl<L> Item<L> {
+    /// The same item with `label` as its human label.
+    pub fn with_label<M>(self, label: M) -> Item<M> {
+        Item {
+            id: self.id,
+            question: self.question,
+            answer_a: self.answer_a,
+            answer_b: self.answer_b,
+            answer: self.answer,
+            reference: self.reference,
+            human_label: label,
+            meta: self.meta,
+        }
+    }
+}
+
+/// A validated dataset: every item has the fields its task needs, and a label in its label
+/// set or none.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dataset {
     pub name: String,
     pub task: Task,
+    /// The items with a human label: what experiments judge and score.
     pub items: Vec<Item>,
+    /// The items without one (`human_label` null or absent): no metric sees them; an
+    /// estimate judges them and corrects the judge with the labelled items.
+    pub unlabelled: Vec<Item<()>>,
     /// sha256 of the imported file's bytes.
     pub content_hash: String,
     /// Where it was imported from, as given.
@@ -246,10 +267,14 @@ pub fn parse(path: &str, bytes: &[u8], options: &ImportOptions) -> Result<Datase
         seen: std::collections::HashMap::new(),
         errors: Vec::new(),
     };
-    let items: Vec<Item> = records
-        .into_iter()
-        .filter_map(|(line, obj)| validator.item(line, obj))
-        .collect();
+    let (mut items, mut unlabelled) = (Vec::new(), Vec::new());
+    for (line, obj) in records {
+        match validator.item(line, obj) {
+            Some((item, Some(label))) => items.push(item.with_label(label)),
+            Some((item, None)) => unlabelled.push(item),
+            None => {}
+        }
+    }
     if !validator.errors.is_empty() {
         let n_more = validator.errors.len().saturating_sub(MAX_REPORTED);
         validator.errors.truncate(MAX_REPORTED);
@@ -270,6 +295,7 @@ pub fn parse(path: &str, bytes: &[u8], options: &ImportOptions) -> Result<Datase
         name,
         task,
         items,
+        unlabelled,
         content_hash: sha256_hex(bytes),
         source: path.to_string(),
     })
@@ -424,7 +450,12 @@ impl Validator {
         });
     }
 
-    fn item(&mut self, line: usize, record: Result<Map<String, Value>, LineError>) -> Option<Item> {
+    /// One line's item, and its label where it has one; none where the line is invalid.
+    fn item(
+        &mut self,
+        line: usize,
+        record: Result<Map<String, Value>, LineError>,
+    ) -> Option<(Item<()>, Option<Label>)> {
         let obj = match record {
             Ok(obj) => obj,
             Err(e) => {
@@ -489,7 +520,12 @@ impl Validator {
             Some(TaskName::Single) => (None, None, self.string(line, &obj, "answer", true)),
             None => (None, None, None),
         };
-        let human_label = task.and_then(|t| self.label(line, t, obj.get("human_label")));
+        // No label (null, absent, or an empty CSV cell): an unlabelled item.
+        let human_label = match (task, obj.get("human_label").filter(|v| !v.is_null())) {
+            (_, None) => Some(None),
+            (Some(t), Some(value)) => self.label(line, t, value).map(Some),
+            (None, Some(_)) => None,
+        };
         let meta = obj
             .get("meta")
             .cloned()
@@ -497,16 +533,17 @@ impl Validator {
         if self.errors.len() > n_errors {
             return None;
         }
-        Some(Item {
+        let item = Item {
             id: id?,
             question: question?,
             answer_a,
             answer_b,
             answer,
             reference,
-            human_label: human_label?,
+            human_label: (),
             meta,
-        })
+        };
+        Some((item, human_label?))
     }
 
     fn string(
@@ -535,11 +572,7 @@ impl Validator {
         }
     }
 
-    fn label(&mut self, line: usize, task: TaskName, value: Option<&Value>) -> Option<Label> {
-        let Some(value) = value.filter(|v| !v.is_null()) else {
-            self.err(line, "human_label", "is missing");
-            return None;
-        };
+    fn label(&mut self, line: usize, task: TaskName, value: &Value) -> Option<Label> {
         match task {
             TaskName::Pairwise => {
                 match value.as_str() {
@@ -617,6 +650,35 @@ mod tests {
     fn check_err(lines: &[&str], expect: &str) {
         let err = jsonl(lines).expect_err("must fail").to_string();
         assert_eq!(err, expect);
+    }
+
+    #[test]
+    fn items_without_a_label_are_kept_apart() {
+        let d = jsonl(&[
+            PAIR,
+            &PAIR.replace("p1", "p2").replace("\"A\"", "null"),
+            &PAIR
+                .replace("p1", "p3")
+                .replace(",\"human_label\":\"A\"", ""),
+        ])
+        .unwrap();
+        assert_eq!(d.items.len(), 1);
+        let ids: Vec<&str> = d.unlabelled.iter().map(|i| i.id.as_str()).collect();
+        assert_eq!(ids, ["p2", "p3"]);
+        assert_eq!(d.label_counts(), vec![("A".to_string(), 1)]);
+        // A CSV's empty cell is no label; a bad label is still an error, as is a duplicate id
+        // among the unlabelled.
+        let csv = "id,task,question,answer_a,answer_b,human_label\nc1,pairwise,q,a,b,B\nc2,pairwise,q,a,b,\n";
+        let d = parse("d.csv", csv.as_bytes(), &ImportOptions::default()).unwrap();
+        assert_eq!((d.items.len(), d.unlabelled.len()), (1, 1));
+        check_err(
+            &[PAIR, &PAIR.replace("\"A\"", "null")],
+            "d.jsonl:2: id: duplicate id \"p1\" (first at line 1)",
+        );
+        check_err(
+            &[&PAIR.replace("\"A\"", "\"C\"")],
+            "d.jsonl:1: human_label: \"C\" is not a pairwise label (expected \"A\", \"B\" or \"tie\")",
+        );
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub enum SplitError {
         available: usize,
         needed: usize,
     },
-    #[error("the dataset has {n_items} items: too few to reserve {pool} few-shot examples and still judge any")]
+    #[error("the dataset has {n_items} items with a human label: too few to reserve {pool} few-shot examples and still judge any")]
     NothingToJudge { n_items: usize, pool: usize },
     #[error("{key} = {asked} exceeds the {available} items left after reserving {pool} few-shot examples")]
     TooManyItems {

@@ -213,7 +213,13 @@ impl Store {
         .await
         .map_err(self.err())?
         .get(0);
-        for (idx, item) in dataset.items.iter().enumerate() {
+        // The labelled items, then those without a label (NULL).
+        let labelled = dataset
+            .items
+            .iter()
+            .map(|i| (i.clone().with_label(()), Some(i.human_label)));
+        let unlabelled = dataset.unlabelled.iter().map(|i| (i.clone(), None));
+        for (idx, (item, label)) in labelled.chain(unlabelled).enumerate() {
             sqlx::query(
                 "INSERT INTO items (dataset_id, item_idx, item_id, question, answer_a, answer_b, answer, reference, human_label, meta)
                  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -226,7 +232,7 @@ impl Store {
             .bind(&item.answer_b)
             .bind(&item.answer)
             .bind(&item.reference)
-            .bind(item.human_label.to_text())
+            .bind(label.map(|l: judgelab_core::Label| l.to_text()))
             .bind(item.meta.to_string())
             .execute(&mut *tx)
             .await
@@ -243,21 +249,25 @@ impl Store {
         })
     }
 
-    /// Loads a dataset with its items, in import order.
+    /// Loads a dataset with its items, in import order (the unlabelled apart).
     pub async fn load_dataset(&self, info: &DatasetInfo) -> Result<Dataset> {
         let rows = sqlx::query("SELECT * FROM items WHERE dataset_id = ? ORDER BY item_idx")
             .bind(info.id)
             .fetch_all(&self.pool)
             .await
             .map_err(self.err())?;
-        let items = rows
-            .iter()
-            .map(|r| rows::item(r).map_err(|e| self.corrupt(e)))
-            .collect::<Result<Vec<_>>>()?;
+        let (mut items, mut unlabelled) = (Vec::new(), Vec::new());
+        for r in &rows {
+            match rows::item(r).map_err(|e| self.corrupt(e))? {
+                (item, Some(label)) => items.push(item.with_label(label)),
+                (item, None) => unlabelled.push(item),
+            }
+        }
         Ok(Dataset {
             name: info.name.clone(),
             task: info.task,
             items,
+            unlabelled,
             content_hash: info.content_hash.clone(),
             source: info.source.clone(),
         })

@@ -81,18 +81,23 @@ pub struct TrialRow {
     pub test_role: Option<String>,
 }
 
-pub(crate) fn item(r: &SqliteRow) -> Result<Item, String> {
-    let label: String = r.get("human_label");
-    Ok(Item {
+/// An item row, and its label where it has one.
+pub(crate) fn item(r: &SqliteRow) -> Result<(Item<()>, Option<Label>), String> {
+    let label: Option<String> = r.get("human_label");
+    let label = label
+        .map(|l| Label::from_text(&l).ok_or_else(|| format!("bad label {l:?}")))
+        .transpose()?;
+    let item = Item {
         id: r.get("item_id"),
         question: r.get("question"),
         answer_a: r.get("answer_a"),
         answer_b: r.get("answer_b"),
         answer: r.get("answer"),
         reference: r.get("reference"),
-        human_label: Label::from_text(&label).ok_or_else(|| format!("bad label {label:?}"))?,
+        human_label: (),
         meta: serde_json::from_str::<Value>(r.get::<&str, _>("meta")).map_err(|e| e.to_string())?,
-    })
+    };
+    Ok((item, label))
 }
 
 fn ids(r: &SqliteRow, column: &str) -> Result<Vec<String>, String> {

@@ -201,6 +201,18 @@ fn import_is_validated_all_or_nothing_and_idempotent() {
     );
     let out = env.run(&["import", rating.to_str().unwrap(), "--scale", "1-10"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    // Items without a label are kept, and said apart.
+    let partly = env.file(
+        "partly.csv",
+        "id,task,question,answer,human_label\nu1,single,q,a,4\nu2,single,q,a,\nu3,single,q,a,5\n",
+    );
+    let out = env.run(&["import", partly.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("2 single items (labels: 4 1, 5 1), and 1 without a label"),
+        "{}",
+        text(&out.stdout)
+    );
 
     let good = llmbar();
     let out = env.run(&["import", good.to_str().unwrap()]);

@@ -135,6 +135,7 @@ fn summary(trials: Vec<TrialSummary>) -> ExperimentSummary {
             name: "d".into(),
             task: Task::Pairwise,
             items,
+            unlabelled: vec![],
             content_hash: String::new(),
             source: String::new(),
         },

@@ -48,6 +48,14 @@ async fn datasets_round_trip_and_are_found_by_hash_and_name() {
     let loaded = store.load_dataset(&info).await.unwrap();
     assert_eq!(loaded, d);
 
+    // Items without a label are kept, apart from the labelled ones.
+    let mut mixed = dataset("mixed", &["m1", "m2", "m3"]);
+    let last = mixed.items.pop().unwrap();
+    mixed.unlabelled.push(last.with_label(()));
+    let info = store.insert_dataset(&mixed).await.unwrap();
+    assert_eq!(info.n_items, 2);
+    assert_eq!(store.load_dataset(&info).await.unwrap(), mixed);
+
     let other = dataset("pairs", &["w"]);
     let err = store.insert_dataset(&other).await.unwrap_err();
     assert!(matches!(err, StoreError::NameTaken { .. }), "{err}");
@@ -57,7 +65,7 @@ async fn datasets_round_trip_and_are_found_by_hash_and_name() {
     let store = Store::open(&dir.path().join("sub/judgelab.sqlite"))
         .await
         .unwrap();
-    assert_eq!(store.datasets().await.unwrap().len(), 1);
+    assert_eq!(store.datasets().await.unwrap().len(), 2);
 }
 
 #[tokio::test]
