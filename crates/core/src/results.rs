@@ -332,7 +332,10 @@ impl TrialSummary {
                 let label = v.outcome.label()?;
                 if repeats {
                     let all = &same_call[&(v.item_id.as_str(), v.swapped)];
-                    let agree = all.iter().filter(|l| **l == Some(label)).count();
+                    let agree = all
+                        .iter()
+                        .filter(|l| l.is_some_and(|l| trust::belief::same(task, l, label)))
+                        .count();
                     return Some(agree as f64 / all.len() as f64);
                 }
                 Some(v.belief(task)?.p(task, label))

@@ -154,7 +154,7 @@ fn trust(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
     h.push_str("<h2>How far to trust it</h2>\n");
     let trusted = a.trusted();
     if trusted.is_empty() {
-        h.push_str("<p>No trial's verdicts carry a confidence: an exact trial has the model's own probabilities, a remote judge its top logprobs (<code>top_logprobs</code>), and any trial repeated with <code>repeats</code> the agreement of its repeats.</p>\n");
+        h.push_str("<p>No trial's verdicts carry a confidence: an exact trial has the model's own probabilities, a local generation its tokens' log-probabilities, a remote judge its top logprobs where asked (<code>top_logprobs</code>), and any trial repeated with <code>repeats</code> the agreement of its repeats.</p>\n");
         return;
     }
     h.push_str("<ul>\n");
@@ -204,7 +204,7 @@ fn trust(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
         );
     }
     let target = a.summary.experiment.parsed.trust.target;
-    let _ = writeln!(h, "</table>\n<p class=\"note\">Confidence is the model's probability of its verdict among the verdicts (exact trials, at temperature 1 whatever the trial samples with), the same read from a remote judge's top logprobs, or the share of an item's repeats that agree. ECE: the mean gap between confidence and the share right over ten equal-width bins, weighted by their verdicts; Brier: the mean squared gap per verdict; both with 95% bootstrap intervals over items, on the dev split. The threshold is chosen on the dev split by fixed-sequence testing so that, with probability at least {:.0}%, the verdicts it accepts agree with humans at least {:.0}% of the time ([trust] agreement and risk); the test split, where a trial judged it, says what it achieved.</p>", 100.0 * (1.0 - target.risk), 100.0 * target.agreement);
+    let _ = writeln!(h, "</table>\n<p class=\"note\">Confidence is the model's probability of its verdict among the verdicts (exact trials, at temperature 1 whatever the trial samples with), the same read from a generation's top logprobs (a local judge's own, a remote judge's where asked with top_logprobs), or the share of an item's repeats that agree. ECE: the mean gap between confidence and the share right over ten equal-width bins, weighted by their verdicts; Brier: the mean squared gap per verdict; both with 95% bootstrap intervals over items, on the dev split. The threshold is chosen on the dev split by fixed-sequence testing so that, with probability at least {:.0}%, the verdicts it accepts agree with humans at least {:.0}% of the time ([trust] agreement and risk); the test split, where a trial judged it, says what it achieved.</p>", 100.0 * (1.0 - target.risk), 100.0 * target.agreement);
     if let Some((reliability, coverage)) = &figures.trust {
         let _ = writeln!(h, "<figure>{reliability}<figcaption>Each point is a bin of verdicts of similar confidence: its mean confidence against the share of its verdicts that agree with the human. Points below the diagonal are overconfident.</figcaption></figure>\n<figure>{coverage}<figcaption>Accept the verdicts at or above a confidence threshold and send the rest to humans: each line runs from the most confident verdicts alone (left) to every verdict (right). The dashed line is the target agreement.</figcaption></figure>");
     }

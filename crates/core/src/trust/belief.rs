@@ -26,15 +26,6 @@ impl ConfidenceKind {
             ConfidenceKind::Repeats => "repeats",
         }
     }
-
-    /// What the confidence is, for a reader.
-    pub fn title(self) -> &'static str {
-        match self {
-            ConfidenceKind::Exact => "the model's probability of its verdict",
-            ConfidenceKind::Logprobs => "the verdict's probability in the top logprobs",
-            ConfidenceKind::Repeats => "the share of repeats that agree",
-        }
-    }
 }
 
 /// One call's probabilities over the verdicts, in the dataset's frame, summing to 1.
@@ -56,22 +47,22 @@ impl Belief {
     /// swapped order (the tokens are in its frame, `verdict` in the dataset's). None where
     /// no such token has its alternatives listed.
     pub fn from_logprobs(json: &str, task: Task, swapped: bool, verdict: Label) -> Option<Belief> {
-        let entries: Vec<serde_json::Value> = serde_json::from_str(json).ok()?;
+        // Typed and borrowed: read for every verdict of every summary, so no `Value` tree.
+        let entries: Vec<Entry<'_>> = serde_json::from_str(json).ok()?;
         let read =
             |token: &str| match verdict::parse(OutputKind::default_for(task), task, token, false) {
                 Verdict::Parsed(label) => Some(in_frame(label, swapped)),
                 Verdict::Failed(_) => None,
             };
         let entry = entries.iter().find(|e| {
-            e["token"]
-                .as_str()
+            e.token
+                .as_deref()
                 .and_then(read)
                 .is_some_and(|l| same(task, l, verdict))
         })?;
-        let top = entry["top_logprobs"].as_array().filter(|t| !t.is_empty())?;
         let mut labels: Vec<(Label, f64)> = Vec::new();
-        for t in top {
-            let (Some(token), Some(logprob)) = (t["token"].as_str(), t["logprob"].as_f64()) else {
+        for t in &entry.top_logprobs {
+            let (Some(token), Some(logprob)) = (t.token.as_deref(), t.logprob) else {
                 continue;
             };
             let Some(label) = read(token) else { continue };
@@ -99,6 +90,24 @@ impl Belief {
             .map(|(_, p)| p)
             .sum()
     }
+}
+
+/// One position of OpenAI's `logprobs.content`, as far as a belief reads it (other fields,
+/// such as `bytes`, are skipped).
+#[derive(Deserialize)]
+struct Entry<'a> {
+    #[serde(borrow, default)]
+    token: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    top_logprobs: Vec<Alternative<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Alternative<'a> {
+    #[serde(borrow, default)]
+    token: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    logprob: Option<f64>,
 }
 
 /// A swapped call's label in the dataset's frame (and back: swapping is its own inverse).

@@ -6,9 +6,10 @@
 //!
 //! What a cascade costs is the cheap trial's whole cost plus the escalated share of the
 //! strong one's (every item is asked of the cheap judge first). Its latency per request is
-//! the cheap request's, plus a strong request's where escalated: the k-th verdict is paired
-//! with the k-th timed request of each trial (cycling), a deterministic stand-in for
-//! drawing them at random.
+//! the cheap request's, plus a strong request's where escalated: the k-th verdict takes the
+//! cheap trial's k-th timed request, and the escalated ones (spread evenly over the
+//! verdicts) the strong trial's in turn, each cycling: a deterministic stand-in for drawing
+//! them at random.
 
 use std::collections::BTreeMap;
 

@@ -3,8 +3,9 @@
 //!   no top_p, after a grammar's mask), which an exact trial reads from the logits it
 //!   judges from (`VerdictRecord::belief`). Not the trial's sampling distribution: at
 //!   temperature 0 that is certain of every verdict;
-//! - **logprobs**: the top log-probabilities a judge returned (remote judges asked with
-//!   `top_logprobs`) at the first output token that reads as the verdict;
+//! - **logprobs**: the top log-probabilities of a generation (a local judge's always, a
+//!   remote judge's where asked with `top_logprobs`) at the first output token that reads
+//!   as the verdict;
 //! - **repeats**: where neither exists and the sweep repeats each call, the share of the
 //!   item's repeats that gave the same verdict.
 //!
