@@ -152,6 +152,32 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Judge items without a human label with one trial's configuration, and estimate
+    /// their win rate, mean rating or pass rate corrected with the labelled items (PPI++,
+    /// Rogan–Gladen), beside the judge's own figure; resumable, as a run is
+    Estimate {
+        /// An experiment name, or its .toml file
+        experiment: String,
+        /// The trial, by its id as `show` prints it
+        #[arg(long)]
+        trial: i64,
+        /// A dataset of the same task, by name or file, whose items without a label to judge
+        /// [default: the experiment's own dataset's]
+        #[arg(long, value_name = "NAME|FILE")]
+        dataset: Option<String>,
+        /// Also say how many labelled items give an interval this wide (0.1: ±0.05)
+        #[arg(long, value_name = "W")]
+        width: Option<f64>,
+        /// CPU threads for local models [default: all cores]
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+        threads: Option<u16>,
+        /// Call remote judges even where the response cache already has the answer
+        #[arg(long)]
+        no_cache: bool,
+        /// Print the estimate as JSON, on its last line
+        #[arg(long)]
+        json: bool,
+    },
     /// Store or delete an API key in the OS keychain, for `api_key_keyring = "NAME"`
     Key {
         #[command(subcommand)]
@@ -408,6 +434,29 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             let trials = (first, second);
             compare(&store, &experiment, trials, metric, json, bootstrap.spec()).await?
         }
+        Command::Estimate {
+            experiment,
+            trial,
+            dataset,
+            width,
+            threads,
+            no_cache,
+            json,
+        } => {
+            let request = judgelab_engine::estimate::EstimateRequest {
+                items: judgelab_engine::UnlabelledRequest {
+                    trial_id: trial,
+                    dataset,
+                },
+                width,
+            };
+            let options = RunOptions {
+                threads: threads.map(usize::from),
+                no_cache,
+                ..RunOptions::default()
+            };
+            estimate(&store, &experiment, &request, options, json).await?
+        }
         Command::Key { action } => key(action).await?,
         Command::List => list(&store).await?,
         Command::Info => info(&store),
@@ -570,8 +619,8 @@ async fn import(
     Ok(ExitCode::SUCCESS)
 }
 
-async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode> {
-    let cancel = options.cancel.clone();
+/// Stops a run after the calls in flight on the first Ctrl-C, and quits on the second.
+fn stop_on_ctrl_c(cancel: std::sync::Arc<std::sync::atomic::AtomicBool>) {
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
             eprintln!("\nstopping after the call in flight (Ctrl-C again to quit now; nothing judged is lost)");
@@ -581,11 +630,28 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
             }
         }
     });
-    let bar = ProgressBar::hidden();
-    let mut progress = judgelab_engine::Progress::new();
-    // The load of the calls being timed, as the bar says.
-    let mut timing: Option<u32> = None;
-    let mut on_event = |event: RunEvent| {
+}
+
+/// What a run shows as it goes: a line per step, and a bar of the verdicts and the calls
+/// timed.
+struct RunBar {
+    bar: ProgressBar,
+    progress: judgelab_engine::Progress,
+    /// The load of the calls being timed, as the bar says.
+    timing: Option<u32>,
+}
+
+impl RunBar {
+    fn new() -> RunBar {
+        RunBar {
+            bar: ProgressBar::hidden(),
+            progress: judgelab_engine::Progress::new(),
+            timing: None,
+        }
+    }
+
+    fn show(&mut self, event: RunEvent) {
+        let (bar, progress) = (&self.bar, &mut self.progress);
         progress.update(&event);
         match event {
             RunEvent::Imported { dataset, n_items } => {
@@ -675,8 +741,8 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
                     None => "calls timed alone, for latency at concurrency 1".to_string(),
                     Some(c) => format!("calls timed at concurrency {c}, for latency at that load"),
                 };
-                if done == 0 || timing != concurrency {
-                    timing = concurrency;
+                if done == 0 || self.timing != concurrency {
+                    self.timing = concurrency;
                     start_bar(
                         &bar,
                         total,
@@ -688,11 +754,17 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
                 }
             }
         }
-    };
+    }
+}
+
+async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode> {
+    stop_on_ctrl_c(options.cancel.clone());
+    let mut shown_bar = RunBar::new();
+    let mut on_event = |event: RunEvent| shown_bar.show(event);
     let summary = judgelab_engine::run_experiment(store, path, options, &mut on_event)
         .await
         .with_context(|| format!("while running {}", path.display()))?;
-    bar.finish_and_clear();
+    shown_bar.bar.finish_and_clear();
     if let Some(race) = summary.race {
         eprintln!(
             "race: {} of {} rounds decided, {} of {} trials left ({} dropped by this run)",
@@ -777,6 +849,71 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
     print!("{}", table::trials(&shown, &[]));
     println!("database: {}", store.path().display());
     Ok(if summary.n_errors > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+async fn estimate(
+    store: &Store,
+    experiment: &str,
+    request: &judgelab_engine::estimate::EstimateRequest,
+    options: RunOptions,
+    json: bool,
+) -> Result<ExitCode> {
+    let name = experiment_name(experiment)?;
+    stop_on_ctrl_c(options.cancel.clone());
+    let mut shown_bar = RunBar::new();
+    let mut on_event = |event: RunEvent| shown_bar.show(event);
+    let estimated =
+        judgelab_engine::estimate::estimate(store, &name, request, options, &mut on_event)
+            .await
+            .with_context(|| {
+                format!(
+                    "while estimating with trial {} of {name:?}",
+                    request.items.trial_id
+                )
+            })?;
+    shown_bar.bar.finish_and_clear();
+    let run = &estimated.run;
+    if run.imported {
+        eprintln!("imported dataset {:?}", run.dataset);
+    }
+    if run.judged_now > 0 {
+        eprintln!(
+            "judged {} verdicts on items without a label ({} already stored)",
+            run.judged_now, run.already_done
+        );
+    }
+    print_failures(&run.failures);
+    let again = format!(
+        "run `judgelab estimate {experiment} --trial {}` again to judge the rest",
+        run.trial_id
+    );
+    if let Some(why) = &run.stopped_by {
+        eprintln!("stopped: {why} reached; raise it and {again}");
+    } else if run.interrupted {
+        eprintln!("interrupted: {again}");
+    } else if run.n_errors > 0 {
+        eprintln!(
+            "{} calls failed (their errors are recorded): {again}",
+            run.n_errors
+        );
+    }
+    print!("{}", table::population(run, &estimated.population));
+    if json {
+        let mut value = serde_json::to_value(&estimated.population)?;
+        value["experiment"] = run.experiment.clone().into();
+        value["trial"] = run.trial_id.into();
+        value["dataset"] = run.dataset.clone().into();
+        value["judged_now"] = run.judged_now.into();
+        value["n_errors"] = run.n_errors.into();
+        println!("{value}");
+    }
+    Ok(if run.interrupted {
+        ExitCode::from(130)
+    } else if run.n_errors > 0 {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

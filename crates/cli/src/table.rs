@@ -4,6 +4,7 @@ use judgelab_core::metrics::{Estimate, Quality, TrialMetrics};
 use judgelab_core::pareto::FrontStatus;
 use judgelab_core::results::ExperimentSummary;
 use judgelab_core::sweep;
+use judgelab_core::trust::unlabelled::Population;
 use judgelab_core::Order;
 
 fn num(x: Option<f64>, digits: usize) -> String {
@@ -440,4 +441,48 @@ fn duration(seconds: f64) -> String {
         60..=3599 => format!("{}m {:02}s", s / 60, s % 60),
         _ => format!("{}h {:02}m", s / 3600, s % 3600 / 60),
     }
+}
+
+/// `estimate`'s answer: the corrected figure beside the judge's own, what went into it, and
+/// the planner's.
+pub fn population(run: &judgelab_engine::UnlabelledRun, p: &Population) -> String {
+    let c = &p.corrected;
+    let pending = match p.n_without_verdict {
+        0 => String::new(),
+        n => format!(" ({n} more have no verdict yet: their calls failed or were not made)"),
+    };
+    let mut out = format!(
+        "trial #{} of {:?} on {} items of {:?} without a label{pending}\n",
+        run.trial_id, run.experiment, c.n_unlabelled, run.dataset
+    );
+    let interval = |v: f64, ci: [f64; 2]| format!("{v:.3} [{:.3}, {:.3}]", ci[0], ci[1]);
+    out.push_str(&format!("{}:\n", p.quantity.title()));
+    out.push_str(&format!(
+        "  corrected  {}  {}, with {} labelled items",
+        interval(c.value, c.ci),
+        p.method,
+        c.n_labelled
+    ));
+    if let Some(l) = c.lambda {
+        out.push_str(&format!(" (λ {l:.3})"));
+    }
+    if let (Some(tpr), Some(tnr)) = (c.tpr, c.tnr) {
+        out.push_str(&format!(" (TPR {tpr:.3}, TNR {tnr:.3})"));
+    }
+    out.push('\n');
+    out.push_str(&format!(
+        "  naive      {}  the judge's own, as if it were never wrong\n",
+        interval(c.naive, c.naive_ci)
+    ));
+    let (fl, fu) = (p.n_parse_failures_labelled, p.n_parse_failures_unlabelled);
+    if fl + fu > 0 {
+        out.push_str(&format!(
+            "  verdicts that did not parse score {} on both sides: {fl} labelled and {fu} unlabelled items\n",
+            p.fallback
+        ));
+    }
+    if let Some(plan) = p.plan_reading() {
+        out.push_str(&format!("  {plan}\n"));
+    }
+    out
 }

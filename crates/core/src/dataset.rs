@@ -28,6 +28,17 @@ impl Task {
             Task::Single { .. } => "single",
         }
     }
+
+    /// The task with its scale, for messages: `pairwise`, `single (1-5)`.
+    pub fn describe(&self) -> String {
+        match self {
+            Task::Pairwise => "pairwise".into(),
+            Task::Single {
+                scale_min,
+                scale_max,
+            } => format!("single ({scale_min}-{scale_max})"),
+        }
+    }
 }
 
 /// A pairwise preference.
@@ -127,6 +138,18 @@ pub struct Item<L = Label> {
 }
 
 impl<L> Item<L> {
+    /// What a judge is shown of it.
+    pub fn text(&self) -> ItemText<'_> {
+        ItemText {
+            id: &self.id,
+            question: &self.question,
+            answer_a: self.answer_a.as_deref(),
+            answer_b: self.answer_b.as_deref(),
+            answer: self.answer.as_deref(),
+            reference: self.reference.as_deref(),
+        }
+    }
+
     /// The same item with `label` as its human label.
     pub fn with_label<M>(self, label: M) -> Item<M> {
         Item {
@@ -138,6 +161,29 @@ impl<L> Item<L> {
             reference: self.reference,
             human_label: label,
             meta: self.meta,
+        }
+    }
+}
+
+/// What a judge is shown of an item: its text, never its human label, so that items with a
+/// label and items without one are judged alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ItemText<'a> {
+    pub id: &'a str,
+    pub question: &'a str,
+    pub answer_a: Option<&'a str>,
+    pub answer_b: Option<&'a str>,
+    pub answer: Option<&'a str>,
+    pub reference: Option<&'a str>,
+}
+
+impl ItemText<'_> {
+    /// The same text with its two answers in the other order.
+    pub fn swapped(self) -> Self {
+        ItemText {
+            answer_a: self.answer_b,
+            answer_b: self.answer_a,
+            ..self
         }
     }
 }

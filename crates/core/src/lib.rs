@@ -24,7 +24,7 @@ pub mod template;
 pub mod trust;
 pub mod verdict;
 
-pub use dataset::{Choice, Dataset, Item, Label, Task};
+pub use dataset::{Choice, Dataset, Item, ItemText, Label, Task};
 pub use experiment::{Constraint, Experiment, Order, TrialParams};
 pub use judge::{Judge, JudgeRequest, JudgeResponse, Message, Sampling};
 pub use template::Template;

@@ -21,6 +21,8 @@ use crate::race::RoundStanding;
 use crate::sampling::VerdictDistribution;
 use crate::selection::{self, Corrected};
 use crate::trust::cascade::{Cascade, Part};
+use crate::trust::estimate::EstimateError;
+use crate::trust::unlabelled::{self, Population};
 use crate::trust::{self, confidence, Belief, Calibration, Selective};
 use crate::verdict::{FailureKind, Verdict};
 use crate::{Dataset, Experiment, Item, Label, Task, TrialParams};
@@ -31,7 +33,7 @@ use crate::{Dataset, Experiment, Item, Label, Task, TrialParams};
 pub const EXPORT_SCHEMA_VERSION: u32 = 1;
 
 /// A question a summary cannot answer as asked.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ResultsError {
     #[error("{metric:?} is not a metric (expected one of {expected})")]
     UnknownMetric { metric: String, expected: String },
@@ -42,6 +44,12 @@ pub enum ResultsError {
         id: i64,
         experiment: String,
         ids: String,
+    },
+    #[error("trial {trial}: {source}")]
+    Estimate {
+        trial: i64,
+        #[source]
+        source: EstimateError,
     },
 }
 
@@ -290,9 +298,13 @@ pub struct TrialSummary {
     /// What it decides alone at the experiment's `[trust]` target, and the coverage–
     /// agreement curve; none where its verdicts have no confidence.
     pub selective: Option<Selective>,
-    /// The stored records, one per call.
+    /// The stored records, one per call, on the items humans labelled.
     #[serde(skip)]
     pub verdicts: Vec<VerdictRecord>,
+    /// Its calls on items without a human label (`judgelab estimate`'s), which no metric
+    /// reads.
+    #[serde(skip)]
+    pub unlabelled_verdicts: Vec<VerdictRecord>,
     /// The same calls as the metrics see them (for paired comparisons).
     #[serde(skip)]
     pub observations: Vec<Observation>,
@@ -426,7 +438,14 @@ impl ExperimentSummary {
         // its own, and the baselines beside them.
         let (summarized, baselines) = std::thread::scope(|scope| {
             let baselines = scope.spawn(|| baseline::baselines(dataset.task, &judged, bootstrap));
-            let summarized: Vec<(TrialSummary, usize, usize)> = parallel::map(trials, |t| {
+            let summarized: Vec<(TrialSummary, usize, usize)> = parallel::map(trials, |mut t| {
+                // Calls on items without a human label (an estimate's) are kept apart, so
+                // that no figure of the trial counts them.
+                let (verdicts, unlabelled_verdicts): (Vec<_>, Vec<_>) =
+                    std::mem::take(&mut t.verdicts)
+                        .into_iter()
+                        .partition(|v| items.contains_key(v.item_id.as_str()));
+                t.verdicts = verdicts;
                 let observed = |units: &HashMap<&str, usize>| -> Vec<Observation> {
                     t.verdicts
                         .iter()
@@ -522,6 +541,7 @@ impl ExperimentSummary {
                     template_hash: t.template_hash,
                     examples: t.examples,
                     verdicts: t.verdicts,
+                    unlabelled_verdicts,
                     observations,
                     test_observations,
                     latencies,
@@ -696,6 +716,66 @@ impl ExperimentSummary {
                 task: task.name(),
             })
         }
+    }
+
+    /// What trial `trial_id` says of the items `unlabelled` (ids of items without a human
+    /// label that it judged), corrected with its verdicts on the labelled items of both
+    /// splits ([`unlabelled::population`]); `width` asks for the labels an interval that
+    /// wide needs.
+    pub fn population(
+        &self,
+        trial_id: i64,
+        unlabelled: &[String],
+        width: Option<f64>,
+        level: f64,
+    ) -> Result<Population, ResultsError> {
+        let trial = self.trial(trial_id)?;
+        let call =
+            |unit: usize, repeat: u32, swapped: bool, verdict: Option<Verdict>| unlabelled::Call {
+                unit,
+                repeat,
+                swapped,
+                verdict,
+            };
+        // The test split's units follow the dev split's.
+        let offset = self.experiment.judged.len();
+        let labelled_observations = trial
+            .observations
+            .iter()
+            .map(|o| (o.unit, o))
+            .chain(trial.test_observations.iter().map(|o| (offset + o.unit, o)));
+        let mut humans = BTreeMap::new();
+        let mut labelled = Vec::new();
+        for (unit, o) in labelled_observations {
+            humans.insert(unit, o.human);
+            labelled.push(call(unit, o.repeat, o.swapped, o.verdict));
+        }
+        let units: HashMap<&str, usize> = unlabelled
+            .iter()
+            .enumerate()
+            .map(|(unit, id)| (id.as_str(), unit))
+            .collect();
+        let calls: Vec<unlabelled::Call> = trial
+            .unlabelled_verdicts
+            .iter()
+            .filter_map(|v| {
+                let unit = *units.get(v.item_id.as_str())?;
+                Some(call(unit, v.repeat, v.swapped, v.outcome.verdict()))
+            })
+            .collect();
+        unlabelled::population(
+            self.experiment.task_kind,
+            &labelled,
+            &humans,
+            &calls,
+            unlabelled.len(),
+            width,
+            level,
+        )
+        .map_err(|source| ResultsError::Estimate {
+            trial: trial_id,
+            source,
+        })
     }
 
     /// Trials `first` and `second` (store ids) compared on the verdicts they share by

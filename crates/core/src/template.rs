@@ -10,7 +10,7 @@ use minijinja::{Environment, ErrorKind, UndefinedBehavior};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::dataset::{Choice, Item, Label, Task};
+use crate::dataset::{Choice, Item, ItemText, Label, Task};
 use crate::hash::sha256_hex;
 use crate::judge::Message;
 use crate::verdict::OutputKind;
@@ -93,7 +93,7 @@ impl<'a> RenderContext<'a> {
         task: Task,
         output: OutputKind,
         allow_tie: bool,
-        item: &'a Item,
+        item: ItemText<'a>,
         examples: &[&'a Item],
     ) -> Self {
         let (scale_min, scale_max) = match task {
@@ -104,11 +104,11 @@ impl<'a> RenderContext<'a> {
             Task::Pairwise => (None, None),
         };
         RenderContext {
-            question: &item.question,
-            answer_a: item.answer_a.as_deref(),
-            answer_b: item.answer_b.as_deref(),
-            answer: item.answer.as_deref(),
-            reference: item.reference.as_deref(),
+            question: item.question,
+            answer_a: item.answer_a,
+            answer_b: item.answer_b,
+            answer: item.answer,
+            reference: item.reference,
             examples: examples.iter().map(|e| ExampleContext::new(e)).collect(),
             task: task.name(),
             output: output.as_str(),
@@ -191,7 +191,7 @@ impl Template {
                 task,
                 output,
                 true,
-                &sample,
+                sample.text(),
                 &[&sample, &sample],
             ))
             .map_err(|e| match e {
@@ -344,7 +344,13 @@ mod tests {
         let d = llmbar();
         let t = Template::builtin("pairwise").unwrap();
         let item = &d.items[0];
-        let ctx = RenderContext::new(d.task, OutputKind::Label, false, item, &[&d.items[1]]);
+        let ctx = RenderContext::new(
+            d.task,
+            OutputKind::Label,
+            false,
+            item.text(),
+            &[&d.items[1]],
+        );
         let messages = t.render(&ctx).unwrap();
         assert_eq!(messages.len(), 2);
         assert_eq!(messages[0].role, "system");
@@ -363,7 +369,7 @@ mod tests {
                 d.task,
                 OutputKind::Label,
                 true,
-                item,
+                item.text(),
                 &[],
             ))
             .unwrap();

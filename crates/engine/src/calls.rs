@@ -22,7 +22,9 @@ use judgelab_core::results::{Outcome, VerdictRecord};
 use judgelab_core::rng::mix;
 use judgelab_core::sampling::VerdictDistribution;
 use judgelab_core::verdict::{self, FailureKind, Verdict};
-use judgelab_core::{Choice, Constraint, Item, JudgeRequest, JudgeResponse, Label, Sampling};
+use judgelab_core::{
+    Choice, Constraint, Item, ItemText, JudgeRequest, JudgeResponse, Label, Sampling,
+};
 use judgelab_store::TrialRow;
 
 use crate::exact::{Reader, TrialDistribution};
@@ -33,7 +35,7 @@ use crate::EngineError;
 /// A verdict to judge: an item, a repeat, and whether its answers are shown swapped.
 #[derive(Clone, Copy)]
 pub(crate) struct Call<'a> {
-    pub item: &'a Item,
+    pub item: ItemText<'a>,
     pub repeat: u32,
     pub swapped: bool,
 }
@@ -113,10 +115,10 @@ pub(crate) struct Target {
 
 /// The seed of a verdict. A swapped call mixes one more part into it; calls in dataset
 /// order keep the seeds they had before answer orders existed.
-pub(crate) fn seed(r: &Resolved, item: &Item, repeat: u32, swapped: bool) -> u32 {
+pub(crate) fn seed(r: &Resolved, item_id: &str, repeat: u32, swapped: bool) -> u32 {
     let mut parts = vec![
         r.experiment.sweep.seed,
-        judgelab_core::hash::stable_u64(&item.id),
+        judgelab_core::hash::stable_u64(item_id),
         repeat as u64,
     ];
     if swapped {
@@ -139,11 +141,7 @@ pub(crate) fn prepare(
         .collect();
     let shown = |trial_idx: usize| {
         let params = &group.trials[trial_idx].0.params;
-        let (_, template) = r
-            .templates
-            .iter()
-            .find(|(n, _)| *n == params.template)
-            .expect("trials only name templates of the experiment");
+        let template = r.template(&params.template);
         let grammar = (params.constraint == Constraint::Grammar)
             .then(|| verdict::grammar(r.output, r.dataset.task, r.allow_tie()));
         let input = PromptInput {
@@ -169,14 +167,14 @@ pub(crate) fn prepare(
             let target = Target {
                 trial: trial_idx,
                 repeat: call.repeat,
-                seed: seed(r, call.item, call.repeat, call.swapped),
+                seed: seed(r, call.item.id, call.repeat, call.swapped),
             };
             if group.exact {
-                if let Some(&key) = passes.get(&(call.item.id.as_str(), call.swapped)) {
+                if let Some(&key) = passes.get(&(call.item.id, call.swapped)) {
                     pending[key].targets.push(target);
                     continue;
                 }
-                passes.insert((call.item.id.as_str(), call.swapped), pending.len());
+                passes.insert((call.item.id, call.swapped), pending.len());
             }
             let messages = shown.render(call.item, call.swapped)?;
             let sampling = if group.exact {
@@ -221,7 +219,7 @@ pub(crate) fn prepare(
             }
             let key = pending.len();
             pending.push(Pending {
-                item_id: call.item.id.clone(),
+                item_id: call.item.id.to_string(),
                 swapped: call.swapped,
                 prompt_hash: judgelab_core::hash::prompt_hash(&messages),
                 cache_key,

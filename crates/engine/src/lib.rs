@@ -7,6 +7,7 @@
 
 pub mod bench;
 mod calls;
+pub mod estimate;
 mod exact;
 mod judges;
 pub mod keys;
@@ -37,7 +38,8 @@ pub use progress::Progress;
 pub use prompt::{verdict_prompt, RenderedPrompt};
 pub use resolve::allow_tie;
 pub use run::{
-    run_experiment, FailureCause, RunEvent, RunOptions, RunSummary, DEFAULT_TIMED_CALLS,
+    judge_unlabelled, run_experiment, FailureCause, RunEvent, RunOptions, RunSummary,
+    UnlabelledRequest, UnlabelledRun, DEFAULT_TIMED_CALLS,
 };
 pub use summary::summarize;
 

@@ -139,11 +139,7 @@ pub async fn plan(
         if exact && !prompts_seen.insert(prompts) {
             continue;
         }
-        let (_, template) = r
-            .templates
-            .iter()
-            .find(|(n, _)| *n == params.template)
-            .expect("resolved");
+        let template = r.template(&params.template);
         // Lengths are not counted here: the examples as if every one fits.
         let examples: Vec<&Item> = split::examples(
             items,
@@ -180,7 +176,7 @@ pub async fn plan(
         }
         let mut sample_tokens = 0.0;
         for item in &sample {
-            let messages = input.render(item, false)?;
+            let messages = input.render(item.text(), false)?;
             sample_tokens += match &judge {
                 Some(j) => j.count_tokens(&messages).map_err(EngineError::Judge)? as f64,
                 None => messages.iter().map(|m| m.content.len()).sum::<usize>() as f64 / 4.0,

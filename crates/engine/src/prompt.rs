@@ -5,7 +5,7 @@
 
 use judgelab_core::results::{ExperimentSummary, TrialSummary, VerdictRecord};
 use judgelab_core::template::RenderContext;
-use judgelab_core::{Item, Message, OutputKind, Task, Template};
+use judgelab_core::{Item, ItemText, Message, OutputKind, Task, Template};
 use judgelab_store::Store;
 
 use crate::resolve::allow_tie;
@@ -22,18 +22,8 @@ pub(crate) struct PromptInput<'a> {
 
 impl PromptInput<'_> {
     /// The messages for `item`, with its answers swapped when `swapped`.
-    pub fn render(&self, item: &Item, swapped: bool) -> Result<Vec<Message>, EngineError> {
-        let swapped_item;
-        let shown = if swapped {
-            swapped_item = Item {
-                answer_a: item.answer_b.clone(),
-                answer_b: item.answer_a.clone(),
-                ..item.clone()
-            };
-            &swapped_item
-        } else {
-            item
-        };
+    pub fn render(&self, item: ItemText<'_>, swapped: bool) -> Result<Vec<Message>, EngineError> {
+        let shown = if swapped { item.swapped() } else { item };
         let ctx = RenderContext::new(self.task, self.output, self.allow_tie, shown, self.examples);
         Ok(self.template.render(&ctx)?)
     }
@@ -92,7 +82,7 @@ pub async fn verdict_prompt(
         template: &template,
         examples: &examples,
     };
-    let messages = input.render(item, verdict.swapped)?;
+    let messages = input.render(item.text(), verdict.swapped)?;
     let hash = judgelab_core::hash::prompt_hash(&messages);
     Ok(RenderedPrompt {
         matches_record: hash == verdict.prompt_hash,

@@ -31,7 +31,7 @@ pub(crate) struct Resolved {
 
 /// A path as written, relative to the experiment file's folder if it exists there, else to
 /// the working directory.
-fn locate(base: &Path, written: &str) -> Option<PathBuf> {
+pub(crate) fn locate(base: &Path, written: &str) -> Option<PathBuf> {
     let written = Path::new(written);
     [base.join(written), written.to_path_buf()]
         .into_iter()
@@ -49,6 +49,16 @@ impl Resolved {
         self.experiment
             .judge_named(name)
             .expect("trials only name judges of the experiment")
+    }
+
+    /// The template a trial names.
+    pub fn template(&self, name: &str) -> &Template {
+        let (_, template) = self
+            .templates
+            .iter()
+            .find(|(n, _)| n == name)
+            .expect("trials only name templates of the experiment");
+        template
     }
 
     /// A judge's local model file and its sha256 (both empty for a remote judge).
@@ -245,5 +255,72 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
         templates,
         models,
         content_hash,
+    })
+}
+
+/// The stored experiment `row` resolved as its run resolved it: its dataset, the templates
+/// and model files its trials record (each model file checked to be the one judged with),
+/// and its stored identity; what judges the experiment again without its file.
+pub(crate) async fn resolve_stored(
+    store: &Store,
+    row: &judgelab_store::ExperimentRow,
+) -> Result<Resolved, EngineError> {
+    let experiment = row.experiment.clone();
+    let dataset_info = store
+        .datasets()
+        .await?
+        .into_iter()
+        .find(|d| d.id == row.dataset_id)
+        .ok_or_else(|| EngineError::UnknownExperiment(row.name.clone()))?;
+    let dataset = store.load_dataset(&dataset_info).await?;
+    let output = experiment
+        .judge
+        .output
+        .unwrap_or(OutputKind::default_for(dataset.task));
+    let trials = store.trials(row.id).await?;
+    let invalid = |message: String| EngineError::Invalid {
+        path: row.name.clone(),
+        message,
+    };
+    let mut templates = Vec::new();
+    for name in &experiment.sweep.templates {
+        let Some(trial) = trials.iter().find(|t| t.params.template == *name) else {
+            continue;
+        };
+        let template = store
+            .template(&trial.template_hash)
+            .await?
+            .ok_or_else(|| invalid(format!("template {name:?} is not stored")))?;
+        templates.push((name.clone(), template));
+    }
+    let mut models = Vec::new();
+    for judge in &experiment.judges {
+        let trial = trials.iter().find(|t| t.params.judge == judge.name);
+        match (&judge.backend, trial) {
+            (JudgeBackend::Llama(_), Some(t)) => {
+                let file = PathBuf::from(&t.model_path);
+                let sha256 = crate::check_model(&file)?;
+                if Some(&sha256) != t.model_sha256.as_ref() {
+                    return Err(invalid(format!(
+                        "judge {:?}: the model file {} has changed since the experiment ran (sha256 {sha256}); run the experiment again",
+                        judge.name,
+                        file.display()
+                    )));
+                }
+                models.push((judge.name.clone(), file, sha256));
+            }
+            _ => models.push((judge.name.clone(), PathBuf::new(), String::new())),
+        }
+    }
+    Ok(Resolved {
+        experiment,
+        spec: row.spec.clone(),
+        dataset_info,
+        dataset,
+        imported: false,
+        output,
+        templates,
+        models,
+        content_hash: row.content_hash.clone(),
     })
 }

@@ -68,7 +68,13 @@ pub fn preview<'d>(
     let template = Template::new("preview", source);
     let output = OutputKind::default_for(dataset.task);
     template.validate(dataset.task, output)?;
-    let ctx = RenderContext::new(dataset.task, output, allow_tie(dataset), item, &examples);
+    let ctx = RenderContext::new(
+        dataset.task,
+        output,
+        allow_tie(dataset),
+        item.text(),
+        &examples,
+    );
     Ok(Preview {
         messages: template.render(&ctx)?,
         item,

@@ -358,7 +358,7 @@ impl Stored {
             template: &self.r.templates[0].1,
             examples: &examples,
         }
-        .render(item, false)?;
+        .render(item.text(), false)?;
         Ok(JudgeRequest {
             key: 0,
             messages,
@@ -366,7 +366,7 @@ impl Stored {
                 temperature: p.temperature,
                 top_p: p.top_p,
                 max_tokens: p.max_tokens,
-                seed: seed(&self.r, item, 0, false),
+                seed: seed(&self.r, &item.id, 0, false),
             },
             logits: false,
             grammar: None,

@@ -19,11 +19,13 @@ mod group;
 pub(crate) mod interface;
 mod loaded;
 mod timing;
+mod unlabelled;
 
 pub use choose::RaceState;
 use group::{judge_group, Budget, Run, Tally};
 pub use interface::{FailureCause, RunEvent, RunOptions, RunSummary, DEFAULT_TIMED_CALLS};
 use loaded::Judges;
+pub use unlabelled::{judge_unlabelled, UnlabelledRequest, UnlabelledRun};
 
 use crate::calls::{groups, Call};
 use crate::resolve::{resolve, Resolved};
@@ -281,7 +283,7 @@ async fn missing<'a>(
                 for &swapped in trial.params.order.calls() {
                     if !done.contains(&(id.clone(), repeat, swapped)) {
                         todo.push(Call {
-                            item: run.index[id.as_str()],
+                            item: run.index[id.as_str()].text(),
                             repeat,
                             swapped,
                         });
@@ -354,11 +356,7 @@ async fn create(
         |idxs: &[usize]| -> Vec<String> { idxs.iter().map(|&i| items[i].id.clone()).collect() };
     let mut trials = Vec::new();
     for params in e.trials() {
-        let (_, template) = r
-            .templates
-            .iter()
-            .find(|(n, _)| *n == params.template)
-            .expect("resolved");
+        let template = r.template(&params.template);
         let (path, sha256) = r.model_file(&params.judge);
         let examples = split::examples(
             items,

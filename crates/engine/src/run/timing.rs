@@ -50,7 +50,7 @@ pub(super) async fn time_alone(
         let done = timed_keys(run, trial, 1).await?;
         let missing: Vec<Call<'_>> = sample(run, row, trial, n)
             .into_iter()
-            .filter(|c| !done.contains(&(c.item.id.clone(), c.swapped)))
+            .filter(|c| !done.contains(&(c.item.id.to_string(), c.swapped)))
             .collect();
         if !missing.is_empty() {
             todo.push((trial, missing));
@@ -114,7 +114,7 @@ pub(super) async fn time_at_load(
         let timed: Vec<Call<'_>> = around
             .iter()
             .take(n)
-            .filter(|c| !done.contains(&(c.item.id.clone(), c.swapped)))
+            .filter(|c| !done.contains(&(c.item.id.to_string(), c.swapped)))
             .copied()
             .collect();
         if timed.is_empty() {
@@ -176,7 +176,7 @@ pub(super) async fn time_at_load(
                 trial_id: trial.id,
                 concurrency: level,
                 request: TimedRequest::new(
-                    &call.item.id,
+                    call.item.id,
                     call.swapped,
                     warmup,
                     Some(response.result),
@@ -246,7 +246,7 @@ fn sample<'a>(run: &Run<'a>, row: &ExperimentRow, trial: &TrialRow, n: usize) ->
         .into_iter()
         .flat_map(|id| {
             trial.params.order.calls().iter().map(move |&swapped| Call {
-                item: run.index[id],
+                item: run.index[id].text(),
                 repeat: 0,
                 swapped,
             })
@@ -278,7 +278,7 @@ async fn time_one(
         trial_id: trial.id,
         concurrency: 1,
         request: TimedRequest::new(
-            &call.item.id,
+            call.item.id,
             call.swapped,
             warmup,
             response.map(|r| r.result),

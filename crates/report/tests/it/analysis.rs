@@ -87,6 +87,7 @@ fn trial(id: i64, temperature: f64, tokens: u32, right: impl Fn(usize) -> bool) 
         calibration: None,
         selective: None,
         verdicts: vec![],
+        unlabelled_verdicts: vec![],
         latencies: observations.iter().map(|o| o.latency_ms).collect(),
         observations,
         test_observations: vec![],
