@@ -117,6 +117,21 @@ fn tuned(cov: f64, var_f: f64, n: f64, big_n: f64) -> f64 {
     }
 }
 
+impl Corrected {
+    /// The estimate cut at what its quantity can be, `lo..=hi`: the normal intervals of few
+    /// items can reach past it (a rate's to 1.05), and cutting them there loses no coverage.
+    pub fn within(self, lo: f64, hi: f64) -> Corrected {
+        let cut = |x: f64| x.clamp(lo, hi);
+        Corrected {
+            value: cut(self.value),
+            ci: self.ci.map(cut),
+            naive: cut(self.naive),
+            naive_ci: self.naive_ci.map(cut),
+            ..self
+        }
+    }
+}
+
 /// PPI++'s power-tuning weight.
 pub fn ppi_lambda(y: &[f64], f: &[f64], f_unlabelled: &[f64]) -> f64 {
     let (cov, var_f) = moments(y, f, f_unlabelled);

@@ -78,6 +78,20 @@ impl Quantity {
         }
     }
 
+    /// The values it can take: the estimate is cut there ([`Corrected::within`]).
+    fn range(self, task: Task) -> (f64, f64) {
+        match (self, task) {
+            (
+                Quantity::MeanRating,
+                Task::Single {
+                    scale_min,
+                    scale_max,
+                },
+            ) => (scale_min as f64, scale_max as f64),
+            _ => (0.0, 1.0),
+        }
+    }
+
     /// What a parse failure scores.
     fn fallback(self, task: Task) -> f64 {
         match (self, task) {
@@ -241,11 +255,12 @@ pub fn population(
             (c, need)
         }
     };
+    let (lo, hi) = quantity.range(task);
     Ok(Population {
         quantity,
         method: quantity.method(),
         level,
-        corrected,
+        corrected: corrected.within(lo, hi),
         n_unlabelled_items,
         n_without_verdict: n_unlabelled_items.saturating_sub(fu.len()),
         n_parse_failures_labelled: n_failed_labelled,
@@ -346,11 +361,39 @@ mod tests {
             &[1.0, 1.0, 0.0],
             0.95,
         )
-        .unwrap();
+        .unwrap()
+        .within(0.0, 1.0);
         assert_eq!(p.corrected, want);
         assert_eq!((p.n_without_verdict, p.n_parse_failures_labelled), (1, 1));
         assert_eq!(p.method, "PPI++");
         assert!(p.labels_needed.is_some());
+    }
+
+    /// Few labels give a normal interval past the quantity's range; it is cut there.
+    #[test]
+    fn an_interval_stays_within_what_the_quantity_can_be() {
+        let humans = BTreeMap::from([(0, A), (1, A), (2, B)]);
+        let labelled = [
+            call(0, 0, false, Some(A)),
+            call(1, 0, false, Some(B)),
+            call(2, 0, false, Some(B)),
+        ];
+        let unlabelled = [call(0, 0, false, Some(A)), call(1, 0, false, Some(A))];
+        let raw =
+            estimate::ppi_mean(&[1.0, 1.0, 0.0], &[1.0, 0.0, 0.0], &[1.0, 1.0], 0.95).unwrap();
+        assert!(raw.ci[1] > 1.0, "{raw:?}");
+        let p = population(
+            Task::Pairwise,
+            &labelled,
+            &humans,
+            &unlabelled,
+            2,
+            None,
+            0.95,
+        )
+        .unwrap();
+        assert_eq!(p.corrected.ci, [raw.ci[0].max(0.0), 1.0]);
+        assert_eq!(p.corrected.value, raw.value.min(1.0));
     }
 
     #[test]
@@ -382,7 +425,8 @@ mod tests {
             &[true, false, false, true, true],
             0.95,
         )
-        .unwrap();
+        .unwrap()
+        .within(0.0, 1.0);
         assert_eq!((p.quantity, p.corrected), (Quantity::PassRate, want));
     }
 }
