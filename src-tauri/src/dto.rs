@@ -41,7 +41,10 @@ pub struct DatasetSummary {
     pub name: String,
     /// `pairwise` or `single`.
     pub task: String,
+    /// Items with a human label (what experiments judge), and those without (what
+    /// estimates judge).
     pub n_items: u32,
+    pub n_unlabelled: u32,
     pub source: String,
     pub content_hash: String,
     /// The metrics its task supports (`core::metrics::Quality::for_task`), by name: what a
@@ -289,6 +292,65 @@ pub enum LoadUpdate {
     Failed {
         error: crate::error::AppError,
     },
+}
+
+/// What an estimate on items without a label reports while it goes, streamed over a
+/// channel: the judging (resumed where stopped), then the corrected figure.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum EstimateUpdate {
+    Loading {
+        model: String,
+    },
+    Progress {
+        done: u32,
+        total: u32,
+        /// Calls of this estimate without a verdict (failed or unparsed).
+        n_failed: u32,
+    },
+    Finished {
+        estimate: EstimateView,
+    },
+    Failed {
+        error: crate::error::AppError,
+    },
+}
+
+/// A trial's estimate of the items without a label, corrected with its labelled items
+/// (`judgelab estimate`, `core::trust::unlabelled::Population`).
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct EstimateView {
+    pub trial_id: u32,
+    pub dataset: String,
+    /// What is estimated, in the reader's words ("win rate of answer A (ties count half)").
+    pub quantity: String,
+    /// "PPI++" or "Rogan–Gladen".
+    pub method: String,
+    pub level: f64,
+    pub corrected: Cell,
+    /// The judge's own figure, as if it were never wrong.
+    pub naive: Cell,
+    pub n_labelled: u32,
+    pub n_unlabelled: u32,
+    /// PPI++'s weight of the judge; Rogan–Gladen's true positive and negative rates.
+    pub lambda: Option<f64>,
+    pub tpr: Option<f64>,
+    pub tnr: Option<f64>,
+    pub n_without_verdict: u32,
+    pub n_parse_failures_labelled: u32,
+    pub n_parse_failures_unlabelled: u32,
+    pub fallback: f64,
+    pub width: Option<f64>,
+    pub labels_needed: Option<u32>,
+    /// The estimate and the planner's answer in sentences, as the CLI prints them.
+    pub reading: String,
+    pub plan: Option<String>,
+    /// How the items were judged by this call.
+    pub judged_now: u32,
+    pub already_done: u32,
+    pub n_errors: u32,
+    pub interrupted: bool,
+    pub stopped_by: Option<String>,
 }
 
 /// The experiment's latest load ramp: one trial's judge at each level of requests in

@@ -45,6 +45,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::results::verdict_detail,
             commands::results::compare_trials,
             commands::load::start_load,
+            commands::estimate::start_estimate,
             commands::export::export_report,
             commands::export::export_chart,
         ])

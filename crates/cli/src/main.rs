@@ -1178,8 +1178,12 @@ fn info(store: &Store) -> ExitCode {
 async fn list(store: &Store) -> Result<ExitCode> {
     println!("datasets in {}:", store.path().display());
     for d in store.datasets().await? {
+        let unlabelled = match d.n_unlabelled {
+            0 => String::new(),
+            n => format!(" (and {n} without a label)"),
+        };
         println!(
-            "  {:<24} {:>6} {:<8} items  {}",
+            "  {:<24} {:>6} {:<8} items{unlabelled}  {}",
             d.name,
             d.n_items,
             d.task.name(),

@@ -41,7 +41,7 @@ pub async fn estimate(
 ) -> Result<Estimated, EngineError> {
     if let Some(w) = request.width.filter(|w| !(*w > 0.0 && *w < 1e9)) {
         return Err(EngineError::Invalid {
-            path: "--width".into(),
+            path: "width".into(),
             message: format!("{w} is no interval width: it must be above 0"),
         });
     }

@@ -77,6 +77,10 @@ pub struct Store {
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
+/// A dataset's row with its count of items without a human label (the row's `n_items`
+/// counts the labelled ones).
+const SELECT_DATASETS: &str = "SELECT datasets.*, (SELECT COUNT(*) FROM items WHERE items.dataset_id = datasets.id AND items.human_label IS NULL) AS n_unlabelled FROM datasets";
+
 impl Store {
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     pub async fn open(path: &Path) -> Result<Store> {
@@ -152,7 +156,7 @@ impl Store {
     // ---- datasets -------------------------------------------------------------------
 
     pub async fn datasets(&self) -> Result<Vec<DatasetInfo>> {
-        let rows = sqlx::query("SELECT * FROM datasets ORDER BY id")
+        let rows = sqlx::query(&format!("{SELECT_DATASETS} ORDER BY id"))
             .fetch_all(&self.pool)
             .await
             .map_err(self.err())?;
@@ -172,7 +176,7 @@ impl Store {
         column: &'static str,
         value: &str,
     ) -> Result<Option<DatasetInfo>> {
-        let row = sqlx::query(&format!("SELECT * FROM datasets WHERE {column} = ?"))
+        let row = sqlx::query(&format!("{SELECT_DATASETS} WHERE {column} = ?"))
             .bind(value)
             .fetch_optional(&self.pool)
             .await
@@ -188,6 +192,7 @@ impl Store {
             content_hash: r.get("content_hash"),
             source: r.get("source"),
             n_items: r.get::<i64, _>("n_items") as usize,
+            n_unlabelled: r.get::<i64, _>("n_unlabelled") as usize,
         })
     }
 
@@ -246,6 +251,7 @@ impl Store {
             content_hash: dataset.content_hash.clone(),
             source: dataset.source.clone(),
             n_items: dataset.items.len(),
+            n_unlabelled: dataset.unlabelled.len(),
         })
     }
 

@@ -16,7 +16,9 @@ pub struct DatasetInfo {
     pub task: Task,
     pub content_hash: String,
     pub source: String,
+    /// Items with a human label, and those without (kept apart: [`judgelab_core::Dataset::unlabelled`]).
     pub n_items: usize,
+    pub n_unlabelled: usize,
 }
 
 /// An experiment about to be created.

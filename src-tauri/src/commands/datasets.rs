@@ -17,6 +17,7 @@ fn summary(d: &DatasetInfo) -> DatasetSummary {
         name: d.name.clone(),
         task: d.task.name().to_string(),
         n_items: d.n_items as u32,
+        n_unlabelled: d.n_unlabelled as u32,
         source: d.source.clone(),
         content_hash: d.content_hash.clone(),
         metrics: judgelab_core::metrics::Quality::for_task(d.task)

@@ -1,6 +1,7 @@
 //! The commands, by screen. Each is a few lines over `engine`, `store` or `report`.
 
 pub mod datasets;
+pub mod estimate;
 pub mod export;
 pub mod judges;
 pub mod load;

@@ -254,6 +254,67 @@ fn the_whole_workflow_in_the_real_app() {
     s.wait(&testid("trust-row"), 30);
     s.wait(&testid("reliability-chart"), 30);
     shot(&s, "06-results-trust");
+    // On items without a label: a dataset of four, imported, judged by the pick from the
+    // Results screen and corrected with its labelled items; the trial's metrics and exports
+    // never see these verdicts (verdicts.csv below has the run's 32 rows).
+    let unlabelled = tmp.path().join("unlabelled.jsonl");
+    let lines: String = std::fs::read_to_string(&llmbar)
+        .expect("llmbar")
+        .lines()
+        .skip(50)
+        .take(4)
+        .enumerate()
+        .map(|(i, line)| {
+            let mut item: serde_json::Value = serde_json::from_str(line).expect("json");
+            item["id"] = format!("u-{i}").into();
+            item["human_label"] = serde_json::Value::Null;
+            format!("{item}\n")
+        })
+        .collect();
+    std::fs::write(&unlabelled, lines).expect("unlabelled.jsonl");
+    s.find(&testid("nav-datasets")).click();
+    s.find(&testid("import-path"))
+        .fill(unlabelled.to_str().expect("utf-8"));
+    s.find(&testid("import-name")).fill("unlabelled");
+    s.find(&testid("import-button")).click();
+    s.wait(
+        "[data-testid=\"dataset-row\"][data-name=\"unlabelled\"]",
+        30,
+    );
+    s.find(&testid("nav-results")).click();
+    select(&s, "results-experiment", "e2e-sweep");
+    s.wait(&testid("estimate-card"), 30);
+    s.script(
+        "document.querySelector(arguments[0]).scrollIntoView()",
+        json!([testid("estimate-card")]),
+    );
+    s.wait_until(
+        "the estimate offers the dataset",
+        "const el = document.querySelector(arguments[0]); return !!el && [...el.options].some(o => o.value === 'unlabelled')",
+        json!([testid("estimate-dataset")]),
+        30,
+    );
+    select(&s, "estimate-dataset", "unlabelled");
+    s.find(&testid("estimate-start")).click();
+    s.wait_until(
+        "the estimate ends",
+        "return !!document.querySelector(arguments[0]) || !!document.querySelector(arguments[1])",
+        json!([testid("estimate-reading"), testid("estimate-error")]),
+        300,
+    );
+    if s.count(&testid("estimate-error")) > 0 {
+        panic!("estimate: {}", s.find(&testid("estimate-error")).text());
+    }
+    let reading = s.find(&testid("estimate-reading")).text();
+    assert!(
+        reading.contains("on 4 items without a label") && reading.contains("PPI++"),
+        "{reading}"
+    );
+    assert!(s
+        .find(&testid("estimate-judged"))
+        .text()
+        .contains("on unlabelled"));
+    shot(&s, "06-results-estimate");
     s.script(
         "document.querySelector(arguments[0]).scrollIntoView({block: 'center'})",
         json!([testid("pareto-point")]),

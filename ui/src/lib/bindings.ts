@@ -31,6 +31,13 @@ export const commands = {
 	 *  experiment: neither starts while the other goes on, and `stop_run` stops it.
 	 */
 	startLoad: (name: string, trialId: number, levels: number[], requests: number, warmup: number, sloMs: number | null, onEvent: Channel<LoadUpdate>) => typedError<null, AppError>(__TAURI_INVOKE("start_load", { name, trialId, levels, requests, warmup, sloMs, onEvent })),
+	/**
+	 *  Starts judging the items without a label of `dataset` (an imported dataset's name; none:
+	 *  the experiment's own) with trial `trial_id` of experiment `name`, planning the labels an
+	 *  interval `width` wide needs. It counts as a run of the experiment: `stop_run` stops it,
+	 *  and starting it again resumes.
+	 */
+	startEstimate: (name: string, trialId: number, dataset: string | null, width: number | null, onEvent: Channel<EstimateUpdate>) => typedError<null, AppError>(__TAURI_INVOKE("start_estimate", { name, trialId, dataset, width, onEvent })),
 	exportReport: (name: string, dir: string, metric: string | null, resamples: number) => typedError<string[], AppError>(__TAURI_INVOKE("export_report", { name, dir, metric, resamples })),
 	exportChart: (name: string, chart: ChartKind, path: string, metric: string | null, resamples: number) => typedError<string, AppError>(__TAURI_INVOKE("export_chart", { name, chart, path, metric, resamples })),
 };
@@ -202,7 +209,12 @@ export type DatasetSummary = {
 	name: string,
 	/**  `pairwise` or `single`. */
 	task: string,
+	/**
+	 *  Items with a human label (what experiments judge), and those without (what
+	 *  estimates judge).
+	 */
 	n_items: number,
+	n_unlabelled: number,
 	source: string,
 	content_hash: string,
 	/**
@@ -228,6 +240,52 @@ export type ErrorCode =
 "unsupported_cpu" | 
 /**  Anything else: the machine, the model, the database. */
 "internal";
+
+/**
+ *  What an estimate on items without a label reports while it goes, streamed over a
+ *  channel: the judging (resumed where stopped), then the corrected figure.
+ */
+export type EstimateUpdate = { event: "loading"; model: string } | { event: "progress"; done: number; total: number; 
+/**  Calls of this estimate without a verdict (failed or unparsed). */
+n_failed: number } | { event: "finished"; estimate: EstimateView } | { event: "failed"; error: AppError };
+
+/**
+ *  A trial's estimate of the items without a label, corrected with its labelled items
+ *  (`judgelab estimate`, `core::trust::unlabelled::Population`).
+ */
+export type EstimateView = {
+	trial_id: number,
+	dataset: string,
+	/**  What is estimated, in the reader's words ("win rate of answer A (ties count half)"). */
+	quantity: string,
+	/**  "PPI++" or "Rogan–Gladen". */
+	method: string,
+	level: number | null,
+	corrected: Cell,
+	/**  The judge's own figure, as if it were never wrong. */
+	naive: Cell,
+	n_labelled: number,
+	n_unlabelled: number,
+	/**  PPI++'s weight of the judge; Rogan–Gladen's true positive and negative rates. */
+	lambda: number | null,
+	tpr: number | null,
+	tnr: number | null,
+	n_without_verdict: number,
+	n_parse_failures_labelled: number,
+	n_parse_failures_unlabelled: number,
+	fallback: number | null,
+	width: number | null,
+	labels_needed: number | null,
+	/**  The estimate and the planner's answer in sentences, as the CLI prints them. */
+	reading: string,
+	plan: string | null,
+	/**  How the items were judged by this call. */
+	judged_now: number,
+	already_done: number,
+	n_errors: number,
+	interrupted: boolean,
+	stopped_by: string | null,
+};
 
 export type ExperimentListing = {
 	name: string,
