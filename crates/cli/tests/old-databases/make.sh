@@ -2,8 +2,9 @@
 # Rebuilds the old-database fixtures: each version's experiments run with the CLI of the
 # last commit at that schema version, then `show --json` as that CLI printed it.
 #   BIN=<dir with judgelab-ab850e9, judgelab-5d7bfee, judgelab-9e0a96d, judgelab-eb36354,
-#        judgelab-b4dc3c5, judgelab-18ee53b, judgelab-e343aa7, judgelab-96e59c3>
-#   ./make.sh [VERSION...]   (default: all of 0001 … 0008)
+#        judgelab-b4dc3c5, judgelab-18ee53b, judgelab-e343aa7, judgelab-96e59c3,
+#        judgelab-d0c6f32>
+#   ./make.sh [VERSION...]   (default: all of 0001 … 0009)
 #   PYTHON=<python with llama-cpp-python[server]>  MODEL=<the default model's .gguf>
 # Build each binary from a worktree of its commit (`cargo build --bin judgelab`). Never
 # needed by the tests: the databases are committed.
@@ -20,7 +21,7 @@ make() {
     # failed calls exit non-zero; 4 calls of each local trial timed alone (from 0005 on)
     JUDGELAB_TIMED_CALLS=4 "$bin" --db "$db" run --threads 2 "$version/$exp.toml" || true
   done
-  if [ "$version" = 0006 ] || [ "$version" = 0007 ] || [ "$version" = 0008 ]; then
+  if [ "$version" = 0006 ] || [ "$version" = 0007 ] || [ "$version" = 0008 ] || [ "$version" = 0009 ]; then
     # A load ramp of the remote experiment's first trial.
     local trial
     trial=$("$bin" --db "$db" show remote --json | "$PYTHON" -c "import json,sys; print(json.load(sys.stdin)['trials'][0]['id'])")
@@ -31,6 +32,7 @@ make() {
   done
   "$PYTHON" -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('pragma wal_checkpoint(truncate)'); c.close()" "$db"
   rm -f "$db"-wal "$db"-shm
+  rm -rf "$db"-runs  # the run lock's folder (from 0008's CLI on)
 }
 
 server() {
@@ -47,7 +49,7 @@ server() {
 }
 
 versions=("$@")
-[ ${#versions[@]} -gt 0 ] || versions=(0001 0002 0003 0004 0005 0006 0007 0008)
+[ ${#versions[@]} -gt 0 ] || versions=(0001 0002 0003 0004 0005 0006 0007 0008 0009)
 for version in "${versions[@]}"; do
   case $version in
     0001) make 0001 ab850e9 pairwise ratings ;;
@@ -58,6 +60,7 @@ for version in "${versions[@]}"; do
     0006) [ -n "${SERVER:-}" ] || server; make 0006 18ee53b timed remote ;;
     0007) [ -n "${SERVER:-}" ] || server; make 0007 e343aa7 timed remote ;;
     0008) [ -n "${SERVER:-}" ] || server; make 0008 96e59c3 timed remote race ;;
+    0009) [ -n "${SERVER:-}" ] || server; make 0009 d0c6f32 timed remote race exact ;;
     *) echo "no such version: $version" >&2; exit 2 ;;
   esac
 done
