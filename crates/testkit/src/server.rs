@@ -12,6 +12,8 @@ use crate::{free_port, Faults, Relay};
 pub struct Slots {
     pub parallel: u32,
     pub ctx_size: u32,
+    /// Threads the server computes with.
+    pub threads: u32,
 }
 
 impl Default for Slots {
@@ -20,6 +22,7 @@ impl Default for Slots {
         Slots {
             parallel: 4,
             ctx_size: 8192,
+            threads: 2,
         }
     }
 }
@@ -70,8 +73,9 @@ impl LlamaServer {
                 .args(["--port", &inner.to_string()])
                 .args(["--parallel", &slots.parallel.to_string()])
                 .args(["--ctx-size", &slots.ctx_size.to_string()])
-                // Two cores: the tests' machines have no more to give one server.
-                .args(["--threads", "2"])
+                // The tests share two cores among several servers: a thread that waits for
+                // work sleeps instead of spinning on a core another server needs.
+                .args(["--threads", &slots.threads.to_string(), "--poll", "0"])
                 .stdout(std::fs::File::create(&log).expect("server log"))
                 .stderr(std::fs::File::create(&err).expect("server log"))
                 .spawn()

@@ -1044,6 +1044,7 @@ fn a_prompt_longer_than_the_servers_context_fails_once() {
         Slots {
             parallel: 1,
             ctx_size: 300,
+            ..Slots::default()
         },
     );
     let file = env.file(
@@ -1413,6 +1414,7 @@ fn a_pool_of_three_llama_servers_loses_none_when_one_is_killed() {
     let slots = Slots {
         parallel: 2,
         ctx_size: 4096,
+        ..Slots::default()
     };
     let mut servers: Vec<LlamaServer> = (0..3)
         .map(|_| LlamaServer::start_on(env.dir.path(), &model, 0, slots))
@@ -1524,7 +1526,12 @@ fn injected_anomalies_show_in_a_load_ramp() {
             env.dir.path(),
             &judgelab_engine::default_model_path(),
             0,
-            Slots::default(),
+            // One thread: the figures move with what else the two cores run, not with
+            // how a second thread of this server is scheduled beside it.
+            Slots {
+                threads: 1,
+                ..Slots::default()
+            },
             Faults { skip: 4, ..faults },
         );
         let file = env.file(
