@@ -15,6 +15,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use judgelab_core::dataset::ImportOptions;
+use judgelab_core::experiment::{PanelRule, PanelSpec, Ties};
 use judgelab_core::metrics::{BootstrapSpec, Quality};
 use judgelab_core::pareto::{FrontStatus, Objective};
 use judgelab_core::results::{ExperimentSummary, TrialSummary};
@@ -114,6 +115,39 @@ enum Command {
         #[arg(long, default_value = "kappa", value_parser = parse_quality)]
         metric: Quality,
         /// Print JSON instead of sentences
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        bootstrap: BootstrapArgs,
+    },
+    /// Add a panel to a stored experiment: its trials vote on each item, composed from the
+    /// verdicts already stored (no model call, and the experiment stays the same); or
+    /// remove one with --remove. A panel may also be declared in the file ([[panels]])
+    Panel {
+        /// An experiment name, or its .toml file
+        experiment: String,
+        /// The panel's name
+        name: String,
+        /// Its trials, by id as `show` prints them; the first decides ties with --ties first
+        #[arg(
+            long,
+            value_name = "ID,ID,…",
+            value_delimiter = ',',
+            required_unless_present = "remove"
+        )]
+        members: Vec<i64>,
+        /// How the members' verdicts combine: majority, mean (ratings), distribution (exact
+        /// trials: the mean of their distributions)
+        #[arg(long, default_value = "majority", value_parser = ["majority", "mean", "distribution"])]
+        rule: String,
+        /// A split vote: tie (pairwise) or first (the first member among the most given)
+        /// [default: tie for pairwise data, first for ratings]
+        #[arg(long, value_parser = ["tie", "first"])]
+        ties: Option<String>,
+        /// Remove the panel instead
+        #[arg(long, conflicts_with_all = ["members", "ties"])]
+        remove: bool,
+        /// Print the panel as `show --json` lists it
         #[arg(long)]
         json: bool,
         #[command(flatten)]
@@ -433,6 +467,27 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         } => {
             let trials = (first, second);
             compare(&store, &experiment, trials, metric, json, bootstrap.spec()).await?
+        }
+        Command::Panel {
+            experiment,
+            name,
+            members,
+            rule,
+            ties,
+            remove,
+            json,
+            bootstrap,
+        } => {
+            let spec = PanelSpec {
+                name,
+                members,
+                rule: PanelRule::ALL
+                    .into_iter()
+                    .find(|r| r.name() == rule)
+                    .expect("clap checks the rule"),
+                ties: ties.map(|t| if t == "tie" { Ties::Tie } else { Ties::First }),
+            };
+            panel(&store, &experiment, spec, remove, json, bootstrap.spec()).await?
         }
         Command::Estimate {
             experiment,
@@ -1141,6 +1196,49 @@ async fn key(action: KeyAction) -> Result<ExitCode> {
 }
 
 /// An experiment's name, given the name or its .toml file.
+/// Adds (or with `remove`, removes) a panel, then shows it as the summary composes it.
+async fn panel(
+    store: &Store,
+    experiment: &str,
+    spec: PanelSpec,
+    remove: bool,
+    json: bool,
+    bootstrap: BootstrapSpec,
+) -> Result<ExitCode> {
+    let name = experiment_name(experiment)?;
+    if remove {
+        judgelab_engine::panels::remove(store, &name, &spec.name).await?;
+        println!("removed panel {:?} from experiment {name:?}", spec.name);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let panel_name = spec.name.clone();
+    judgelab_engine::panels::add(store, &name, spec).await?;
+    let summary = judgelab_engine::summarize(store, &name, &bootstrap).await?;
+    let p = summary
+        .panels
+        .iter()
+        .find(|p| p.name == panel_name)
+        .context("the panel just added is in the summary")?;
+    if json {
+        let mut v = serde_json::to_value(p)?;
+        v["kind"] = "panel".into();
+        println!("{}", serde_json::to_string(&v)?);
+    } else {
+        let m = &p.metrics;
+        let metric = p.contribution_metric;
+        println!(
+            "added panel {:?} to experiment {name:?} (no model call): {} {} on {} verdicts, parse failures {}",
+            p.name,
+            metric.name(),
+            m.value(metric).map_or("undefined".into(), |v| format!("{v:.3}")),
+            m.n,
+            m.parse_failure_rate.map_or("—".into(), |r| format!("{:.1}%", r * 100.0)),
+        );
+        print!("{}", table::panel_line(p));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn experiment_name(experiment: &str) -> Result<String> {
     Ok(
         if experiment.ends_with(".toml") && Path::new(experiment).is_file() {

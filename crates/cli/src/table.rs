@@ -82,7 +82,8 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
     if with_front {
         header.push("front");
     }
-    let calibrated = s.trials.iter().any(|t| t.calibration.is_some());
+    let calibrated = s.trials.iter().any(|t| t.calibration.is_some())
+        || s.panels.iter().any(|p| p.calibration.is_some());
     if calibrated {
         header.push("ece");
     }
@@ -163,6 +164,25 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
         }
         rows.push(row);
     }
+    for p in &s.panels {
+        let mut row = vec![p.name.clone()];
+        row.extend(axes.iter().map(|_| String::new()));
+        row.extend(figures(&p.metrics));
+        if selecting {
+            if s.experiment.n_test_items > 0 {
+                let test = p.split_scores.test.as_ref().map(|t| t.quality.get(metric));
+                row.push(test.map_or("—".into(), estimate));
+            }
+            row.push("panel".into());
+        }
+        if with_front {
+            row.push("composed".into());
+        }
+        if calibrated {
+            row.push(num(p.calibration.as_ref().and_then(|c| c.ece), 3));
+        }
+        rows.push(row);
+    }
     let widths: Vec<usize> = (0..rows[0].len())
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
@@ -219,6 +239,9 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
             c.strong
         ));
     }
+    for p in &s.panels {
+        out.push_str(&panel_line(p));
+    }
     if calibrated {
         out.push_str("ece: expected calibration error of the verdicts' confidence on the dev split (10 bins; report shows the reliability diagram)\n");
     }
@@ -236,6 +259,54 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
         ));
     }
     out
+}
+
+/// What a panel is, how much its members agree, and what each adds, e.g. `panel vote3:
+/// majority of trials 1, 2, 3 (a split vote: tie); members agree at alpha 0.41 [0.30,
+/// 0.52] (nominal, 40 verdicts); kappa without trial 1 0.300 (panel −0.112 [−0.20,
+/// −0.01]), …`.
+pub fn panel_line(p: &judgelab_core::panel::Panel) -> String {
+    let members: Vec<String> = p.members.iter().map(i64::to_string).collect();
+    let ties = p
+        .ties
+        .map_or(String::new(), |t| format!(" (a split vote: {})", t.name()));
+    let a = &p.members_agreement;
+    let level = match a.level {
+        judgelab_core::metrics::alpha::Level::Nominal => "nominal",
+        judgelab_core::metrics::alpha::Level::Ordinal => "ordinal",
+        judgelab_core::metrics::alpha::Level::Interval => "interval",
+    };
+    let contributions: Vec<String> = p
+        .contributions
+        .iter()
+        .map(|c| {
+            format!(
+                "without trial {} {} (panel {})",
+                c.member,
+                estimate(c.without),
+                signed(c.difference)
+            )
+        })
+        .collect();
+    format!(
+        "panel {}: {} of trials {}{ties}, composed from stored verdicts (cost: the members' sum; latency: the slowest member's); members agree at Krippendorff's alpha {} ({level}, {} verdicts); {}: {}\n",
+        p.name,
+        p.rule.name(),
+        members.join(", "),
+        estimate(a.alpha),
+        a.n,
+        p.contribution_metric.name(),
+        contributions.join("; ")
+    )
+}
+
+/// A difference with its interval and its sign, e.g. `+0.112 [+0.01, +0.20]`.
+fn signed(e: Estimate) -> String {
+    match (e.value, e.ci) {
+        (Some(v), Some((lo, hi))) => format!("{v:+.3} [{lo:+.2}, {hi:+.2}]"),
+        (Some(v), None) => format!("{v:+.3}"),
+        (None, _) => "—".into(),
+    }
 }
 
 /// What the latency columns are: per request, at the concurrency in `conc`, and which

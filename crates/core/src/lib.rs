@@ -4,6 +4,7 @@
 //! database, no HTTP, no UI. The `Judge` trait is the one seam through which the engine
 //! reaches a model; `llama` (and later `openai`) implement it.
 
+pub mod composed;
 pub mod dataset;
 pub mod experiment;
 pub mod hash;
@@ -11,6 +12,7 @@ pub mod judge;
 pub mod load;
 pub mod metrics;
 pub mod normal;
+pub mod panel;
 pub mod parallel;
 pub mod pareto;
 pub mod race;

@@ -5,9 +5,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::Serialize;
+use serde::ser::{SerializeSeq, SerializeStruct};
+use serde::{Serialize, Serializer};
 
-use crate::experiment::Strategy;
+use crate::composed::Part;
+use crate::experiment::{PanelSpec, Strategy};
 use crate::load::StoredRamp;
 use crate::metrics::baseline::{self, Baseline};
 use crate::metrics::paired::{self, PairedComparison};
@@ -15,12 +17,13 @@ use crate::metrics::{
     self, BootstrapSpec, Estimate, Observation, Quality, Timed, TimedRequest, Timing, TrialMetrics,
 };
 pub use crate::metrics::{SplitScore, SplitScores};
+use crate::panel::{self, Panel};
 use crate::parallel;
 use crate::pareto::{self, Cost, FrontStatus, Objective};
 use crate::race::RoundStanding;
 use crate::sampling::VerdictDistribution;
 use crate::selection::{self, Corrected};
-use crate::trust::cascade::{Cascade, Part};
+use crate::trust::cascade::Cascade;
 use crate::trust::estimate::EstimateError;
 use crate::trust::unlabelled::{self, Population};
 use crate::trust::{self, confidence, Belief, Calibration, Selective};
@@ -30,7 +33,9 @@ use crate::{Dataset, Experiment, Item, Label, Task, TrialParams};
 /// The version of the exported formats (`show --json`, `trials.csv`, `verdicts.csv`).
 /// Raised when a field changes meaning or goes away; new fields keep it. Version 1 is the
 /// first versioned one; exports without a version came before it and read the same.
-pub const EXPORT_SCHEMA_VERSION: u32 = 1;
+/// Version 2: `show --json`'s `trials` hold the panels too, after the stored trials, each
+/// entry with its `kind` (`trial` or `panel`).
+pub const EXPORT_SCHEMA_VERSION: u32 = 2;
 
 /// A question a summary cannot answer as asked.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -216,7 +221,9 @@ pub struct TimedCall {
 }
 
 /// A stored experiment, its trials' metrics with intervals, and the baselines beside them.
-#[derive(Debug, Clone, Serialize)]
+/// As `show --json` it is one object whose `trials` are the stored trials (`"kind":
+/// "trial"`) and then the panels (`"kind": "panel"`).
+#[derive(Debug, Clone)]
 pub struct ExperimentSummary {
     /// [`EXPORT_SCHEMA_VERSION`], at the top level of `show --json`.
     pub schema_version: u32,
@@ -233,9 +240,52 @@ pub struct ExperimentSummary {
     pub race: Vec<RoundStanding>,
     /// Cheap trials on the front cascading to the pick ([`ExperimentSummary::cascades`]).
     pub cascades: Vec<Cascade>,
+    /// Its panels: the experiment file's `[[panels]]`, then those added since
+    /// ([`StoredExperiment::panels`]).
+    pub panels: Vec<Panel>,
     /// The dataset, for reports that show items and their labels.
-    #[serde(skip)]
     pub dataset: Dataset,
+}
+
+impl Serialize for ExperimentSummary {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        /// An entry of `trials`, tagged with its kind.
+        #[derive(Serialize)]
+        struct Kinded<'a, T: Serialize> {
+            kind: &'static str,
+            #[serde(flatten)]
+            entry: &'a T,
+        }
+        struct Trials<'a>(&'a [TrialSummary], &'a [Panel]);
+        impl Serialize for Trials<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut seq = serializer.serialize_seq(Some(self.0.len() + self.1.len()))?;
+                for t in self.0 {
+                    seq.serialize_element(&Kinded {
+                        kind: "trial",
+                        entry: t,
+                    })?;
+                }
+                for p in self.1 {
+                    seq.serialize_element(&Kinded {
+                        kind: "panel",
+                        entry: p,
+                    })?;
+                }
+                seq.end()
+            }
+        }
+        let mut s = serializer.serialize_struct("ExperimentSummary", 8)?;
+        s.serialize_field("schema_version", &self.schema_version)?;
+        s.serialize_field("experiment", &self.experiment)?;
+        s.serialize_field("bootstrap", &self.bootstrap)?;
+        s.serialize_field("baselines", &self.baselines)?;
+        s.serialize_field("trials", &Trials(&self.trials, &self.panels))?;
+        s.serialize_field("load_ramps", &self.load_ramps)?;
+        s.serialize_field("race", &self.race)?;
+        s.serialize_field("cascades", &self.cascades)?;
+        s.end()
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -355,6 +405,17 @@ impl TrialSummary {
             .collect()
     }
 
+    /// What a composed trial (a cascade, a panel) takes of it.
+    pub fn part(&self) -> Part<'_> {
+        Part {
+            id: self.id,
+            dev: &self.observations,
+            test: &self.test_observations,
+            latencies: &self.latencies,
+            metrics: &self.metrics,
+        }
+    }
+
     /// Its `q` on the test split, where it judged it.
     pub fn test_score(&self, q: Quality) -> Option<Estimate> {
         self.split_scores.test.as_ref().map(|s| s.quality.get(q))
@@ -388,6 +449,9 @@ pub struct StoredExperiment {
     pub race: Vec<RoundStanding>,
     /// Its load ramps (`judgelab load`), oldest first.
     pub load_ramps: Vec<StoredRamp>,
+    /// Panels added to it after its file was written (`judgelab panel`, the app's results
+    /// view); a panel of its file's of the same name comes first.
+    pub panels: Vec<PanelSpec>,
 }
 
 /// A stored trial and its records.
@@ -564,6 +628,8 @@ impl ExperimentSummary {
             stored.experiment.trust.cascade_threshold,
             bootstrap,
         );
+        let specs = panel_specs(&stored.experiment, stored.panels);
+        let panels = panels(dataset.task, &stored.experiment, &trials, &specs, bootstrap);
         ExperimentSummary {
             schema_version: EXPORT_SCHEMA_VERSION,
             experiment: ExperimentInfo {
@@ -591,6 +657,7 @@ impl ExperimentSummary {
             load_ramps: stored.load_ramps,
             race: stored.race,
             cascades,
+            panels,
             dataset,
         }
     }
@@ -798,6 +865,45 @@ impl ExperimentSummary {
     }
 }
 
+/// An experiment's panels: its file's `[[panels]]`, then the `added` ones whose names the
+/// file does not use.
+pub fn panel_specs(experiment: &Experiment, added: Vec<PanelSpec>) -> Vec<PanelSpec> {
+    let mut specs = experiment.panels.clone();
+    for p in added {
+        if !specs.iter().any(|s| s.name == p.name) {
+            specs.push(p);
+        }
+    }
+    specs
+}
+
+/// Each of `specs` composed from `trials`, those that [`panel::check`] accepts (the
+/// engine refuses the others before a summary is made), with contributions measured by
+/// the experiment's selection metric.
+pub fn panels(
+    task: Task,
+    experiment: &Experiment,
+    trials: &[TrialSummary],
+    specs: &[PanelSpec],
+    spec: &BootstrapSpec,
+) -> Vec<Panel> {
+    let ids: Vec<(i64, &TrialParams)> = trials.iter().map(|t| (t.id, &t.params)).collect();
+    let metric = experiment.selection.metric;
+    specs
+        .iter()
+        .filter(|p| panel::check(p, experiment, task, &ids).is_ok())
+        .map(|p| {
+            let members: Vec<Part<'_>> = p
+                .members
+                .iter()
+                .filter_map(|&m| trials.iter().find(|t| t.id == m))
+                .map(TrialSummary::part)
+                .collect();
+            Panel::new(task, p, &members, metric, spec)
+        })
+        .collect()
+}
+
 /// Most cascades composed for one experiment.
 pub const MAX_CASCADES: usize = 3;
 
@@ -841,19 +947,10 @@ pub fn cascades(
         let q = |t: &TrialSummary| t.metrics.value(metric).unwrap_or(f64::NEG_INFINITY);
         q(b.0).total_cmp(&q(a.0))
     });
-    fn part(t: &TrialSummary) -> Part<'_> {
-        Part {
-            id: t.id,
-            dev: &t.observations,
-            test: &t.test_observations,
-            latencies: &t.latencies,
-            metrics: &t.metrics,
-        }
-    }
     cheap
         .into_iter()
         .take(MAX_CASCADES)
-        .map(|(t, threshold)| Cascade::new(task, part(t), part(strong), threshold, spec))
+        .map(|(t, threshold)| Cascade::new(task, t.part(), strong.part(), threshold, spec))
         .collect()
 }
 

@@ -12,6 +12,7 @@ mod exact;
 mod judges;
 pub mod keys;
 pub mod load;
+pub mod panels;
 mod plan;
 mod progress;
 mod prompt;
@@ -73,6 +74,12 @@ pub enum EngineError {
     DefaultModelChanged { path: String, sha256: String },
     #[error("no experiment named {0:?} in this database")]
     UnknownExperiment(String),
+    #[error("experiment {experiment:?}: panel {panel:?}: {message}")]
+    Panel {
+        experiment: String,
+        panel: String,
+        message: String,
+    },
     #[error("the judge failed: {0}")]
     Judge(String),
     /// The OS keychain could not be opened, read or written.
@@ -110,6 +117,7 @@ impl EngineError {
                 | EngineError::Results(_)
                 | EngineError::Changed { .. }
                 | EngineError::UnknownExperiment(_)
+                | EngineError::Panel { .. }
         ) || matches!(
             self,
             EngineError::Store(StoreError::NameTaken { .. } | StoreError::Running { .. })

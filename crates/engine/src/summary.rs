@@ -25,6 +25,7 @@ pub async fn summarize(
         .into_iter()
         .find(|d| d.id == row.dataset_id)
         .ok_or_else(|| EngineError::UnknownExperiment(name.to_string()))?;
+    crate::panels::check(store, &row).await?;
     // Every trial's verdicts are read on threads of their own while the dataset loads:
     // opening a 100,000-verdict experiment is mostly reading.
     let trial_rows = store.trials(row.id).await?;
@@ -86,6 +87,7 @@ pub async fn summarize(
         selected: row.selected,
         race: store.race_standings(row.id).await?,
         load_ramps,
+        panels: store.panels(row.id).await?,
     };
     Ok(ExperimentSummary::new(stored, dataset, trials, bootstrap))
 }

@@ -72,7 +72,7 @@ pub enum FrontStatus {
     Indistinguishable,
     /// Clearly dominated.
     Dominated,
-    /// Not a trial: a cascade composed from two trials' verdicts.
+    /// Not a trial: a cascade or a panel, composed from trials' stored verdicts.
     Composed,
 }
 

@@ -6,7 +6,7 @@ use judgelab_core::load::LoadLevel;
 use judgelab_core::pareto::{FrontStatus, Objective};
 use judgelab_core::results::TrialSummary;
 
-use crate::analysis::{baseline_title, cascade_label, Analysis};
+use crate::analysis::{baseline_title, cascade_label, panel_label, Analysis};
 use crate::charts;
 use judgelab_core::sweep::Axis;
 
@@ -47,6 +47,15 @@ impl Analysis<'_> {
                     x: objective.value(&c.metrics)?,
                     y: c.metrics.value(self.quality)?,
                     y_ci: c.metrics.estimate(self.quality).ci,
+                    status: charts::FrontStatus::Composed,
+                })
+            }))
+            .chain(self.summary.panels.iter().filter_map(|p| {
+                Some(charts::ParetoPoint {
+                    label: panel_label(p),
+                    x: objective.value(&p.metrics)?,
+                    y: p.metrics.value(self.quality)?,
+                    y_ci: p.metrics.estimate(self.quality).ci,
                     status: charts::FrontStatus::Composed,
                 })
             }))

@@ -312,6 +312,32 @@ fn trials(h: &mut String, a: &Analysis<'_>) {
             spend_cells(a, m),
         );
     }
+    for (i, panel) in a.summary.panels.iter().enumerate() {
+        let m = &panel.metrics;
+        let members: Vec<String> = panel.members.iter().map(|m| format!("#{m}")).collect();
+        let _ = write!(
+            h,
+            "<tr class=\"composed\"><td class=\"l\">{}</td><td class=\"l\" colspan=\"{}\">panel: {} of {}</td><td>{}</td><td>{}</td>",
+            escape(&panel.name),
+            a.varying.len().max(1),
+            panel.rule.name(),
+            members.join(", "),
+            m.n,
+            cell(m.estimate(a.quality)),
+        );
+        if show_accuracy {
+            let _ = write!(h, "<td>{}</td>", cell(m.estimate(Quality::Accuracy)));
+        }
+        let (vs, p) = match &a.panel_versus_best[i] {
+            Some(c) => (cell(c.difference), format!("{:.3}", c.mcnemar_p)),
+            None => ("—".into(), String::new()),
+        };
+        let _ = writeln!(
+            h,
+            "<td>{vs}</td><td>{p}</td>{}<td>composed</td><td>composed</td></tr>",
+            spend_cells(a, m),
+        );
+    }
     for b in a.summary.baselines.values() {
         let _ = write!(h, "<tr class=\"baseline\"><td class=\"l\">baseline</td>");
         let _ = write!(
@@ -331,7 +357,29 @@ fn trials(h: &mut String, a: &Analysis<'_>) {
     if !a.summary.cascades.is_empty() {
         h.push_str(" A cascade is not a trial: it is composed from two trials' stored verdicts, the cheap one's where its confidence reaches its selective threshold and the strong one's for the rest; its cost is the cheap trial's plus the escalated share of the strong one's, its latency a cheap request's plus a strong one's where escalated.");
     }
+    if !a.summary.panels.is_empty() {
+        h.push_str(" A panel is not a trial either: its members' stored verdicts on each item combined by its rule, with no new call; its cost is its members' sum, its latency per request the slowest member's.");
+    }
     h.push_str("</p>\n");
+    panels(h, a);
+}
+
+/// Each panel in a sentence: its rule, its score against the best trial, how much its
+/// members agree, and what each adds.
+fn panels(h: &mut String, a: &Analysis<'_>) {
+    if a.summary.panels.is_empty() {
+        return;
+    }
+    h.push_str("<h3>Panels</h3>\n<ul>\n");
+    for (i, p) in a.summary.panels.iter().enumerate() {
+        let _ = writeln!(
+            h,
+            "<li><b>{}</b>: {}.</li>",
+            escape(&p.name),
+            escape(&a.panel_reading(i))
+        );
+    }
+    h.push_str("</ul>\n<p class=\"note\">Members' agreement is Krippendorff's alpha over the members' verdicts (nominal for choices, ordinal for ratings), with a 95% bootstrap interval over items; “without #n” is the panel's metric with that member left out, and in brackets the panel's paired difference from it.</p>\n");
 }
 
 /// Whether the pick was confirmed on items that did not choose it: each kept trial's dev

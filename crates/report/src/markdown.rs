@@ -167,6 +167,35 @@ pub fn render(a: &Analysis<'_>, charts: &[(String, String)]) -> String {
         ]);
         let _ = writeln!(m, "| {} |", row.join(" | "));
     }
+    for (i, panel) in a.summary.panels.iter().enumerate() {
+        let mm = &panel.metrics;
+        let mut row: Vec<String> = vec![format!("{} (panel)", panel.name)];
+        row.extend(a.varying.iter().map(|_| String::new()));
+        let (vs, p) = match &a.panel_versus_best[i] {
+            Some(c) => (estimate_text(c.difference), format!("{:.3}", c.mcnemar_p)),
+            None => ("—".into(), String::new()),
+        };
+        row.extend([
+            mm.n.to_string(),
+            estimate_text(mm.estimate(a.quality)),
+            estimate_text(mm.estimate(Quality::Accuracy)),
+            vs,
+            p,
+            mm.parse_failure_rate
+                .map_or("—".into(), |r| format!("{:.1}%", r * 100.0)),
+            cost_text(a.cost, mm),
+            mm.latency_ms.p95.map_or("—".into(), |v| format!("{v:.0}")),
+            "composed".into(),
+            "composed".into(),
+        ]);
+        let _ = writeln!(m, "| {} |", row.join(" | "));
+    }
+    if !a.summary.panels.is_empty() {
+        m.push_str("\nPanels (composed from the members' stored verdicts, no new call; cost: the members' sum; latency: the slowest member's):\n\n");
+        for (i, panel) in a.summary.panels.iter().enumerate() {
+            let _ = writeln!(m, "- {}: {}.", panel.name, a.panel_reading(i));
+        }
+    }
     m.push_str("\nBaselines (over the same items):\n\n");
     for b in a.summary.baselines.values() {
         let _ = writeln!(

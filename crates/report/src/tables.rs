@@ -90,6 +90,10 @@ pub fn trials_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
             "cascade_cheap",
             "cascade_strong",
             "cascade_escalated",
+            "panel",
+            "panel_rule",
+            "panel_members",
+            "panel_members_alpha",
             "schema_version",
         ]
         .map(String::from),
@@ -120,8 +124,9 @@ pub fn trials_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
             String::new(),
             String::new(),
             String::new(),
-            EXPORT_SCHEMA_VERSION.to_string(),
         ]);
+        row.extend(vec![String::new(); 4]);
+        row.push(EXPORT_SCHEMA_VERSION.to_string());
         w.write_record(&row)?;
     }
     // Cascades: composed rows, with no id or parameters of their own.
@@ -133,10 +138,35 @@ pub fn trials_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
         row.extend(vec![String::new(); 7]);
         row.push(opt(Some(c.threshold)));
         row.extend(vec![String::new(); 4]);
+        row.extend([c.cheap.to_string(), c.strong.to_string(), opt(c.escalated)]);
+        row.extend(vec![String::new(); 4]);
+        row.push(EXPORT_SCHEMA_VERSION.to_string());
+        w.write_record(&row)?;
+    }
+    // Panels: composed rows, named, with their members.
+    for (i, p) in a.summary.panels.iter().enumerate() {
+        let m = &p.metrics;
+        let mut row: Vec<String> = vec![String::new(); 2 + Axis::ALL.len()];
+        row.extend(metric_cells(a, m));
+        row.extend(["composed".to_string(), "composed".to_string()]);
+        let vs = a.panel_versus_best[i].as_ref();
+        let calibration = p.calibration.as_ref();
         row.extend([
-            c.cheap.to_string(),
-            c.strong.to_string(),
-            opt(c.escalated),
+            opt(vs.and_then(|c| c.difference.value)),
+            opt(vs.and_then(|c| c.difference.ci.map(|x| x.0))),
+            opt(vs.and_then(|c| c.difference.ci.map(|x| x.1))),
+            opt(vs.map(|c| c.mcnemar_p)),
+            calibration.map_or(String::new(), |c| c.confidence_kind.name().to_string()),
+            opt(calibration.and_then(|c| c.ece)),
+            opt(calibration.and_then(|c| c.brier)),
+        ]);
+        row.extend(vec![String::new(); 5 + 3]);
+        let members: Vec<String> = p.members.iter().map(i64::to_string).collect();
+        row.extend([
+            p.name.clone(),
+            p.rule.name().to_string(),
+            members.join(" "),
+            opt(p.members_agreement.alpha.value),
             EXPORT_SCHEMA_VERSION.to_string(),
         ]);
         w.write_record(&row)?;

@@ -7,6 +7,7 @@
 //! the only kind of row a later run may overwrite.
 
 mod lock;
+mod panels;
 mod race;
 mod rows;
 
@@ -400,7 +401,6 @@ impl Store {
             .ok_or_else(|| self.corrupt("experiment vanished after insert"))
     }
 
-    /// Deletes an experiment with its trials and verdicts.
     /// Keeps `spec` as the experiment's file: a resumed run's file may differ from the
     /// stored one in what is outside the identity (budgets, `[trust]`), which the report
     /// reads from the latest.
@@ -414,6 +414,7 @@ impl Store {
         Ok(())
     }
 
+    /// Deletes an experiment with its trials, verdicts and panels.
     pub async fn delete_experiment(&self, experiment_id: i64) -> Result<()> {
         sqlx::query("DELETE FROM experiments WHERE id = ?")
             .bind(experiment_id)

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 mod estimate;
 mod old_databases;
+mod panel;
 
 struct Env {
     dir: tempfile::TempDir,
@@ -782,7 +783,7 @@ fn check_report(env: &Env, shown: &Value) {
         .collect();
     assert_eq!(ids, shown_ids);
     // Every export says which version of its format it is.
-    assert_eq!(shown["schema_version"], 1);
+    assert_eq!(shown["schema_version"], 2);
     assert!(
         trials.lines().skip(1).all(|l| l.ends_with(",1")),
         "{trials}"

@@ -3,8 +3,8 @@
 # last commit at that schema version, then `show --json` as that CLI printed it.
 #   BIN=<dir with judgelab-ab850e9, judgelab-5d7bfee, judgelab-9e0a96d, judgelab-eb36354,
 #        judgelab-b4dc3c5, judgelab-18ee53b, judgelab-e343aa7, judgelab-96e59c3,
-#        judgelab-d0c6f32>
-#   ./make.sh [VERSION...]   (default: all of 0001 … 0009)
+#        judgelab-d0c6f32, judgelab-cea6835>
+#   ./make.sh [VERSION...]   (default: all of 0001 … 0010)
 #   PYTHON=<python with llama-cpp-python[server]>  MODEL=<the default model's .gguf>
 # Build each binary from a worktree of its commit (`cargo build --bin judgelab`). Never
 # needed by the tests: the databases are committed.
@@ -26,6 +26,12 @@ make() {
     local trial
     trial=$("$bin" --db "$db" show remote --json | "$PYTHON" -c "import json,sys; print(json.load(sys.stdin)['trials'][0]['id'])")
     "$bin" --db "$db" load remote --trial "$trial" --concurrency 1,2 --requests 4 --warmup 1 --json > /dev/null
+  fi
+  if [ "$version" = 0010 ]; then
+    # An estimate of the first trial on the dataset's items without a label.
+    local first
+    first=$("$bin" --db "$db" show unlabelled --json | "$PYTHON" -c "import json,sys; print(json.load(sys.stdin)['trials'][0]['id'])")
+    "$bin" --db "$db" estimate unlabelled --trial "$first" --json > /dev/null
   fi
   for exp in "$@"; do
     "$bin" --db "$db" show "$exp" --json > "$version/show/$exp.json"
@@ -49,7 +55,7 @@ server() {
 }
 
 versions=("$@")
-[ ${#versions[@]} -gt 0 ] || versions=(0001 0002 0003 0004 0005 0006 0007 0008 0009)
+[ ${#versions[@]} -gt 0 ] || versions=(0001 0002 0003 0004 0005 0006 0007 0008 0009 0010)
 for version in "${versions[@]}"; do
   case $version in
     0001) make 0001 ab850e9 pairwise ratings ;;
@@ -61,6 +67,7 @@ for version in "${versions[@]}"; do
     0007) [ -n "${SERVER:-}" ] || server; make 0007 e343aa7 timed remote ;;
     0008) [ -n "${SERVER:-}" ] || server; make 0008 96e59c3 timed remote race ;;
     0009) [ -n "${SERVER:-}" ] || server; make 0009 d0c6f32 timed remote race exact ;;
+    0010) make 0010 cea6835 unlabelled ;;
     *) echo "no such version: $version" >&2; exit 2 ;;
   esac
 done

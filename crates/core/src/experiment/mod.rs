@@ -9,7 +9,9 @@ use crate::verdict::OutputKind;
 
 mod judges;
 mod limits;
+mod panels;
 mod trust;
+pub use panels::{PanelSpec, Rule as PanelRule, Ties};
 pub use trust::Trust;
 
 pub use crate::sweep::{Constraint, Order, Sweep, TrialParams};
@@ -33,6 +35,8 @@ pub struct Experiment {
     pub selection: Selection,
     /// What selective judging is asked for (`[trust]`), outside the identity.
     pub trust: trust::Trust,
+    /// Panels of its trials (`[[panels]]`), outside the identity: they make no call.
+    pub panels: Vec<PanelSpec>,
     /// Written with one `[judge]` table, as experiments were before named judges: its
     /// identity is hashed as it was then.
     pub single_form: bool,
@@ -159,6 +163,8 @@ struct RawExperiment {
     selection: RawSelection,
     #[serde(default)]
     trust: trust::RawTrust,
+    #[serde(default)]
+    panels: Vec<panels::RawPanel>,
 }
 
 #[derive(Deserialize, Default)]
@@ -211,6 +217,7 @@ impl Experiment {
         let limits = limits::limits(raw.limits, &invalid)?;
         let selection = limits::selection(raw.selection, &invalid)?;
         let trust = trust::trust(raw.trust, &invalid)?;
+        let panels = panels::panels(raw.panels, &invalid)?;
         let max_few_shot = sweep.few_shot.iter().copied().max().unwrap_or(0) as usize;
         match limits.pool {
             Some(pool) if pool < max_few_shot => {
@@ -253,6 +260,7 @@ impl Experiment {
             limits,
             selection,
             trust,
+            panels,
         })
     }
 
@@ -750,6 +758,43 @@ items = 20
             .unwrap_err()
             .to_string();
         assert!(err.contains(expect), "expected {expect:?} in:\n{err}");
+    }
+
+    #[test]
+    fn panels_are_checked_and_outside_the_identity() {
+        let plain = Experiment::from_toml("e.toml", GRID).unwrap();
+        assert!(plain.panels.is_empty());
+        let text = format!(
+            "{GRID}\n[[panels]]\nname = \"vote3\"\nmembers = [1, 2, 3]\n\n[[panels]]\nname = \"pair\"\nmembers = [4, 5]\nrule = \"mean\"\n"
+        );
+        let e = Experiment::from_toml("e.toml", &text).unwrap();
+        assert_eq!(e.identity(), plain.identity());
+        assert_eq!(e.panels.len(), 2);
+        assert_eq!(
+            (e.panels[0].rule, e.panels[0].ties, &e.panels[0].members),
+            (PanelRule::Majority, None, &vec![1, 2, 3])
+        );
+        assert_eq!(e.panels[1].rule, PanelRule::Mean);
+        // What a written panel says is what the file would say.
+        let again =
+            Experiment::from_toml("e.toml", &format!("{GRID}\n{}", e.panels[1].to_toml())).unwrap();
+        assert_eq!(again.panels[0], e.panels[1]);
+        let panel = |body: &str| format!("{GRID}\n[[panels]]\n{body}\n");
+        check_err(&panel("name = \"p\"\nmembers = [1]"), "panels[0].members");
+        check_err(&panel("name = \"p\"\nmembers = [1, 1]"), "listed twice");
+        check_err(&panel("name = \"a b\"\nmembers = [1, 2]"), "panels[0].name");
+        check_err(
+            &panel("name = \"p\"\nmembers = [1, 2]\nrule = \"vote\""),
+            "unknown variant",
+        );
+        check_err(
+            &panel("name = \"p\"\nmembers = [1, 2]\nweight = 1"),
+            "weight",
+        );
+        check_err(
+            &format!("{GRID}\n[[panels]]\nname = \"p\"\nmembers = [1, 2]\n[[panels]]\nname = \"p\"\nmembers = [3, 4]\n"),
+            "names another panel too",
+        );
     }
 
     #[test]

@@ -15,24 +15,12 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::composed::Part;
 use crate::dataset::Task;
 use crate::metrics::{
     self, BootstrapSpec, Observation, Percentiles, SplitScore, SplitScores, TrialMetrics,
 };
 use crate::trust::confidence;
-
-/// A trial as a cascade takes it: its verdicts on each split, its timed requests and its
-/// metrics.
-#[derive(Debug, Clone, Copy)]
-pub struct Part<'a> {
-    /// Its store id.
-    pub id: i64,
-    pub dev: &'a [Observation],
-    /// Empty where it did not judge the test split.
-    pub test: &'a [Observation],
-    pub latencies: &'a [f64],
-    pub metrics: &'a TrialMetrics,
-}
 
 /// A virtual trial: `cheap` decides the verdicts it is at least `threshold` confident of,
 /// `strong` the rest. Composed from stored verdicts, not run.

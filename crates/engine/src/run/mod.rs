@@ -50,6 +50,9 @@ pub async fn run_experiment(
     }
     let mut judges = Judges::new(&r, &options);
     let (row, resumed) = open(store, &r, options.replace, &mut judges, on_event).await?;
+    // Its panels name its trials, which exist from here on: a panel that cannot be
+    // composed is refused before anything is judged.
+    crate::panels::check(store, &row).await?;
     let trials = store.trials(row.id).await?;
     let index: HashMap<&str, &Item> = r.dataset.items.iter().map(|i| (i.id.as_str(), i)).collect();
     let budget = Budget::start(store, &r, &row).await?;
@@ -242,8 +245,10 @@ async fn open(
     let replacing = match store.experiment_by_name(&r.experiment.name).await? {
         Some(e) if e.content_hash == r.content_hash => {
             // The same experiment; what of the file is outside its identity may have
-            // changed, and the report reads it from the latest file.
+            // changed, and the report reads it from the latest file, once its panels
+            // compose from the stored trials.
             if e.spec != r.spec {
+                crate::panels::check_file(store, &e, &r.experiment).await?;
                 store.update_spec(e.id, &r.spec).await?;
                 let updated = store.experiment_by_name(&e.name).await?;
                 return Ok((updated.unwrap_or(e), true));

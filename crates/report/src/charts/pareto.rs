@@ -110,7 +110,7 @@ pub(crate) fn draw(scene: &mut Scene, chart: &ParetoChart) {
     if points.iter().any(|p| p.status == FrontStatus::Composed) {
         legend.push(LegendEntry::new(
             Glyph::Marker(marker(FrontStatus::Composed, k)),
-            "cascade (composed from two trials)",
+            "composed from stored verdicts (cascade, panel)",
         ));
     }
     let any_ci = points.iter().any(|p| interval(p).is_some());

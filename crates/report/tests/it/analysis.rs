@@ -130,6 +130,7 @@ fn summary(trials: Vec<TrialSummary>) -> ExperimentSummary {
         baselines,
         trials,
         cascades: vec![],
+        panels: vec![],
         load_ramps: vec![],
         race: vec![],
         dataset: Dataset {
@@ -297,4 +298,76 @@ fn a_cascade_of_a_confident_cheap_trial_and_the_best_is_composed_and_shown() {
         "the trials table lists it"
     );
     assert!(html.contains("#2 decides 80% of verdicts"), "{html}");
+}
+
+#[test]
+fn a_panel_is_drawn_listed_and_read_beside_its_members() {
+    // Three trials right on 90%, 80% and 70% of the items, wrong on different ones: the
+    // majority is wrong only where two are.
+    let mut s = summary(vec![
+        trial(1, 0.0, 100, |i| i % 10 != 0),
+        trial(2, 0.5, 100, |i| i % 5 != 1),
+        trial(3, 1.0, 100, |i| i % 10 >= 3),
+    ]);
+    let spec = judgelab_core::experiment::PanelSpec {
+        name: "vote3".into(),
+        members: vec![1, 2, 3],
+        rule: Default::default(),
+        ties: None,
+    };
+    s.panels = judgelab_core::results::panels(
+        Task::Pairwise,
+        &s.experiment.parsed,
+        &s.trials,
+        &[spec],
+        &BootstrapSpec::default(),
+    );
+    assert_eq!(s.panels.len(), 1);
+    let p = &s.panels[0];
+    // Wrong where two of three are: items i % 10 = 0 (trials 1 and 3) and 1 (2 and 3).
+    let accuracy = p.metrics.accuracy().unwrap();
+    assert!((accuracy - 0.8).abs() < 1e-12, "{accuracy}");
+    // Its cost is its members' sum.
+    let tokens = p.metrics.tokens_per_item().unwrap();
+    assert!((tokens - 3.0 * 101.0).abs() < 1e-9, "{tokens}");
+
+    let a = Analysis::new(&s, Quality::Kappa);
+    let chart = a.pareto_chart(a.cost);
+    let composed: Vec<&str> = chart
+        .points
+        .iter()
+        .filter(|p| p.status == judgelab_report::charts::FrontStatus::Composed)
+        .map(|p| p.label.as_str())
+        .collect();
+    assert_eq!(composed, ["vote3 panel"]);
+    assert!(
+        chart
+            .points
+            .iter()
+            .filter(|p| p.label.starts_with('#'))
+            .count()
+            == 3,
+        "its members are on the same chart"
+    );
+    let csv = String::from_utf8(judgelab_report::tables::trials_csv(&a).unwrap()).unwrap();
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    let panel = rows[0].iter().position(|c| *c == "panel").unwrap();
+    assert_eq!(rows.len(), 5, "{csv}");
+    assert_eq!(
+        (rows[4][panel], rows[4][panel + 1], rows[4][panel + 2]),
+        ("vote3", "majority", "1 2 3"),
+        "{csv}"
+    );
+    assert_eq!(rows[0].len(), rows[4].len());
+    let dir = tempfile::tempdir().unwrap();
+    let options = judgelab_report::ReportOptions {
+        quality: Quality::Kappa,
+    };
+    judgelab_report::write_report(&s, dir.path(), &options).unwrap();
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(html.contains("<h3>Panels</h3>"), "{html}");
+    assert!(html.contains("majority of #1, #2, #3"), "{html}");
+    assert!(html.contains("against the best trial #1"), "{html}");
+    let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(md.contains("| vote3 (panel) |"), "{md}");
 }
