@@ -506,6 +506,64 @@ pub struct Results {
     pub load: Option<LoadView>,
     pub selection: SelectionView,
     pub trust: TrustView,
+    /// Its panels: the file's `[[panels]]`, then those added since.
+    pub panels: Vec<PanelView>,
+}
+
+/// A panel: its members' stored verdicts on each item combined by a rule, not run. Its
+/// cost is its members' sum, its latency per request the slowest member's.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct PanelView {
+    pub name: String,
+    /// As the charts name it: "vote3 panel".
+    pub label: String,
+    /// Trial ids, in the order ties read them.
+    pub members: Vec<u32>,
+    /// `majority`, `mean` or `distribution`.
+    pub rule: String,
+    /// What a split vote gives (`tie`, `first`), for majority panels.
+    pub ties: Option<String>,
+    /// Declared in the experiment's file (`[[panels]]`): changed there, not here.
+    pub from_file: bool,
+    /// One per column of [`Results::columns`].
+    pub quality: Vec<Cell>,
+    pub n: u32,
+    pub n_errors: u32,
+    pub parse_failure_rate: Option<f64>,
+    pub prompt_tokens_per_item: Option<f64>,
+    pub completion_tokens_per_item: Option<f64>,
+    pub usd_per_1k_items: Option<f64>,
+    pub latency_p95: Option<f64>,
+    /// The panel's metric minus the best trial's, with its paired interval.
+    pub vs_best: Option<Cell>,
+    /// On the test split, where every member judged it.
+    pub test: Option<Cell>,
+    /// Krippendorff's alpha over its members, and the verdicts two or more of them gave.
+    pub members_alpha: Cell,
+    pub members_n: u32,
+    pub contributions: Vec<ContributionView>,
+    pub reading: String,
+}
+
+/// What one member adds to its panel, by the experiment's selection metric.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ContributionView {
+    pub member: u32,
+    /// The panel's metric without this member.
+    pub without: Cell,
+    /// The panel's metric minus `without`, with its paired interval.
+    pub difference: Cell,
+}
+
+/// A panel to compose, as the results view's form gives it.
+#[derive(Debug, Clone, Deserialize, Type)]
+pub struct PanelInput {
+    pub name: String,
+    pub members: Vec<u32>,
+    /// `majority`, `mean` or `distribution`.
+    pub rule: String,
+    /// `tie` or `first`; none: the task's default.
+    pub ties: Option<String>,
 }
 
 /// How far to trust the judges (the report's "How far to trust it" section): each trusted

@@ -41,6 +41,8 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::runs::stop_run,
             commands::runs::list_experiments,
             commands::results::experiment_results,
+            commands::panels::add_panel,
+            commands::panels::remove_panel,
             commands::results::trial_detail,
             commands::results::verdict_detail,
             commands::results::compare_trials,

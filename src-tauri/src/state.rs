@@ -35,6 +35,9 @@ pub struct SummaryKey {
     pub n_verdicts: usize,
     /// A new load ramp changes the summary as a new verdict does.
     pub n_ramps: usize,
+    /// So does the experiment's file (its `[trust]`, its `[[panels]]`) and an added panel.
+    pub spec: String,
+    pub panels: Vec<judgelab_core::experiment::PanelSpec>,
 }
 
 /// A run in its own thread.

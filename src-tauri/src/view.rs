@@ -5,13 +5,13 @@
 use judgelab_core::metrics::{Estimate, Quality};
 use judgelab_core::results::ExperimentSummary;
 use judgelab_core::sweep::Axis;
-use judgelab_report::analysis::{baseline_title, cascade_label, Analysis};
+use judgelab_report::analysis::{baseline_title, cascade_label, panel_label, Analysis};
 use judgelab_report::{Chart, ParetoChart};
 
 use crate::dto::{
-    BaselineView, CascadeView, Cell, ChartView, Column, ConfirmedView, CorrectedView, Hotspot,
-    LoadLevelView, LoadView, Param, RaceView, Results, SelectionView, TrialView, TrustRow,
-    TrustView,
+    BaselineView, CascadeView, Cell, ChartView, Column, ConfirmedView, ContributionView,
+    CorrectedView, Hotspot, LoadLevelView, LoadView, PanelView, Param, RaceView, Results,
+    SelectionView, TrialView, TrustRow, TrustView,
 };
 use crate::error::AppResult;
 
@@ -59,7 +59,59 @@ pub fn results(summary: &ExperimentSummary, q: Quality) -> AppResult<Results> {
         load: load_view(&a)?,
         selection: selection_view(&a)?,
         trust: trust_view(&a)?,
+        panels: (0..summary.panels.len())
+            .map(|i| panel_view(&a, i))
+            .collect(),
     })
+}
+
+/// A panel as the trials table and the panels card show it.
+fn panel_view(a: &Analysis<'_>, i: usize) -> PanelView {
+    let p = &a.summary.panels[i];
+    let m = &p.metrics;
+    PanelView {
+        name: p.name.clone(),
+        label: panel_label(p),
+        members: p.members.iter().map(|&m| m as u32).collect(),
+        rule: p.rule.name().to_string(),
+        ties: p.ties.map(|t| t.name().to_string()),
+        from_file: a
+            .summary
+            .experiment
+            .parsed
+            .panels
+            .iter()
+            .any(|f| f.name == p.name),
+        quality: Quality::for_task(a.task)
+            .iter()
+            .map(|&q| cell(m.estimate(q)))
+            .collect(),
+        n: m.n as u32,
+        n_errors: m.n_errors as u32,
+        parse_failure_rate: m.parse_failure_rate,
+        prompt_tokens_per_item: m.prompt_tokens_per_item,
+        completion_tokens_per_item: m.completion_tokens_per_item,
+        usd_per_1k_items: m.usd_per_1k_items,
+        latency_p95: m.latency_ms.p95,
+        vs_best: a.panel_versus_best[i].as_ref().map(|c| cell(c.difference)),
+        test: p
+            .split_scores
+            .test
+            .as_ref()
+            .map(|t| cell(t.quality.get(a.quality))),
+        members_alpha: cell(p.members_agreement.alpha),
+        members_n: p.members_agreement.n as u32,
+        contributions: p
+            .contributions
+            .iter()
+            .map(|c| ContributionView {
+                member: c.member as u32,
+                without: cell(c.without),
+                difference: cell(c.difference),
+            })
+            .collect(),
+        reading: a.panel_reading(i),
+    }
 }
 
 /// The report's "How far to trust it" section, as data.
@@ -292,7 +344,8 @@ fn chart_view(summary: &ExperimentSummary, chart: ParetoChart) -> AppResult<Char
         svg,
         width: CHART.0,
         height: CHART.1,
-        // Trials only: the points after them are cascades, which have no trial to open.
+        // Trials only: the points after them are cascades and panels, which have no trial
+        // to open.
         hotspots: spots
             .into_iter()
             .filter_map(|s| {

@@ -5,6 +5,7 @@ pub mod estimate;
 pub mod export;
 pub mod judges;
 pub mod load;
+pub mod panels;
 pub mod results;
 pub mod runs;
 pub mod templates;

@@ -35,6 +35,8 @@ pub(crate) async fn summary(
         resamples,
         n_verdicts: state.store.count_verdicts(row.id).await?,
         n_ramps: state.store.count_load_ramps(row.id).await?,
+        panels: state.store.panels(row.id).await?,
+        spec: row.spec,
     };
     let mut cached = state.summary.lock().await;
     if let Some((k, s)) = cached.as_ref() {

@@ -315,6 +315,44 @@ fn the_whole_workflow_in_the_real_app() {
         .text()
         .contains("on unlabelled"));
     shot(&s, "06-results-estimate");
+    // A panel of three trials, composed from the Results screen with no call: a row of its
+    // own in the trials table, and a composed point on the Pareto chart beside its members.
+    s.script(
+        "document.querySelector(arguments[0]).scrollIntoView()",
+        json!([testid("panels-card")]),
+    );
+    for i in 0..3 {
+        s.script(
+            "document.querySelectorAll(arguments[0])[arguments[1]].click()",
+            json!([testid("panel-member"), i]),
+        );
+    }
+    s.find(&testid("panel-name")).fill("vote3");
+    s.find(&testid("panel-compose")).click();
+    s.wait_until(
+        "the panel is composed",
+        "return !!document.querySelector(arguments[0]) || !!document.querySelector(arguments[1])",
+        json!([testid("panel-row"), testid("panel-error")]),
+        60,
+    );
+    if s.count(&testid("panel-error")) > 0 {
+        panic!("panel: {}", s.find(&testid("panel-error")).text());
+    }
+    let reading = s.find(&testid("panel-reading")).text();
+    assert!(reading.starts_with("vote3: majority of #"), "{reading}");
+    assert_eq!(s.count(&testid("panel-trial-row")), 1);
+    s.wait_until(
+        "the panel on the Pareto chart",
+        "return [...document.querySelectorAll('.svg-layer')].some(el => el.textContent.includes('vote3 panel'))",
+        json!([]),
+        30,
+    );
+    assert_eq!(
+        s.count(&testid("pareto-point")),
+        4,
+        "its members' points stay"
+    );
+    shot(&s, "06-results-panel");
     s.script(
         "document.querySelector(arguments[0]).scrollIntoView({block: 'center'})",
         json!([testid("pareto-point")]),
@@ -357,7 +395,8 @@ fn the_whole_workflow_in_the_real_app() {
         assert!(out.join(file).is_file(), "{file} was not exported");
     }
     let trials = std::fs::read_to_string(out.join("trials.csv")).expect("trials.csv");
-    assert_eq!(trials.lines().count(), 5, "{trials}");
+    // A header, the four trials and the panel.
+    assert_eq!(trials.lines().count(), 6, "{trials}");
     let verdicts = csv::Reader::from_path(out.join("verdicts.csv"))
         .expect("verdicts.csv")
         .records()

@@ -23,6 +23,10 @@ export const commands = {
 	stopRun: (name: string) => __TAURI_INVOKE<boolean>("stop_run", { name }),
 	listExperiments: () => typedError<ExperimentListing[], AppError>(__TAURI_INVOKE("list_experiments")),
 	experimentResults: (name: string, metric: string | null, resamples: number) => typedError<Results, AppError>(__TAURI_INVOKE("experiment_results", { name, metric, resamples })),
+	/**  Adds `panel` to experiment `name` (or replaces the added one of its name). */
+	addPanel: (name: string, panel: PanelInput, metric: string | null, resamples: number) => typedError<Results, AppError>(__TAURI_INVOKE("add_panel", { name, panel, metric, resamples })),
+	/**  Removes the added panel `panel` from experiment `name`. */
+	removePanel: (name: string, panel: string, metric: string | null, resamples: number) => typedError<Results, AppError>(__TAURI_INVOKE("remove_panel", { name, panel, metric, resamples })),
 	trialDetail: (name: string, trialId: number, metric: string | null, resamples: number, filter: VerdictFilter, label: string | null, offset: number, limit: number) => typedError<TrialDetail, AppError>(__TAURI_INVOKE("trial_detail", { name, trialId, metric, resamples, filter, label, offset, limit })),
 	verdictDetail: (name: string, trialId: number, itemId: string, repeat: number, swapped: boolean, resamples: number) => typedError<VerdictDetail, AppError>(__TAURI_INVOKE("verdict_detail", { name, trialId, itemId, repeat, swapped, resamples })),
 	compareTrials: (name: string, first: number, second: number, metric: string | null, resamples: number) => typedError<Comparison, AppError>(__TAURI_INVOKE("compare_trials", { name, first, second, metric, resamples })),
@@ -179,6 +183,15 @@ export type ConfusionView = {
 	rows: string[],
 	columns: string[],
 	counts: number[][],
+};
+
+/**  What one member adds to its panel, by the experiment's selection metric. */
+export type ContributionView = {
+	member: number,
+	/**  The panel's metric without this member. */
+	without: Cell,
+	/**  The panel's metric minus `without`, with its paired interval. */
+	difference: Cell,
 };
 
 export type CorrectedView = {
@@ -393,6 +406,52 @@ export type LoadView = {
 /**  What a call came to, as the verdict list filters it. */
 export type OutcomeKind = "verdict" | "parse_failure" | "call_failed";
 
+/**  A panel to compose, as the results view's form gives it. */
+export type PanelInput = {
+	name: string,
+	members: number[],
+	/**  `majority`, `mean` or `distribution`. */
+	rule: string,
+	/**  `tie` or `first`; none: the task's default. */
+	ties: string | null,
+};
+
+/**
+ *  A panel: its members' stored verdicts on each item combined by a rule, not run. Its
+ *  cost is its members' sum, its latency per request the slowest member's.
+ */
+export type PanelView = {
+	name: string,
+	/**  As the charts name it: "vote3 panel". */
+	label: string,
+	/**  Trial ids, in the order ties read them. */
+	members: number[],
+	/**  `majority`, `mean` or `distribution`. */
+	rule: string,
+	/**  What a split vote gives (`tie`, `first`), for majority panels. */
+	ties: string | null,
+	/**  Declared in the experiment's file (`[[panels]]`): changed there, not here. */
+	from_file: boolean,
+	/**  One per column of [`Results::columns`]. */
+	quality: Cell[],
+	n: number,
+	n_errors: number,
+	parse_failure_rate: number | null,
+	prompt_tokens_per_item: number | null,
+	completion_tokens_per_item: number | null,
+	usd_per_1k_items: number | null,
+	latency_p95: number | null,
+	/**  The panel's metric minus the best trial's, with its paired interval. */
+	vs_best: Cell | null,
+	/**  On the test split, where every member judged it. */
+	test: Cell | null,
+	/**  Krippendorff's alpha over its members, and the verdicts two or more of them gave. */
+	members_alpha: Cell,
+	members_n: number,
+	contributions: ContributionView[],
+	reading: string,
+};
+
 export type Param = {
 	name: string,
 	value: string,
@@ -481,6 +540,8 @@ export type Results = {
 	load: LoadView | null,
 	selection: SelectionView,
 	trust: TrustView,
+	/**  Its panels: the file's `[[panels]]`, then those added since. */
+	panels: PanelView[],
 };
 
 /**  What a run reports while it goes, streamed over a channel. */
