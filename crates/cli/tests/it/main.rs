@@ -785,7 +785,7 @@ fn check_report(env: &Env, shown: &Value) {
     // Every export says which version of its format it is.
     assert_eq!(shown["schema_version"], 2);
     assert!(
-        trials.lines().skip(1).all(|l| l.ends_with(",1")),
+        trials.lines().skip(1).all(|l| l.ends_with(",2")),
         "{trials}"
     );
 
