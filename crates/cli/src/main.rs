@@ -4,6 +4,7 @@
 //! template), 130 interrupted (everything judged so far is saved).
 
 mod bench;
+mod label;
 mod table;
 
 use std::path::{Path, PathBuf};
@@ -14,6 +15,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
+use judgelab_core::annotation::queue::Filter;
+use judgelab_core::annotation::Labels;
 use judgelab_core::dataset::ImportOptions;
 use judgelab_core::experiment::{PanelRule, PanelSpec, Ties};
 use judgelab_core::metrics::{BootstrapSpec, Quality};
@@ -88,6 +91,8 @@ enum Command {
         #[arg(long, value_name = "OBJ,OBJ[,OBJ]", value_delimiter = ',', value_parser = parse_objective)]
         front: Option<Vec<Objective>>,
         #[command(flatten)]
+        labels: LabelsArgs,
+        #[command(flatten)]
         bootstrap: BootstrapArgs,
     },
     /// Write a report: HTML, Markdown, CSVs and charts (SVG and PNG)
@@ -101,6 +106,8 @@ enum Command {
         /// experiment's `[selection] metric`, kappa unless it says otherwise]
         #[arg(long, value_parser = parse_quality)]
         metric: Option<Quality>,
+        #[command(flatten)]
+        labels: LabelsArgs,
         #[command(flatten)]
         bootstrap: BootstrapArgs,
     },
@@ -212,6 +219,47 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The labelling queue: the items of an experiment's dataset, those its trials disagree
+    /// on most first; one key labels one (a / b / t, or a digit on the scale), then the
+    /// trials' verdicts are shown. Labels are kept beside the dataset's, never in place of
+    /// them (`show --labels` computes the metrics against them); --export writes them as a
+    /// dataset file
+    Label {
+        /// An experiment name, or its .toml file
+        experiment: String,
+        /// Who is labelling [default: the user's login]
+        #[arg(long, value_name = "NAME")]
+        annotator: Option<String>,
+        /// Only items without a label in the dataset
+        #[arg(long)]
+        unlabelled: bool,
+        /// Print the queue and label nothing
+        #[arg(long, conflicts_with_all = ["item", "undo", "export"])]
+        list: bool,
+        /// Label one item (with --give) instead of going through the queue
+        #[arg(long, value_name = "ID", requires = "give")]
+        item: Option<String>,
+        /// The label for --item: a key (a, b, t, a digit) or the label (A, B, tie, 4)
+        #[arg(long, value_name = "LABEL", requires = "item")]
+        give: Option<String>,
+        /// Take back the annotator's label of one item
+        #[arg(long, value_name = "ID", conflicts_with_all = ["item", "export"])]
+        undo: Option<String>,
+        /// Write every item of the dataset as JSONL in the dataset schema, with the labels
+        /// --labels names (--labels-of: whose; default everyone's, combined)
+        #[arg(long, value_name = "FILE")]
+        export: Option<PathBuf>,
+        /// The labels to export: annotations, both (an item's annotation, else its
+        /// dataset label) or original
+        #[arg(long, default_value = "both", value_parser = ["original", "annotations", "both"], requires = "export")]
+        labels: String,
+        /// Whose annotations to export [default: everyone's, combined]
+        #[arg(long, value_name = "NAME", requires = "export")]
+        labels_of: Option<String>,
+        /// With --list, print JSON
+        #[arg(long, requires = "list")]
+        json: bool,
+    },
     /// Store or delete an API key in the OS keychain, for `api_key_keyring = "NAME"`
     Key {
         #[command(subcommand)]
@@ -287,6 +335,25 @@ enum Command {
         #[arg(long, default_value_t = 0.8, requires = "race")]
         correlation: f64,
     },
+}
+
+/// Whose labels the metrics are against.
+#[derive(clap::Args, Clone)]
+struct LabelsArgs {
+    /// The labels the metrics are against: original (the dataset's), annotations (the
+    /// labelling queue's), both (an item's annotation where it has one, else the dataset's)
+    #[arg(long, default_value = "original", value_parser = ["original", "annotations", "both"])]
+    labels: String,
+    /// With --labels annotations or both: whose [default: every annotator's, combined: a
+    /// majority (a split vote a tie) or the mean rating]
+    #[arg(long, value_name = "NAME")]
+    annotator: Option<String>,
+}
+
+impl LabelsArgs {
+    fn labels(&self) -> Result<Labels> {
+        Labels::parse(&self.labels, self.annotator.clone()).map_err(|e| EngineError::from(e).into())
+    }
 }
 
 /// How confidence intervals are drawn.
@@ -424,10 +491,46 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             experiment,
             json,
             front,
+            labels,
             bootstrap,
         } => {
             let front = front.unwrap_or_default();
-            show(&store, &experiment, json, &front, bootstrap.spec()).await?
+            let labels = labels.labels()?;
+            show(&store, &experiment, json, &front, &labels, bootstrap.spec()).await?
+        }
+        Command::Label {
+            experiment,
+            annotator,
+            unlabelled,
+            list,
+            item,
+            give,
+            undo,
+            export,
+            labels,
+            labels_of,
+            json,
+        } => {
+            use label::LabelAction;
+            let action = match (item.zip(give), undo, export) {
+                (Some((item, label)), _, _) => LabelAction::Give { item, label },
+                (None, Some(item), _) => LabelAction::Undo { item },
+                (None, None, Some(path)) => LabelAction::Export {
+                    path,
+                    labels: Labels::parse(&labels, labels_of).map_err(EngineError::from)?,
+                },
+                (None, None, None) if list => LabelAction::List { json },
+                (None, None, None) => LabelAction::Queue,
+            };
+            let request = label::LabelRequest {
+                experiment: experiment_name(&experiment)?,
+                annotator: annotator.unwrap_or_else(judgelab_engine::labels::default_annotator),
+                filter: Filter {
+                    unlabelled_only: unlabelled,
+                },
+                action,
+            };
+            label::label(&store, request).await?
         }
         Command::Load {
             experiment,
@@ -455,8 +558,12 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             experiment,
             out,
             metric,
+            labels,
             bootstrap,
-        } => report_command(&store, &experiment, &out, metric, bootstrap.spec()).await?,
+        } => {
+            let labels = labels.labels()?;
+            report_command(&store, &experiment, &out, metric, &labels, bootstrap.spec()).await?
+        }
         Command::Compare {
             experiment,
             first,
@@ -980,10 +1087,11 @@ async fn show(
     experiment: &str,
     json: bool,
     objectives: &[Objective],
+    labels: &Labels,
     bootstrap: BootstrapSpec,
 ) -> Result<ExitCode> {
     let name = experiment_name(experiment)?;
-    let summary = judgelab_engine::summarize(store, &name, &bootstrap).await?;
+    let summary = judgelab_engine::summarize_against(store, &name, &bootstrap, labels).await?;
     let front = front(&summary, objectives)?;
     if json {
         let mut value = serde_json::to_value(&summary)?;
@@ -1088,10 +1196,11 @@ async fn report_command(
     experiment: &str,
     out: &Path,
     quality: Option<Quality>,
+    labels: &Labels,
     bootstrap: BootstrapSpec,
 ) -> Result<ExitCode> {
     let name = experiment_name(experiment)?;
-    let summary = judgelab_engine::summarize(store, &name, &bootstrap).await?;
+    let summary = judgelab_engine::summarize_against(store, &name, &bootstrap, labels).await?;
     let quality = quality.unwrap_or(summary.experiment.parsed.selection.metric);
     let options = judgelab_report::ReportOptions { quality };
     let files = judgelab_report::write_report(&summary, out, &options)

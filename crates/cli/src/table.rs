@@ -242,6 +242,7 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
     for p in &s.panels {
         out.push_str(&panel_line(p));
     }
+    out.push_str(&labels_lines(s));
     if calibrated {
         out.push_str("ece: expected calibration error of the verdicts' confidence on the dev split (10 bins; report shows the reliability diagram)\n");
     }
@@ -256,6 +257,68 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
             "[low, high]: {:.0}% bootstrap intervals over items ({} resamples)\n",
             s.bootstrap.level * 100.0,
             s.bootstrap.resamples
+        ));
+    }
+    out
+}
+
+/// Whose labels the metrics are against (where not the dataset's), and how much the
+/// people agree with each other beside the pick's agreement with each (the human ceiling).
+pub fn labels_lines(s: &ExperimentSummary) -> String {
+    let mut out = String::new();
+    let l = &s.labels;
+    if l.labels != judgelab_core::annotation::Labels::Original {
+        out.push_str(&format!(
+            "metrics against {} ({} items carry one)\n",
+            l.description, l.n_labelled
+        ));
+    }
+    let Some(h) = &s.humans else {
+        return out;
+    };
+    let metric = s.experiment.parsed.selection.metric;
+    let pairs: Vec<String> = h
+        .pairs
+        .iter()
+        .map(|p| {
+            format!(
+                "{} with {} {} ({} items)",
+                p.first,
+                p.second,
+                estimate(p.quality.get(metric)),
+                p.n_items
+            )
+        })
+        .collect();
+    out.push_str(&format!(
+        "people: {}; Krippendorff's alpha over all {} {} ({} items labelled twice or more)\n",
+        if pairs.is_empty() {
+            "no item labelled by two".to_string()
+        } else {
+            format!("{} {}", metric.name(), pairs.join(", "))
+        },
+        h.raters.len(),
+        estimate(h.alpha),
+        h.n_shared
+    ));
+    if !h.judge.is_empty() {
+        let judge: Vec<String> = h
+            .judge
+            .iter()
+            .map(|j| {
+                format!(
+                    "{} {} ({} items)",
+                    j.rater,
+                    estimate(j.quality.get(metric)),
+                    j.n_items
+                )
+            })
+            .collect();
+        out.push_str(&format!(
+            "the pick (trial {}) with each: {} {}\n",
+            h.judge[0].trial_id,
+            metric.name(),
+            judge.join(", ")
         ));
     }
     out

@@ -8,6 +8,8 @@ use std::collections::{BTreeMap, HashMap};
 use serde::ser::{SerializeSeq, SerializeStruct};
 use serde::{Serialize, Serializer};
 
+use crate::annotation::humans::HumanAgreement;
+use crate::annotation::{Judged, Labels};
 use crate::composed::Part;
 use crate::experiment::{PanelSpec, Strategy};
 use crate::load::StoredRamp;
@@ -243,8 +245,27 @@ pub struct ExperimentSummary {
     /// Its panels: the experiment file's `[[panels]]`, then those added since
     /// ([`StoredExperiment::panels`]).
     pub panels: Vec<Panel>,
-    /// The dataset, for reports that show items and their labels.
+    /// The dataset, for reports that show items and their labels: relabelled as
+    /// `labels` says.
     pub dataset: Dataset,
+    /// Whose labels its metrics are against.
+    pub labels: LabelsUsed,
+    /// How much the dataset's raters (its labels, the queue's annotators) agree, and the
+    /// pick with each of them; none while nobody has labelled it in the queue.
+    pub humans: Option<HumanAgreement>,
+}
+
+/// The labels a summary's metrics are against, and who has labelled its dataset.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LabelsUsed {
+    #[serde(flatten)]
+    pub labels: Labels,
+    /// The same, in the reader's words.
+    pub description: String,
+    /// Everyone who has labelled the dataset in the queue, by name.
+    pub annotators: Vec<String>,
+    /// Items with a label of this kind (those the metrics can count).
+    pub n_labelled: usize,
 }
 
 impl Serialize for ExperimentSummary {
@@ -275,7 +296,7 @@ impl Serialize for ExperimentSummary {
                 seq.end()
             }
         }
-        let mut s = serializer.serialize_struct("ExperimentSummary", 8)?;
+        let mut s = serializer.serialize_struct("ExperimentSummary", 10)?;
         s.serialize_field("schema_version", &self.schema_version)?;
         s.serialize_field("experiment", &self.experiment)?;
         s.serialize_field("bootstrap", &self.bootstrap)?;
@@ -284,6 +305,8 @@ impl Serialize for ExperimentSummary {
         s.serialize_field("load_ramps", &self.load_ramps)?;
         s.serialize_field("race", &self.race)?;
         s.serialize_field("cascades", &self.cascades)?;
+        s.serialize_field("labels", &self.labels)?;
+        s.serialize_field("humans", &self.humans)?;
         s.end()
     }
 }
@@ -403,6 +426,18 @@ impl TrialSummary {
                 Some(v.belief(task)?.p(task, label))
             })
             .collect()
+    }
+
+    /// Its stored calls on items with a label and without, for the labelling queue.
+    pub fn judged(&self) -> Judged<'_> {
+        Judged {
+            trial_id: self.id,
+            records: self
+                .verdicts
+                .iter()
+                .chain(&self.unlabelled_verdicts)
+                .collect(),
+        }
     }
 
     /// What a composed trial (a cascade, a panel) takes of it.
@@ -658,7 +693,14 @@ impl ExperimentSummary {
             race: stored.race,
             cascades,
             panels,
+            labels: LabelsUsed {
+                labels: Labels::Original,
+                description: Labels::Original.describe(),
+                annotators: Vec::new(),
+                n_labelled: dataset.items.len(),
+            },
             dataset,
+            humans: None,
         }
     }
 

@@ -11,6 +11,7 @@ pub mod estimate;
 mod exact;
 mod judges;
 pub mod keys;
+pub mod labels;
 pub mod load;
 pub mod panels;
 mod plan;
@@ -42,7 +43,7 @@ pub use run::{
     judge_unlabelled, run_experiment, FailureCause, RunEvent, RunOptions, RunSummary,
     UnlabelledRequest, UnlabelledRun, DEFAULT_TIMED_CALLS,
 };
-pub use summary::summarize;
+pub use summary::{summarize, summarize_against};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -80,6 +81,8 @@ pub enum EngineError {
         panel: String,
         message: String,
     },
+    #[error(transparent)]
+    Annotation(#[from] judgelab_core::annotation::AnnotationError),
     #[error("the judge failed: {0}")]
     Judge(String),
     /// The OS keychain could not be opened, read or written.
@@ -118,6 +121,7 @@ impl EngineError {
                 | EngineError::Changed { .. }
                 | EngineError::UnknownExperiment(_)
                 | EngineError::Panel { .. }
+                | EngineError::Annotation(_)
         ) || matches!(
             self,
             EngineError::Store(StoreError::NameTaken { .. } | StoreError::Running { .. })

@@ -1,19 +1,33 @@
 //! Summaries of stored experiments: reads an experiment's trials, verdicts and calls timed
 //! alone from the store and hands them to `core::results`, which computes each trial's
-//! metrics (with bootstrap intervals) and the baselines every trial is shown beside.
+//! metrics (with bootstrap intervals) and the baselines every trial is shown beside,
+//! against the labels asked for (the dataset's, or the labelling queue's), with the
+//! human ceiling where people have labelled its dataset in the queue.
 
+use judgelab_core::annotation::{self, humans, Labels};
 use judgelab_core::load::{LoadRamp, StoredRamp};
 use judgelab_core::metrics::BootstrapSpec;
-use judgelab_core::results::{ExperimentSummary, StoredExperiment, StoredTrial};
+use judgelab_core::results::{ExperimentSummary, LabelsUsed, StoredExperiment, StoredTrial};
 use judgelab_store::Store;
 
 use crate::EngineError;
 
-/// Summarises the stored experiment `name`, with intervals drawn as `bootstrap` says.
+/// Summarises the stored experiment `name` against its dataset's labels, with intervals
+/// drawn as `bootstrap` says.
 pub async fn summarize(
     store: &Store,
     name: &str,
     bootstrap: &BootstrapSpec,
+) -> Result<ExperimentSummary, EngineError> {
+    summarize_against(store, name, bootstrap, &Labels::Original).await
+}
+
+/// As [`summarize`], against the labels `labels` names.
+pub async fn summarize_against(
+    store: &Store,
+    name: &str,
+    bootstrap: &BootstrapSpec,
+    labels: &Labels,
 ) -> Result<ExperimentSummary, EngineError> {
     let row = store
         .experiment_by_name(name)
@@ -49,7 +63,10 @@ pub async fn summarize(
                 .collect(),
         );
     }
-    let dataset = store.load_dataset(&info).await?;
+    let original = store.load_dataset(&info).await?;
+    let annotations = store.annotations(info.id).await?;
+    let dataset = annotation::relabel(original.clone(), &annotations, labels)?;
+    let n_labelled = dataset.items.len();
     let mut trials = Vec::with_capacity(reads.len());
     for ((t, read), timed) in trial_rows.into_iter().zip(reads).zip(timed) {
         trials.push(StoredTrial {
@@ -89,5 +106,16 @@ pub async fn summarize(
         load_ramps,
         panels: store.panels(row.id).await?,
     };
-    Ok(ExperimentSummary::new(stored, dataset, trials, bootstrap))
+    let metric = stored.experiment.selection.metric;
+    let mut summary = ExperimentSummary::new(stored, dataset, trials, bootstrap);
+    // The pick with each rater: the trial a researcher would take, against each person.
+    let pick = summary.pick(metric).map(|i| summary.trials[i].judged());
+    summary.humans = humans::human_agreement(&original, &annotations, pick.as_ref(), bootstrap);
+    summary.labels = LabelsUsed {
+        labels: labels.clone(),
+        description: labels.describe(),
+        annotators: annotation::annotators(&annotations),
+        n_labelled,
+    };
+    Ok(summary)
 }

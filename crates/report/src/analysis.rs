@@ -531,6 +531,64 @@ impl Analysis<'_> {
     }
 }
 
+impl Analysis<'_> {
+    /// Whose labels the figures are against, where not the dataset's: "Every figure is
+    /// against ann's labels (5 items carry one)."
+    pub fn labels_reading(&self) -> Option<String> {
+        let l = &self.summary.labels;
+        (l.labels != judgelab_core::annotation::Labels::Original).then(|| {
+            format!(
+                "Every figure is against {} ({} items carry one).",
+                l.description, l.n_labelled
+            )
+        })
+    }
+
+    /// The human ceiling in sentences, once anyone has labelled in the queue: each pair of
+    /// raters, alpha over all, and the pick with each rater, in the report's metric.
+    pub fn humans_readings(&self) -> Vec<String> {
+        let Some(h) = &self.summary.humans else {
+            return Vec::new();
+        };
+        let q = self.quality;
+        let title = self.quality_title();
+        let mut out: Vec<String> = h
+            .pairs
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} and {}: {title} {} on the {} items both labelled",
+                    p.first,
+                    p.second,
+                    estimate_text(p.quality.get(q)),
+                    p.n_items
+                )
+            })
+            .collect();
+        out.push(format!(
+            "all {} raters: Krippendorff's alpha {} on {} items labelled twice or more",
+            h.raters.len(),
+            estimate_text(h.alpha),
+            h.n_shared
+        ));
+        out.extend(h.judge.iter().map(|j| {
+            format!(
+                "the pick (trial #{}) and {}: {title} {} on the {} items {} labelled",
+                j.trial_id,
+                j.rater,
+                estimate_text(j.quality.get(q)),
+                j.n_items,
+                if j.rater == judgelab_core::annotation::humans::DATASET {
+                    "the dataset"
+                } else {
+                    "they"
+                }
+            )
+        }));
+        out
+    }
+}
+
 /// A difference with its sign and interval: "+0.050 [-0.020, 0.120]".
 pub fn signed_text(e: Estimate) -> String {
     match (e.value, e.ci) {

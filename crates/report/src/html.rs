@@ -119,11 +119,23 @@ fn head(h: &mut String, a: &Analysis<'_>) {
 /// The recommendation, the findings and both Pareto charts.
 fn pick(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
     let q = a.quality_title();
-    h.push_str("<h2>Which configuration to pick</h2>\n<div class=\"pick\"><ul>\n");
+    h.push_str("<h2>Which configuration to pick</h2>\n");
+    if let Some(l) = a.labels_reading() {
+        let _ = writeln!(h, "<p class=\"note\"><b>{}</b></p>", escape(&l));
+    }
+    h.push_str("<div class=\"pick\"><ul>\n");
     for f in &a.findings {
         let _ = writeln!(h, "<li>{}</li>", escape(f));
     }
     h.push_str("</ul></div>\n");
+    let humans = a.humans_readings();
+    if !humans.is_empty() {
+        h.push_str("<h3>People and the judge</h3>\n<p class=\"note\">How much the people who labelled the dataset agree with each other (its own labels and each annotator of the labelling queue): the ceiling a judge is measured against.</p>\n<ul>\n");
+        for r in &humans {
+            let _ = writeln!(h, "<li>{}</li>", escape(r));
+        }
+        h.push_str("</ul>\n");
+    }
     if let Some(pick) = a.recommended {
         let p = &a.summary.trials[pick].params;
         let axes: Vec<String> = Axis::ALL

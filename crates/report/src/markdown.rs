@@ -27,8 +27,18 @@ pub fn render(a: &Analysis<'_>, charts: &[(String, String)]) -> String {
         a.summary.bootstrap.seed
     );
     m.push_str("## Which configuration to pick\n\n");
+    if let Some(l) = a.labels_reading() {
+        let _ = writeln!(m, "**{l}**\n");
+    }
     for f in &a.findings {
         let _ = writeln!(m, "- {f}");
+    }
+    let humans = a.humans_readings();
+    if !humans.is_empty() {
+        m.push_str("\nPeople and the judge (the human ceiling):\n\n");
+        for r in &humans {
+            let _ = writeln!(m, "- {r}");
+        }
     }
     m.push_str("\n## Is the pick confirmed?\n\n");
     if e.n_test_items == 0 {

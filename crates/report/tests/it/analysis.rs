@@ -141,6 +141,8 @@ fn summary(trials: Vec<TrialSummary>) -> ExperimentSummary {
             content_hash: String::new(),
             source: String::new(),
         },
+        labels: Default::default(),
+        humans: None,
     }
 }
 

@@ -1,0 +1,203 @@
+//! The labelling queue over the store (`judgelab label`, the app's Label screen): the items
+//! of an experiment's dataset ranked by how much its trials disagree on them
+//! ([`judgelab_core::annotation::queue`]), labels given and taken back, and the labels
+//! exported as a dataset file. Labels belong to the dataset, so an experiment's queue sees
+//! those given in another experiment's on the same data.
+
+use std::path::Path;
+
+use judgelab_core::annotation::humans::DATASET;
+use judgelab_core::annotation::queue::{self, Filter, Queued};
+use judgelab_core::annotation::{self, Annotation, AnnotationError, Labels};
+use judgelab_core::{Dataset, Item, Label, Task};
+use judgelab_store::{DatasetInfo, ExperimentRow, Store};
+
+use crate::EngineError;
+
+/// One item of the queue: what the person is shown, and what is shown after they label it.
+#[derive(Debug, Clone)]
+pub struct QueueEntry {
+    pub item: Item<()>,
+    /// Its label in the dataset, if it has one.
+    pub original: Option<Label>,
+    pub queued: Queued,
+}
+
+/// An annotator's queue for one experiment.
+#[derive(Debug, Clone)]
+pub struct Queue {
+    pub experiment: String,
+    pub dataset: String,
+    pub task: Task,
+    pub annotator: String,
+    /// The items still to label, the most disputed first.
+    pub items: Vec<QueueEntry>,
+    /// Items the annotator has labelled in this dataset, and the dataset's items.
+    pub n_done: usize,
+    pub n_items: usize,
+}
+
+async fn experiment(
+    store: &Store,
+    name: &str,
+) -> Result<(ExperimentRow, DatasetInfo), EngineError> {
+    let row = store
+        .experiment_by_name(name)
+        .await?
+        .ok_or_else(|| EngineError::UnknownExperiment(name.to_string()))?;
+    let info = store
+        .datasets()
+        .await?
+        .into_iter()
+        .find(|d| d.id == row.dataset_id)
+        .ok_or_else(|| EngineError::UnknownExperiment(name.to_string()))?;
+    Ok((row, info))
+}
+
+/// The annotator's name when none is given: the user's login.
+pub fn default_annotator() -> String {
+    std::env::var("USER")
+        .or_else(|_| std::env::var("USERNAME"))
+        .ok()
+        .filter(|u| !u.trim().is_empty() && u != DATASET)
+        .unwrap_or_else(|| "me".to_string())
+}
+
+/// A name people label under: not empty, and not the dataset's own.
+pub fn check_annotator(annotator: &str) -> Result<&str, EngineError> {
+    let name = annotator.trim();
+    if name.is_empty() {
+        return Err(AnnotationError::NoAnnotator.into());
+    }
+    if name == DATASET {
+        return Err(EngineError::Invalid {
+            path: "annotator".into(),
+            message: format!(
+                "{DATASET:?} names the dataset's own labels; label under another name"
+            ),
+        });
+    }
+    Ok(name)
+}
+
+/// `annotator`'s queue for the stored experiment `name`.
+pub async fn queue(
+    store: &Store,
+    name: &str,
+    annotator: &str,
+    filter: Filter,
+) -> Result<Queue, EngineError> {
+    let annotator = check_annotator(annotator)?;
+    let (row, info) = experiment(store, name).await?;
+    let dataset = store.load_dataset(&info).await?;
+    let annotations = store.annotations(info.id).await?;
+    let mut records = Vec::new();
+    for t in store.trials(row.id).await? {
+        records.push((t.id, store.verdicts(t.id).await?));
+    }
+    let trials: Vec<annotation::Judged<'_>> = records
+        .iter()
+        .map(|(id, r)| annotation::Judged {
+            trial_id: *id,
+            records: r.iter().collect(),
+        })
+        .collect();
+    let queued = queue::queue(&dataset, &trials, &annotations, annotator, filter);
+    let items = queued
+        .into_iter()
+        .filter_map(|q| {
+            let (item, original) = annotation::item_of(&dataset, &q.item_id)?;
+            Some(QueueEntry {
+                item,
+                original,
+                queued: q,
+            })
+        })
+        .collect();
+    Ok(Queue {
+        experiment: row.name,
+        dataset: info.name,
+        task: dataset.task,
+        annotator: annotator.to_string(),
+        items,
+        n_done: annotations
+            .iter()
+            .filter(|a| a.annotator == annotator)
+            .count(),
+        n_items: dataset.items.len() + dataset.unlabelled.len(),
+    })
+}
+
+/// Stores `annotator`'s label of `item_id` (a key such as `a` or `4`, or the label's text)
+/// in the experiment's dataset; the label as stored.
+pub async fn annotate(
+    store: &Store,
+    name: &str,
+    annotator: &str,
+    item_id: &str,
+    label: &str,
+) -> Result<Label, EngineError> {
+    let annotator = check_annotator(annotator)?;
+    let (_, info) = experiment(store, name).await?;
+    let label = annotation::parse_label(info.task, label)?;
+    let dataset = store.load_dataset(&info).await?;
+    annotation::check_item(&dataset, item_id)?;
+    store.annotate(info.id, item_id, annotator, label).await?;
+    Ok(label)
+}
+
+/// Takes `annotator`'s label of `item_id` back; whether there was one.
+pub async fn unannotate(
+    store: &Store,
+    name: &str,
+    annotator: &str,
+    item_id: &str,
+) -> Result<bool, EngineError> {
+    let annotator = check_annotator(annotator)?;
+    let (_, info) = experiment(store, name).await?;
+    Ok(store.unannotate(info.id, item_id, annotator).await?)
+}
+
+/// The experiment's dataset and every label given of it.
+pub async fn labelled(
+    store: &Store,
+    name: &str,
+) -> Result<(Dataset, Vec<Annotation>), EngineError> {
+    let (_, info) = experiment(store, name).await?;
+    Ok((
+        store.load_dataset(&info).await?,
+        store.annotations(info.id).await?,
+    ))
+}
+
+/// What an export wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exported {
+    pub n_items: usize,
+    pub n_labelled: usize,
+    pub task: Task,
+}
+
+/// Writes the experiment's dataset with the labels `labels` gives as JSONL in the dataset
+/// schema (every item; `null` where it has none of that kind) to `path`.
+pub async fn export(
+    store: &Store,
+    name: &str,
+    labels: &Labels,
+    path: &Path,
+) -> Result<Exported, EngineError> {
+    let (dataset, annotations) = labelled(store, name).await?;
+    let text = annotation::export_jsonl(&dataset, &annotations, labels)?;
+    let n_labelled = annotation::relabel(dataset.clone(), &annotations, labels)?
+        .items
+        .len();
+    std::fs::write(path, text).map_err(|source| EngineError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    Ok(Exported {
+        n_items: dataset.items.len() + dataset.unlabelled.len(),
+        n_labelled,
+        task: dataset.task,
+    })
+}
