@@ -508,6 +508,122 @@ pub struct Results {
     pub trust: TrustView,
     /// Its panels: the file's `[[panels]]`, then those added since.
     pub panels: Vec<PanelView>,
+    /// Whose labels the metrics are against.
+    pub labels: LabelsView,
+    /// The people's agreement and the pick's with each of them, once the labelling queue
+    /// has labels of the dataset.
+    pub humans: Option<HumansView>,
+}
+
+/// Whose labels a results view's metrics are against.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct LabelsView {
+    /// `original`, `annotations` or `both`.
+    pub kind: String,
+    /// Whose annotations (none: everyone's, combined).
+    pub annotator: Option<String>,
+    pub description: String,
+    /// Everyone who has labelled the dataset in the queue.
+    pub annotators: Vec<String>,
+    pub n_labelled: u32,
+}
+
+/// Whose labels to compute the metrics against.
+#[derive(Debug, Clone, Deserialize, Type)]
+pub struct LabelsInput {
+    pub kind: String,
+    pub annotator: Option<String>,
+}
+
+/// How much the raters (the dataset's labels, each annotator) agree, in the view's metric.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct HumansView {
+    pub raters: Vec<RaterView>,
+    pub pairs: Vec<RaterPairView>,
+    /// Krippendorff's alpha over every rater, and the items labelled by two or more.
+    pub alpha: Cell,
+    pub level: String,
+    pub n_shared: u32,
+    /// The pick's agreement with each rater.
+    pub judge: Vec<JudgeWithRaterView>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct RaterView {
+    pub name: String,
+    pub n_items: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct RaterPairView {
+    pub first: String,
+    pub second: String,
+    pub n_items: u32,
+    pub quality: Cell,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct JudgeWithRaterView {
+    pub rater: String,
+    pub trial_id: u32,
+    pub n_items: u32,
+    pub quality: Cell,
+}
+
+/// An annotator's labelling queue.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct QueueView {
+    pub experiment: String,
+    pub dataset: String,
+    /// `pairwise` or `single`.
+    pub task: String,
+    pub annotator: String,
+    /// The keys that give a label, in order.
+    pub keys: Vec<LabelKey>,
+    /// The items still to label, the most disputed first.
+    pub items: Vec<QueuedItem>,
+    pub n_done: u32,
+    pub n_items: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct LabelKey {
+    /// What to press: `a`, `4`.
+    pub key: String,
+    /// The label it gives: `A`, `tie`, `4`.
+    pub label: String,
+    pub title: String,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct QueuedItem {
+    pub id: String,
+    pub question: String,
+    pub answer_a: Option<String>,
+    pub answer_b: Option<String>,
+    pub answer: Option<String>,
+    pub reference: Option<String>,
+    /// Its label in the dataset, shown after the person's own.
+    pub original: Option<String>,
+    /// Vote entropy in bits (pairwise) or the votes' standard deviation (ratings).
+    pub disagreement: Option<f64>,
+    pub n_votes: u32,
+    /// Each trial's verdicts (one per repeat; none for a failure).
+    pub votes: Vec<TrialVotesView>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct TrialVotesView {
+    pub trial_id: u32,
+    pub verdicts: Vec<Option<String>>,
+}
+
+/// What a labels export wrote.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct LabelsExported {
+    pub path: String,
+    pub n_items: u32,
+    pub n_labelled: u32,
 }
 
 /// A panel: its members' stored verdicts on each item combined by a rule, not run. Its

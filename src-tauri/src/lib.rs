@@ -43,6 +43,11 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::results::experiment_results,
             commands::panels::add_panel,
             commands::panels::remove_panel,
+            commands::labels::label_queue,
+            commands::labels::annotate_item,
+            commands::labels::unannotate_item,
+            commands::labels::export_labels,
+            commands::labels::set_labels,
             commands::results::trial_detail,
             commands::results::verdict_detail,
             commands::results::compare_trials,
@@ -100,6 +105,7 @@ pub fn run() {
                 runs: Default::default(),
                 summary: Default::default(),
                 datasets: Default::default(),
+                labels: Default::default(),
                 tokens: Default::default(),
             });
             Ok(())

@@ -24,11 +24,14 @@ pub struct AppState {
     pub summary: tokio::sync::Mutex<Option<(SummaryKey, Arc<ExperimentSummary>)>>,
     /// Datasets loaded for browsing, by name.
     pub datasets: tokio::sync::Mutex<HashMap<String, Arc<Dataset>>>,
+    /// Whose labels each experiment's results are against, as chosen in the Results view
+    /// (an experiment not here: its dataset's own).
+    pub labels: Mutex<HashMap<String, judgelab_core::annotation::Labels>>,
     /// The model that counts a template preview's tokens, kept loaded between previews.
     pub tokens: Arc<judgelab_engine::templates::TokenCounter>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SummaryKey {
     pub experiment: String,
     pub resamples: u32,
@@ -38,6 +41,9 @@ pub struct SummaryKey {
     /// So does the experiment's file (its `[trust]`, its `[[panels]]`) and an added panel.
     pub spec: String,
     pub panels: Vec<judgelab_core::experiment::PanelSpec>,
+    /// The labels the metrics are against, and every label given in the queue.
+    pub labels: judgelab_core::annotation::Labels,
+    pub annotations: Vec<judgelab_core::annotation::Annotation>,
 }
 
 /// A run in its own thread.

@@ -2,6 +2,7 @@
 //! with intervals and baselines, and the Pareto charts as the report's own SVG with where
 //! each trial was drawn. The commands and the results benchmark share it.
 
+use judgelab_core::annotation::humans::HumanAgreement;
 use judgelab_core::metrics::{Estimate, Quality};
 use judgelab_core::results::ExperimentSummary;
 use judgelab_core::sweep::Axis;
@@ -10,8 +11,9 @@ use judgelab_report::{Chart, ParetoChart};
 
 use crate::dto::{
     BaselineView, CascadeView, Cell, ChartView, Column, ConfirmedView, ContributionView,
-    CorrectedView, Hotspot, LoadLevelView, LoadView, PanelView, Param, RaceView, Results,
-    SelectionView, TrialView, TrustRow, TrustView,
+    CorrectedView, Hotspot, HumansView, JudgeWithRaterView, LabelsView, LoadLevelView, LoadView,
+    PanelView, Param, RaceView, RaterPairView, RaterView, Results, SelectionView, TrialView,
+    TrustRow, TrustView,
 };
 use crate::error::AppResult;
 
@@ -62,7 +64,61 @@ pub fn results(summary: &ExperimentSummary, q: Quality) -> AppResult<Results> {
         panels: (0..summary.panels.len())
             .map(|i| panel_view(&a, i))
             .collect(),
+        labels: labels_view(summary),
+        humans: summary.humans.as_ref().map(|h| humans_view(h, q)),
     })
+}
+
+fn labels_view(summary: &ExperimentSummary) -> LabelsView {
+    let l = &summary.labels;
+    LabelsView {
+        kind: l.labels.kind().to_string(),
+        annotator: l.labels.annotator().map(str::to_string),
+        description: l.description.clone(),
+        annotators: l.annotators.clone(),
+        n_labelled: l.n_labelled as u32,
+    }
+}
+
+fn humans_view(h: &HumanAgreement, q: Quality) -> HumansView {
+    HumansView {
+        raters: h
+            .raters
+            .iter()
+            .map(|r| RaterView {
+                name: r.name.clone(),
+                n_items: r.n_items as u32,
+            })
+            .collect(),
+        pairs: h
+            .pairs
+            .iter()
+            .map(|p| RaterPairView {
+                first: p.first.clone(),
+                second: p.second.clone(),
+                n_items: p.n_items as u32,
+                quality: cell(p.quality.get(q)),
+            })
+            .collect(),
+        alpha: cell(h.alpha),
+        level: match h.level {
+            judgelab_core::metrics::alpha::Level::Nominal => "nominal",
+            judgelab_core::metrics::alpha::Level::Ordinal => "ordinal",
+            judgelab_core::metrics::alpha::Level::Interval => "interval",
+        }
+        .to_string(),
+        n_shared: h.n_shared as u32,
+        judge: h
+            .judge
+            .iter()
+            .map(|j| JudgeWithRaterView {
+                rater: j.rater.clone(),
+                trial_id: j.trial_id as u32,
+                n_items: j.n_items as u32,
+                quality: cell(j.quality.get(q)),
+            })
+            .collect(),
+    }
 }
 
 /// A panel as the trials table and the panels card show it.

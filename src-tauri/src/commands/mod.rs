@@ -4,6 +4,7 @@ pub mod datasets;
 pub mod estimate;
 pub mod export;
 pub mod judges;
+pub mod labels;
 pub mod load;
 pub mod panels;
 pub mod results;

@@ -19,7 +19,8 @@ use crate::error::{AppError, AppResult};
 use crate::state::{AppState, SummaryKey};
 use crate::view::{cell, trial_view};
 
-/// The experiment's summary, computed once per (resamples, verdicts stored).
+/// The experiment's summary against the labels chosen for it, computed once per
+/// (resamples, verdicts stored, labels given, …).
 pub(crate) async fn summary(
     state: &AppState,
     name: &str,
@@ -30,7 +31,16 @@ pub(crate) async fn summary(
         .experiment_by_name(name)
         .await?
         .ok_or_else(|| AppError::not_found(format!("no experiment named {name:?}")))?;
+    let labels = state
+        .labels
+        .lock()
+        .expect("labels lock")
+        .get(name)
+        .cloned()
+        .unwrap_or_default();
     let key = SummaryKey {
+        annotations: state.store.annotations(row.dataset_id).await?,
+        labels: labels.clone(),
         experiment: name.to_string(),
         resamples,
         n_verdicts: state.store.count_verdicts(row.id).await?,
@@ -48,7 +58,7 @@ pub(crate) async fn summary(
         resamples,
         ..BootstrapSpec::default()
     };
-    let s = Arc::new(judgelab_engine::summarize(&state.store, name, &spec).await?);
+    let s = Arc::new(judgelab_engine::summarize_against(&state.store, name, &spec, &labels).await?);
     *cached = Some((key, Arc::clone(&s)));
     Ok(s)
 }

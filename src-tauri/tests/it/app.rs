@@ -403,6 +403,8 @@ fn the_whole_workflow_in_the_real_app() {
         .count();
     assert_eq!(verdicts, 32, "one row per call");
 
+    labelling_queue(&s, tmp.path(), &shot);
+
     mixed_judges(&s, tmp.path(), &shot);
 
     // Closing the window mid-run loses nothing: the calls in flight are recorded first.
@@ -451,6 +453,132 @@ fn the_whole_workflow_in_the_real_app() {
     assert!(
         (shown..32).contains(&stored),
         "{stored} verdicts stored after closing at {shown} of 32"
+    );
+}
+
+/// The labelling queue of the raced experiment: five items labelled with the keyboard, each
+/// item's verdicts shown only once it is labelled; the Results screen's metrics against the
+/// new labels, with the people's agreement beside the pick's; the labels exported as JSONL
+/// and imported again as a dataset.
+fn labelling_queue(s: &Session, dir: &Path, shot: &dyn Fn(&Session, &str)) {
+    s.find(&testid("nav-label")).click();
+    s.find(&testid("label-annotator")).fill("e2e");
+    s.wait_until(
+        "the queue is e2e's",
+        "const el = document.querySelector(arguments[0]); return !!el && el.textContent.includes('e2e has labelled 0 of');",
+        json!([testid("label-progress")]),
+        30,
+    );
+    s.wait(&testid("label-item"), 15);
+    // The keys go to the page, not to the annotator's field.
+    s.script(
+        "document.activeElement && document.activeElement.blur(); return true",
+        json!([]),
+    );
+    assert_eq!(
+        s.count(&testid("label-last")),
+        0,
+        "no verdict is shown before a label"
+    );
+    let mut labelled = Vec::new();
+    for (i, key) in ["a", "b", "a", "t", "b"].into_iter().enumerate() {
+        let item = s
+            .find(&testid("label-item"))
+            .attr("data-item")
+            .expect("the item shown");
+        s.press(key);
+        s.wait_until(
+            "the queue moves on",
+            "const el = document.querySelector(arguments[0]); return !!el && el.dataset.item !== arguments[1];",
+            json!([testid("label-item"), item]),
+            30,
+        );
+        let last = s.find(&testid("label-last")).text();
+        assert!(last.contains(&item), "{last}");
+        assert!(last.contains("The trials said: #"), "{last}");
+        let given = s.find(&testid("label-given")).text();
+        let want = if key == "t" {
+            "tie".to_string()
+        } else {
+            key.to_uppercase()
+        };
+        assert_eq!(given, want, "item {i}");
+        labelled.push(item);
+    }
+    text_is(
+        s,
+        "label-progress",
+        "e2e has labelled 5 of 100 items of llmbar_natural",
+        15,
+    );
+    shot(s, "09-label");
+
+    // Results against e2e's labels: the metrics change, and the people's agreement shows.
+    s.find(&testid("nav-results")).click();
+    s.wait(&testid("trial-row"), 60);
+    let before = s.find(&testid("trials-table")).text();
+    select(s, "results-labels", "annotations|e2e");
+    s.wait_until(
+        "the metrics are against e2e's labels",
+        "const el = document.querySelector(arguments[0]); return !!el && el.textContent.includes(\"e2e's labels (5 items carry one)\");",
+        json!([testid("results-labels-description")]),
+        60,
+    );
+    let after = s.find(&testid("trials-table")).text();
+    assert_ne!(
+        before, after,
+        "the trials table is the same against other labels"
+    );
+    s.wait(&testid("humans-pair"), 30);
+    let pair = s.script(
+        "return [...document.querySelector(arguments[0]).cells].map(c => c.textContent.trim())",
+        json!([testid("humans-pair")]),
+    );
+    assert_eq!(pair[0], "dataset and e2e", "{pair}");
+    assert_eq!(pair[1], "5", "{pair}");
+    assert!(s.count(&testid("humans-judge")) >= 1);
+    s.script(
+        "document.querySelector(arguments[0]).scrollIntoView()",
+        json!([testid("humans-card")]),
+    );
+    shot(s, "10-results-labels");
+    select(s, "results-labels", "original|");
+    s.wait_until(
+        "the metrics are against the dataset's labels again",
+        "const el = document.querySelector(arguments[0]); return !!el && el.textContent.includes(\"the dataset's labels\");",
+        json!([testid("results-labels-description")]),
+        60,
+    );
+
+    // The labels as a dataset file, imported again.
+    s.find(&testid("nav-label")).click();
+    let file = dir.join("e2e-labels.jsonl");
+    s.find(&testid("label-export-path"))
+        .fill(file.to_str().expect("utf-8"));
+    select(s, "label-export-who", "e2e");
+    s.find(&testid("label-export")).click();
+    let done = s.wait(&testid("label-exported"), 30).text();
+    assert!(
+        done.contains("wrote 100 items (100 with a label)"),
+        "{done}"
+    );
+    let text = std::fs::read_to_string(&file).expect("the labels file");
+    for id in &labelled {
+        assert!(
+            text.lines()
+                .any(|l| l.contains(&format!("\"id\":\"{id}\""))
+                    && l.contains("\"annotator\":\"e2e\"")),
+            "{id} is not exported with e2e's label"
+        );
+    }
+    s.find(&testid("nav-datasets")).click();
+    s.find(&testid("import-path"))
+        .fill(file.to_str().expect("utf-8"));
+    s.find(&testid("import-name")).fill("e2e-labels");
+    s.find(&testid("import-button")).click();
+    s.wait(
+        "[data-testid=\"dataset-row\"][data-name=\"e2e-labels\"]",
+        30,
     );
 }
 

@@ -279,6 +279,21 @@ impl Session {
         std::fs::write(path, bytes).expect("write screenshot");
     }
 
+    /// Presses and releases `key` on the keyboard, as a person does: the page gets the
+    /// key events wherever its focus is.
+    pub fn press(&self, key: &str) {
+        self.call(
+            "POST",
+            "/actions",
+            Some(json!({"actions": [{
+                "type": "key",
+                "id": "keyboard",
+                "actions": [{"type": "keyDown", "value": key}, {"type": "keyUp", "value": key}],
+            }]})),
+        );
+        self.call("DELETE", "/actions", None);
+    }
+
     /// Closes the window, as its close button does.
     pub fn close_window(&self) {
         let _ = self.http.delete(format!("{}/window", self.base)).send();

@@ -27,6 +27,16 @@ export const commands = {
 	addPanel: (name: string, panel: PanelInput, metric: string | null, resamples: number) => typedError<Results, AppError>(__TAURI_INVOKE("add_panel", { name, panel, metric, resamples })),
 	/**  Removes the added panel `panel` from experiment `name`. */
 	removePanel: (name: string, panel: string, metric: string | null, resamples: number) => typedError<Results, AppError>(__TAURI_INVOKE("remove_panel", { name, panel, metric, resamples })),
+	/**  `annotator`'s queue for experiment `name` (an empty name: the user's login). */
+	labelQueue: (name: string, annotator: string, unlabelledOnly: boolean) => typedError<QueueView, AppError>(__TAURI_INVOKE("label_queue", { name, annotator, unlabelledOnly })),
+	/**  Stores `annotator`'s `label` (a key or the label's text) of `item_id`; the label stored. */
+	annotateItem: (name: string, annotator: string, itemId: string, label: string) => typedError<string, AppError>(__TAURI_INVOKE("annotate_item", { name, annotator, itemId, label })),
+	/**  Takes `annotator`'s label of `item_id` back; whether there was one. */
+	unannotateItem: (name: string, annotator: string, itemId: string) => typedError<boolean, AppError>(__TAURI_INVOKE("unannotate_item", { name, annotator, itemId })),
+	/**  Writes experiment `name`'s dataset with `labels` as JSONL in the dataset schema. */
+	exportLabels: (name: string, labels: LabelsInput, path: string) => typedError<LabelsExported, AppError>(__TAURI_INVOKE("export_labels", { name, labels, path })),
+	/**  Computes experiment `name`'s results against `labels` from now on. */
+	setLabels: (name: string, labels: LabelsInput, metric: string | null, resamples: number) => typedError<Results, AppError>(__TAURI_INVOKE("set_labels", { name, labels, metric, resamples })),
 	trialDetail: (name: string, trialId: number, metric: string | null, resamples: number, filter: VerdictFilter, label: string | null, offset: number, limit: number) => typedError<TrialDetail, AppError>(__TAURI_INVOKE("trial_detail", { name, trialId, metric, resamples, filter, label, offset, limit })),
 	verdictDetail: (name: string, trialId: number, itemId: string, repeat: number, swapped: boolean, resamples: number) => typedError<VerdictDetail, AppError>(__TAURI_INVOKE("verdict_detail", { name, trialId, itemId, repeat, swapped, resamples })),
 	compareTrials: (name: string, first: number, second: number, metric: string | null, resamples: number) => typedError<Comparison, AppError>(__TAURI_INVOKE("compare_trials", { name, first, second, metric, resamples })),
@@ -322,6 +332,18 @@ export type Hotspot = {
 	r: number | null,
 };
 
+/**  How much the raters (the dataset's labels, each annotator) agree, in the view's metric. */
+export type HumansView = {
+	raters: RaterView[],
+	pairs: RaterPairView[],
+	/**  Krippendorff's alpha over every rater, and the items labelled by two or more. */
+	alpha: Cell,
+	level: string,
+	n_shared: number,
+	/**  The pick's agreement with each rater. */
+	judge: JudgeWithRaterView[],
+};
+
 export type ImportResult = {
 	dataset: DatasetSummary,
 	/**  The same content was imported before: nothing was written. */
@@ -355,6 +377,46 @@ model: string; api_key_env: string | null;
  *  slots (llama-cpp-python has one) wants 1.
  */
 concurrency?: number | null };
+
+export type JudgeWithRaterView = {
+	rater: string,
+	trial_id: number,
+	n_items: number,
+	quality: Cell,
+};
+
+export type LabelKey = {
+	/**  What to press: `a`, `4`. */
+	key: string,
+	/**  The label it gives: `A`, `tie`, `4`. */
+	label: string,
+	title: string,
+};
+
+/**  What a labels export wrote. */
+export type LabelsExported = {
+	path: string,
+	n_items: number,
+	n_labelled: number,
+};
+
+/**  Whose labels to compute the metrics against. */
+export type LabelsInput = {
+	kind: string,
+	annotator: string | null,
+};
+
+/**  Whose labels a results view's metrics are against. */
+export type LabelsView = {
+	/**  `original`, `annotations` or `both`. */
+	kind: string,
+	/**  Whose annotations (none: everyone's, combined). */
+	annotator: string | null,
+	description: string,
+	/**  Everyone who has labelled the dataset in the queue. */
+	annotators: string[],
+	n_labelled: number,
+};
 
 export type LoadLevelView = {
 	concurrency: number,
@@ -495,6 +557,37 @@ export type PreviewRequest = {
 	model: string | null,
 };
 
+/**  An annotator's labelling queue. */
+export type QueueView = {
+	experiment: string,
+	dataset: string,
+	/**  `pairwise` or `single`. */
+	task: string,
+	annotator: string,
+	/**  The keys that give a label, in order. */
+	keys: LabelKey[],
+	/**  The items still to label, the most disputed first. */
+	items: QueuedItem[],
+	n_done: number,
+	n_items: number,
+};
+
+export type QueuedItem = {
+	id: string,
+	question: string,
+	answer_a: string | null,
+	answer_b: string | null,
+	answer: string | null,
+	reference: string | null,
+	/**  Its label in the dataset, shown after the person's own. */
+	original: string | null,
+	/**  Vote entropy in bits (pairwise) or the votes' standard deviation (ratings). */
+	disagreement: number | null,
+	n_votes: number,
+	/**  Each trial's verdicts (one per repeat; none for a failure). */
+	votes: TrialVotesView[],
+};
+
 /**
  *  What a race costs at least: every trial judges the first `first_decision` dev items,
  *  then only the cheapest trial the rest.
@@ -515,6 +608,18 @@ export type RaceView = {
 	grid: number,
 	/**  Survivors' differences from the leader by round (the report's race chart). */
 	svg: string,
+};
+
+export type RaterPairView = {
+	first: string,
+	second: string,
+	n_items: number,
+	quality: Cell,
+};
+
+export type RaterView = {
+	name: string,
+	n_items: number,
 };
 
 export type Results = {
@@ -542,6 +647,13 @@ export type Results = {
 	trust: TrustView,
 	/**  Its panels: the file's `[[panels]]`, then those added since. */
 	panels: PanelView[],
+	/**  Whose labels the metrics are against. */
+	labels: LabelsView,
+	/**
+	 *  The people's agreement and the pick's with each of them, once the labelling queue
+	 *  has labels of the dataset.
+	 */
+	humans: HumansView | null,
 };
 
 /**  What a run reports while it goes, streamed over a channel. */
@@ -662,6 +774,11 @@ export type TrialView = {
 	 *  round that dropped it (`dropped after round 3 (60 items)`); none otherwise.
 	 */
 	selection: string | null,
+};
+
+export type TrialVotesView = {
+	trial_id: number,
+	verdicts: (string | null)[],
 };
 
 export type TrustRow = {

@@ -4,7 +4,7 @@
  * it outlives the screens that read it.
  */
 
-export type Screen = "datasets" | "templates" | "judges" | "builder" | "runs" | "results" | "export";
+export type Screen = "datasets" | "templates" | "judges" | "builder" | "runs" | "results" | "label" | "export";
 
 export const SCREENS: { id: Screen; title: string }[] = [
   { id: "datasets", title: "Datasets" },
@@ -13,6 +13,7 @@ export const SCREENS: { id: Screen; title: string }[] = [
   { id: "builder", title: "Experiment" },
   { id: "runs", title: "Runs" },
   { id: "results", title: "Results" },
+  { id: "label", title: "Label" },
   { id: "export", title: "Export" },
 ];
 
