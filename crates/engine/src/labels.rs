@@ -10,7 +10,7 @@ use judgelab_core::annotation::humans::DATASET;
 use judgelab_core::annotation::queue::{self, Filter, Queued};
 use judgelab_core::annotation::{self, Annotation, AnnotationError, Labels};
 use judgelab_core::{Dataset, Item, Label, Task};
-use judgelab_store::{DatasetInfo, ExperimentRow, Store};
+use judgelab_store::Store;
 
 use crate::EngineError;
 
@@ -35,23 +35,6 @@ pub struct Queue {
     /// Items the annotator has labelled in this dataset, and the dataset's items.
     pub n_done: usize,
     pub n_items: usize,
-}
-
-async fn experiment(
-    store: &Store,
-    name: &str,
-) -> Result<(ExperimentRow, DatasetInfo), EngineError> {
-    let row = store
-        .experiment_by_name(name)
-        .await?
-        .ok_or_else(|| EngineError::UnknownExperiment(name.to_string()))?;
-    let info = store
-        .datasets()
-        .await?
-        .into_iter()
-        .find(|d| d.id == row.dataset_id)
-        .ok_or_else(|| EngineError::UnknownExperiment(name.to_string()))?;
-    Ok((row, info))
 }
 
 /// The annotator's name when none is given: the user's login.
@@ -88,7 +71,7 @@ pub async fn queue(
     filter: Filter,
 ) -> Result<Queue, EngineError> {
     let annotator = check_annotator(annotator)?;
-    let (row, info) = experiment(store, name).await?;
+    let (row, info) = crate::stored_experiment(store, name).await?;
     let dataset = store.load_dataset(&info).await?;
     let annotations = store.annotations(info.id).await?;
     let mut records = Vec::new();
@@ -138,7 +121,7 @@ pub async fn annotate(
     label: &str,
 ) -> Result<Label, EngineError> {
     let annotator = check_annotator(annotator)?;
-    let (_, info) = experiment(store, name).await?;
+    let (_, info) = crate::stored_experiment(store, name).await?;
     let label = annotation::parse_label(info.task, label)?;
     let dataset = store.load_dataset(&info).await?;
     annotation::check_item(&dataset, item_id)?;
@@ -154,7 +137,7 @@ pub async fn unannotate(
     item_id: &str,
 ) -> Result<bool, EngineError> {
     let annotator = check_annotator(annotator)?;
-    let (_, info) = experiment(store, name).await?;
+    let (_, info) = crate::stored_experiment(store, name).await?;
     Ok(store.unannotate(info.id, item_id, annotator).await?)
 }
 
@@ -163,7 +146,7 @@ pub async fn labelled(
     store: &Store,
     name: &str,
 ) -> Result<(Dataset, Vec<Annotation>), EngineError> {
-    let (_, info) = experiment(store, name).await?;
+    let (_, info) = crate::stored_experiment(store, name).await?;
     Ok((
         store.load_dataset(&info).await?,
         store.annotations(info.id).await?,

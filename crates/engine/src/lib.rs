@@ -146,6 +146,24 @@ pub fn default_db_path() -> PathBuf {
         .join("judgelab.sqlite")
 }
 
+/// The stored experiment `name` and its dataset's row.
+pub(crate) async fn stored_experiment(
+    store: &Store,
+    name: &str,
+) -> Result<(judgelab_store::ExperimentRow, DatasetInfo), EngineError> {
+    let row = store
+        .experiment_by_name(name)
+        .await?
+        .ok_or_else(|| EngineError::UnknownExperiment(name.to_string()))?;
+    let info = store
+        .datasets()
+        .await?
+        .into_iter()
+        .find(|d| d.id == row.dataset_id)
+        .ok_or_else(|| EngineError::UnknownExperiment(name.to_string()))?;
+    Ok((row, info))
+}
+
 /// The result of an import.
 #[derive(Debug, Clone)]
 pub struct Imported {

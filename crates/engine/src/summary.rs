@@ -29,16 +29,7 @@ pub async fn summarize_against(
     bootstrap: &BootstrapSpec,
     labels: &Labels,
 ) -> Result<ExperimentSummary, EngineError> {
-    let row = store
-        .experiment_by_name(name)
-        .await?
-        .ok_or_else(|| EngineError::UnknownExperiment(name.to_string()))?;
-    let info = store
-        .datasets()
-        .await?
-        .into_iter()
-        .find(|d| d.id == row.dataset_id)
-        .ok_or_else(|| EngineError::UnknownExperiment(name.to_string()))?;
+    let (row, info) = crate::stored_experiment(store, name).await?;
     crate::panels::check(store, &row).await?;
     // Every trial's verdicts are read on threads of their own while the dataset loads:
     // opening a 100,000-verdict experiment is mostly reading.

@@ -404,4 +404,6 @@ pub fn item_of(dataset: &Dataset, item_id: &str) -> Option<(Item<()>, Option<Lab
 }
 
 #[cfg(test)]
+mod reference_tests;
+#[cfg(test)]
 mod tests;
