@@ -76,6 +76,9 @@ pub struct DatasetDetail {
     pub median_length: u32,
     /// Ratings: the scale.
     pub scale: Option<(i32, i32)>,
+    /// The criteria its items carry labels on beside their label, with their scales:
+    /// `coherence (1-3)`.
+    pub criteria: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]

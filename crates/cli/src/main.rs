@@ -1396,6 +1396,10 @@ async fn list(store: &Store) -> Result<ExitCode> {
             d.task.name(),
             d.source
         );
+        if !d.criteria.is_empty() {
+            let criteria: Vec<String> = d.criteria.iter().map(|c| c.describe()).collect();
+            println!("    labelled on criteria: {}", criteria.join(", "));
+        }
     }
     println!("experiments:");
     for e in store.experiments().await? {

@@ -235,6 +235,7 @@ mod tests {
                 answer: None,
                 reference: None,
                 human_label: Label::Choice(if c == 'A' { Choice::A } else { Choice::B }),
+                human_labels: Default::default(),
                 meta: serde_json::Value::Null,
             })
             .collect()

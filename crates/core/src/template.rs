@@ -297,6 +297,7 @@ fn sample_item(task: Task) -> Item {
         answer,
         reference: Some("a reference".into()),
         human_label,
+        human_labels: Default::default(),
         meta: Value::Null,
     }
 }

@@ -195,6 +195,8 @@ impl Store {
             source: r.get("source"),
             n_items: r.get::<i64, _>("n_items") as usize,
             n_unlabelled: r.get::<i64, _>("n_unlabelled") as usize,
+            criteria: serde_json::from_str(r.get::<&str, _>("criteria"))
+                .map_err(|e| self.corrupt(format!("criteria: {e}")))?,
         })
     }
 
@@ -209,13 +211,14 @@ impl Store {
         let mut tx = self.pool.begin().await.map_err(self.err())?;
         let task = serde_json::to_string(&dataset.task).expect("task serialises");
         let id: i64 = sqlx::query(
-            "INSERT INTO datasets (name, task, content_hash, source, n_items) VALUES (?, ?, ?, ?, ?) RETURNING id",
+            "INSERT INTO datasets (name, task, content_hash, source, n_items, criteria) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(&dataset.name)
         .bind(&task)
         .bind(&dataset.content_hash)
         .bind(&dataset.source)
         .bind(dataset.items.len() as i64)
+        .bind(serde_json::to_string(&dataset.criteria).expect("criteria serialise"))
         .fetch_one(&mut *tx)
         .await
         .map_err(self.err())?
@@ -228,8 +231,8 @@ impl Store {
         let unlabelled = dataset.unlabelled.iter().map(|i| (i.clone(), None));
         for (idx, (item, label)) in labelled.chain(unlabelled).enumerate() {
             sqlx::query(
-                "INSERT INTO items (dataset_id, item_idx, item_id, question, answer_a, answer_b, answer, reference, human_label, meta)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO items (dataset_id, item_idx, item_id, question, answer_a, answer_b, answer, reference, human_label, human_labels, meta)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             )
             .bind(id)
             .bind(idx as i64)
@@ -240,6 +243,14 @@ impl Store {
             .bind(&item.answer)
             .bind(&item.reference)
             .bind(label.map(|l: judgelab_core::Label| l.to_text()))
+            .bind((!item.human_labels.is_empty()).then(|| {
+                let by_criterion: std::collections::BTreeMap<&String, String> = item
+                    .human_labels
+                    .iter()
+                    .map(|(c, l)| (c, l.to_text()))
+                    .collect();
+                serde_json::to_string(&by_criterion).expect("labels serialise")
+            }))
             .bind(item.meta.to_string())
             .execute(&mut *tx)
             .await
@@ -254,6 +265,7 @@ impl Store {
             source: dataset.source.clone(),
             n_items: dataset.items.len(),
             n_unlabelled: dataset.unlabelled.len(),
+            criteria: dataset.criteria.clone(),
         })
     }
 
@@ -276,6 +288,7 @@ impl Store {
             task: info.task,
             items,
             unlabelled,
+            criteria: info.criteria.clone(),
             content_hash: info.content_hash.clone(),
             source: info.source.clone(),
         })

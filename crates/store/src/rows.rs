@@ -19,6 +19,8 @@ pub struct DatasetInfo {
     /// Items with a human label, and those without (kept apart: [`judgelab_core::Dataset::unlabelled`]).
     pub n_items: usize,
     pub n_unlabelled: usize,
+    /// The criteria its items carry labels on beside their label (most datasets: none).
+    pub criteria: Vec<judgelab_core::dataset::Criterion>,
 }
 
 /// An experiment about to be created.
@@ -89,6 +91,19 @@ pub(crate) fn item(r: &SqliteRow) -> Result<(Item<()>, Option<Label>), String> {
     let label = label
         .map(|l| Label::from_text(&l).ok_or_else(|| format!("bad label {l:?}")))
         .transpose()?;
+    let by_criterion: Option<String> = r.get("human_labels");
+    let human_labels = match by_criterion {
+        None => Default::default(),
+        Some(text) => serde_json::from_str::<std::collections::BTreeMap<String, String>>(&text)
+            .map_err(|e| format!("human_labels: {e}"))?
+            .into_iter()
+            .map(|(c, l)| {
+                Label::from_text(&l)
+                    .map(|l| (c.clone(), l))
+                    .ok_or_else(|| format!("bad label {l:?} of criterion {c:?}"))
+            })
+            .collect::<Result<_, String>>()?,
+    };
     let item = Item {
         id: r.get("item_id"),
         question: r.get("question"),
@@ -97,6 +112,7 @@ pub(crate) fn item(r: &SqliteRow) -> Result<(Item<()>, Option<Label>), String> {
         answer: r.get("answer"),
         reference: r.get("reference"),
         human_label: (),
+        human_labels,
         meta: serde_json::from_str::<Value>(r.get::<&str, _>("meta")).map_err(|e| e.to_string())?,
     };
     Ok((item, label))

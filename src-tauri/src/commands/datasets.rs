@@ -101,6 +101,7 @@ pub async fn dataset_detail(state: State<'_, AppState>, name: String) -> AppResu
         median_length: lengths.get(lengths.len() / 2).copied().unwrap_or(0),
         lengths: histogram(&lengths, 12),
         scale,
+        criteria: dataset.criteria.iter().map(|c| c.describe()).collect(),
     })
 }
 

@@ -226,6 +226,11 @@ export type DatasetDetail = {
 	median_length: number,
 	/**  Ratings: the scale. */
 	scale: [number, number] | null,
+	/**
+	 *  The criteria its items carry labels on beside their label, with their scales:
+	 *  `coherence (1-3)`.
+	 */
+	criteria: string[],
 };
 
 export type DatasetSummary = {

@@ -1,5 +1,5 @@
 //! Databases written at every earlier schema version open, migrate and resume. Each of
-//! `tests/old-databases/0001` … `0010` holds a database that the CLI of the last commit at
+//! `tests/old-databases/0001` … `0011` holds a database that the CLI of the last commit at
 //! that schema version wrote (`make.sh` says how), the experiment files it ran, and what
 //! that CLI's `show --json` printed. Today's CLI must read the same numbers from it, and
 //! running each experiment again must judge nothing that is stored: only the calls that
@@ -136,7 +136,7 @@ fn databases_of_every_earlier_schema_migrate_report_the_same_numbers_and_resume(
     let refuser = Refuser::bind(REMOTE_PORT, "503 Service Unavailable");
     let mut retried = 0u64;
     for version in [
-        "0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010",
+        "0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010", "0011",
     ] {
         let env = Env::new();
         let names = copy_fixture(version, env.dir.path(), &env.db());
@@ -189,6 +189,13 @@ fn databases_of_every_earlier_schema_migrate_report_the_same_numbers_and_resume(
                 let made = model_calls(&err);
                 assert!(made <= failed - hits, "{at}: {err}");
                 retried += made;
+            }
+            if version == "0011" {
+                // The labels given in the queue are still each annotator's: ann's queue
+                // is the eight items less the three she labelled.
+                let out = env.run(&["label", name, "--annotator", "ann", "--list", "--json"]);
+                let queue: Value = serde_json::from_slice(&out.stdout).unwrap();
+                assert_eq!(queue.as_array().unwrap().len(), 5, "{version}: {queue}");
             }
             let resumed = env.show(name);
             let stored = |v: &Value| v["experiment"]["n_stored"].as_u64().unwrap();

@@ -3,8 +3,8 @@
 # last commit at that schema version, then `show --json` as that CLI printed it.
 #   BIN=<dir with judgelab-ab850e9, judgelab-5d7bfee, judgelab-9e0a96d, judgelab-eb36354,
 #        judgelab-b4dc3c5, judgelab-18ee53b, judgelab-e343aa7, judgelab-96e59c3,
-#        judgelab-d0c6f32, judgelab-cea6835>
-#   ./make.sh [VERSION...]   (default: all of 0001 … 0010)
+#        judgelab-d0c6f32, judgelab-cea6835, judgelab-0685bdb>
+#   ./make.sh [VERSION...]   (default: all of 0001 … 0011)
 #   PYTHON=<python with llama-cpp-python[server]>  MODEL=<the default model's .gguf>
 # Build each binary from a worktree of its commit (`cargo build --bin judgelab`). Never
 # needed by the tests: the databases are committed.
@@ -33,6 +33,17 @@ make() {
     first=$("$bin" --db "$db" show unlabelled --json | "$PYTHON" -c "import json,sys; print(json.load(sys.stdin)['trials'][0]['id'])")
     "$bin" --db "$db" estimate unlabelled --trial "$first" --json > /dev/null
   fi
+  if [ "$version" = 0011 ]; then
+    # A panel of the three trials added after the run, and labels from two annotators.
+    local members
+    members=$("$bin" --db "$db" show panels --json | "$PYTHON" -c "import json,sys; print(','.join(str(t['id']) for t in json.load(sys.stdin)['trials']))")
+    "$bin" --db "$db" panel panels vote3 --members "$members" > /dev/null
+    for given in ann:llmbar_natural-0001:a ann:llmbar_natural-0003:b ann:llmbar_natural-0004:t \
+                 bob:llmbar_natural-0003:b bob:llmbar_natural-0004:a bob:llmbar_natural-0005:b; do
+      IFS=: read -r who item label <<< "$given"
+      "$bin" --db "$db" label panels --annotator "$who" --item "$item" --give "$label" > /dev/null
+    done
+  fi
   for exp in "$@"; do
     "$bin" --db "$db" show "$exp" --json > "$version/show/$exp.json"
   done
@@ -55,7 +66,7 @@ server() {
 }
 
 versions=("$@")
-[ ${#versions[@]} -gt 0 ] || versions=(0001 0002 0003 0004 0005 0006 0007 0008 0009 0010)
+[ ${#versions[@]} -gt 0 ] || versions=(0001 0002 0003 0004 0005 0006 0007 0008 0009 0010 0011)
 for version in "${versions[@]}"; do
   case $version in
     0001) make 0001 ab850e9 pairwise ratings ;;
@@ -68,6 +79,7 @@ for version in "${versions[@]}"; do
     0008) [ -n "${SERVER:-}" ] || server; make 0008 96e59c3 timed remote race ;;
     0009) [ -n "${SERVER:-}" ] || server; make 0009 d0c6f32 timed remote race exact ;;
     0010) make 0010 cea6835 unlabelled ;;
+    0011) make 0011 0685bdb panels ;;
     *) echo "no such version: $version" >&2; exit 2 ;;
   esac
 done

@@ -267,6 +267,7 @@ pub fn relabel(
         task,
         items,
         unlabelled,
+        criteria,
         content_hash,
         source,
     } = dataset;
@@ -275,6 +276,7 @@ pub fn relabel(
         task,
         items: Vec::new(),
         unlabelled: Vec::new(),
+        criteria,
         content_hash,
         source,
     };
@@ -322,6 +324,18 @@ pub fn export_jsonl(
         .iter()
         .map(|i| (i.clone().with_label(()), Some(i.human_label)))
         .chain(dataset.unlabelled.iter().map(|i| (i.clone(), None)));
+    // Every line declares the criteria's scales, so that any of its lines imports alone.
+    let scales: serde_json::Map<String, Value> = dataset
+        .criteria
+        .iter()
+        .filter_map(|c| match c.task {
+            Task::Single {
+                scale_min,
+                scale_max,
+            } => Some((c.name.clone(), json!([scale_min, scale_max]))),
+            Task::Pairwise => None,
+        })
+        .collect();
     let mut out = String::new();
     for (item, original) in originals {
         let label = |l: Label| match l {
@@ -369,6 +383,17 @@ pub fn export_jsonl(
                 .get(item.id.as_str())
                 .map_or(Value::Null, |l| label(*l)),
         );
+        if !item.human_labels.is_empty() {
+            let by_criterion: serde_json::Map<String, Value> = item
+                .human_labels
+                .iter()
+                .map(|(c, l)| (c.clone(), label(*l)))
+                .collect();
+            line.insert("human_labels".into(), Value::Object(by_criterion));
+        }
+        if !scales.is_empty() {
+            line.insert("label_scales".into(), Value::Object(scales.clone()));
+        }
         line.insert("meta".into(), Value::Object(meta));
         out.push_str(&Value::Object(line).to_string());
         out.push('\n');

@@ -45,7 +45,12 @@ fn case(task: &str, case: &Value) -> (Dataset, Vec<Annotation>) {
             format!(r#"{{"id":"{id}","task":"{task}","question":"q",{answers},"human_label":{l}}}"#)
         })
         .collect();
-    let dataset = parse("d.jsonl", lines.join("\n").as_bytes(), &ImportOptions::default()).unwrap();
+    let dataset = parse(
+        "d.jsonl",
+        lines.join("\n").as_bytes(),
+        &ImportOptions::default(),
+    )
+    .unwrap();
     let mut annotations = Vec::new();
     for (name, labels) in raters.iter().filter(|(n, _)| *n != "dataset") {
         for (id, l) in labels.as_object().unwrap() {
@@ -75,19 +80,34 @@ fn check_case(task: &str, metrics: &[(&str, Quality)]) {
         let what = format!("{task}: {} and {}", got.first, got.second);
         assert_eq!(got.first, want["first"].as_str().unwrap(), "{what}");
         assert_eq!(got.second, want["second"].as_str().unwrap(), "{what}");
-        assert_eq!(got.n_items as u64, want["n_items"].as_u64().unwrap(), "{what}");
+        assert_eq!(
+            got.n_items as u64,
+            want["n_items"].as_u64().unwrap(),
+            "{what}"
+        );
         for (key, q) in metrics {
-            close(&format!("{what}: {key}"), got.quality.get(*q).value, &want[*key]);
+            close(
+                &format!("{what}: {key}"),
+                got.quality.get(*q).value,
+                &want[*key],
+            );
         }
     }
     close(&format!("{task}: alpha"), h.alpha.value, &want["alpha"]);
     assert_eq!(h.n_shared as u64, want["n_shared"].as_u64().unwrap());
-    let combined = by_item(dataset.task, &annotations, &Labels::Annotations { annotator: None }).unwrap();
+    let combined = by_item(
+        dataset.task,
+        &annotations,
+        &Labels::Annotations { annotator: None },
+    )
+    .unwrap();
     let expected = want["combined"].as_object().unwrap();
     assert_eq!(combined.len(), expected.len());
     for (id, l) in expected {
         match (combined[id], label(l)) {
-            (Label::Rating(g), Label::Rating(w)) => assert!((g - w).abs() < 1e-9, "{id}: {g} != {w}"),
+            (Label::Rating(g), Label::Rating(w)) => {
+                assert!((g - w).abs() < 1e-9, "{id}: {g} != {w}")
+            }
             (g, w) => assert_eq!(g, w, "{id}"),
         }
     }
@@ -118,7 +138,12 @@ fn raters_on_ratings_that_are_means_agree_as_scikit_learn_scipy_and_krippendorff
 fn disagreement_is_scipys_entropy_in_bits_or_numpys_standard_deviation() {
     let reference: Value = serde_json::from_str(REFERENCE).unwrap();
     for case in reference["disagreement"].as_array().unwrap() {
-        let votes: Vec<Label> = case["votes"].as_array().unwrap().iter().map(label).collect();
+        let votes: Vec<Label> = case["votes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(label)
+            .collect();
         let task = if votes.iter().any(|v| matches!(v, Label::Rating(_))) {
             Task::Single {
                 scale_min: 1,

@@ -198,7 +198,7 @@ fn exported_labels_import_as_a_dataset() {
     // Ratings export as numbers on their scale.
     let ratings = parse(
         "r.jsonl",
-        br#"{"id":"r","task":"single","question":"q","answer":"x","human_label":3.5}"#,
+        br#"{"id":"r","task":"single","question":"q","answer":"x","human_label":3.5,"human_labels":{"coherence":2.5},"label_scales":{"coherence":[1,3]}}"#,
         &ImportOptions::default(),
     )
     .unwrap();
@@ -210,6 +210,9 @@ fn exported_labels_import_as_a_dataset() {
     .unwrap();
     let back = parse("r2.jsonl", text.as_bytes(), &ImportOptions::default()).unwrap();
     assert_eq!(back.items[0].human_label, Label::Rating(4.0));
+    // Labels on criteria and their scales travel with the items.
+    assert_eq!(back.criteria, ratings.criteria);
+    assert_eq!(back.items[0].human_labels, ratings.items[0].human_labels);
 }
 
 #[test]

@@ -4,12 +4,16 @@
 //! Parsing validates everything before anything is returned: a dataset either comes back
 //! whole or not at all, with every problem reported as `path:line: field: problem`.
 
+pub mod criteria;
+
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::hash::sha256_hex;
+pub use criteria::Criterion;
 
 /// What the humans (and the judge) label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,6 +138,10 @@ pub struct Item<L = Label> {
     pub answer: Option<String>,
     pub reference: Option<String>,
     pub human_label: L,
+    /// Its labels on the dataset's criteria, where humans rated it on several
+    /// ([`criteria`]); empty for most datasets.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub human_labels: BTreeMap<String, Label>,
     pub meta: Value,
 }
 
@@ -160,6 +168,7 @@ impl<L> Item<L> {
             answer: self.answer,
             reference: self.reference,
             human_label: label,
+            human_labels: self.human_labels,
             meta: self.meta,
         }
     }
@@ -199,6 +208,9 @@ pub struct Dataset {
     /// The items without one (`human_label` null or absent): no metric sees them; an
     /// estimate judges them and corrects the judge with the labelled items.
     pub unlabelled: Vec<Item<()>>,
+    /// The criteria its items carry labels on beside their label (`human_labels`), in name
+    /// order; empty for most datasets.
+    pub criteria: Vec<Criterion>,
     /// sha256 of the imported file's bytes.
     pub content_hash: String,
     /// Where it was imported from, as given.
@@ -259,7 +271,7 @@ fn render_line_errors(path: &str, errors: &[LineError], n_more: usize) -> String
 }
 
 const MAX_REPORTED: usize = 20;
-const FIELDS: [&str; 9] = [
+const FIELDS: [&str; 11] = [
     "id",
     "task",
     "question",
@@ -268,8 +280,13 @@ const FIELDS: [&str; 9] = [
     "answer",
     "reference",
     "human_label",
+    "human_labels",
+    "label_scales",
     "meta",
 ];
+
+/// The fields whose value is JSON even in a CSV cell.
+const JSON_FIELDS: [&str; 3] = ["human_labels", "label_scales", "meta"];
 
 /// Parses `bytes` (the content of `path`) as JSONL or CSV, chosen by the file extension.
 pub fn parse(path: &str, bytes: &[u8], options: &ImportOptions) -> Result<Dataset, DatasetError> {
@@ -300,18 +317,17 @@ pub fn parse(path: &str, bytes: &[u8], options: &ImportOptions) -> Result<Datase
     if name.is_empty() || name.contains(['/', '\\']) {
         return Err(file_error(format!("invalid dataset name {name:?}")));
     }
-    let (scale_min, scale_max) = options.scale.unwrap_or((1, 5));
-    if scale_min >= scale_max || scale_max - scale_min > 100 {
-        return Err(file_error(format!(
-            "invalid scale {scale_min}-{scale_max}: the minimum must be below the maximum, by at most 100"
-        )));
-    }
+    let (scale_min, scale_max) =
+        criteria::check_scale(options.scale.unwrap_or((1, 5))).map_err(file_error)?;
 
+    let mut errors = Vec::new();
+    let scales = criteria::declared(&records, &mut errors);
     let mut validator = Validator {
         task: None,
         scale: (scale_min, scale_max),
+        scales,
         seen: std::collections::HashMap::new(),
-        errors: Vec::new(),
+        errors,
     };
     let (mut items, mut unlabelled) = (Vec::new(), Vec::new());
     for (line, obj) in records {
@@ -337,11 +353,17 @@ pub fn parse(path: &str, bytes: &[u8], options: &ImportOptions) -> Result<Datase
             scale_max,
         },
     };
+    let rated = items
+        .iter()
+        .flat_map(|i| i.human_labels.keys())
+        .chain(unlabelled.iter().flat_map(|i| i.human_labels.keys()));
+    let criteria = criteria::criteria(task, &validator.scales, rated);
     Ok(Dataset {
         name,
         task,
         items,
         unlabelled,
+        criteria,
         content_hash: sha256_hex(bytes),
         source: path.to_string(),
     })
@@ -451,18 +473,20 @@ fn csv_records(path: &str, bytes: &[u8]) -> Result<Vec<Record>, DatasetError> {
         for (name, cell) in columns.iter().zip(record.iter()) {
             match std::str::from_utf8(cell) {
                 Ok("") => {}
-                Ok(text) if name == "meta" => match serde_json::from_str::<Value>(text) {
-                    Ok(v) => {
-                        obj.insert(name.clone(), v);
+                Ok(text) if JSON_FIELDS.contains(&name.as_str()) => {
+                    match serde_json::from_str::<Value>(text) {
+                        Ok(v) => {
+                            obj.insert(name.clone(), v);
+                        }
+                        Err(e) => {
+                            bad = Some(LineError {
+                                line,
+                                field: name.clone(),
+                                problem: format!("invalid JSON: {e}"),
+                            });
+                        }
                     }
-                    Err(e) => {
-                        bad = Some(LineError {
-                            line,
-                            field: "meta".into(),
-                            problem: format!("invalid JSON: {e}"),
-                        });
-                    }
-                },
+                }
                 Ok(text) => {
                     obj.insert(name.clone(), Value::String(text.to_string()));
                 }
@@ -483,6 +507,8 @@ enum TaskName {
 struct Validator {
     task: Option<TaskName>,
     scale: (i64, i64),
+    /// The criteria scales the file declares (`label_scales`).
+    scales: criteria::Scales,
     seen: std::collections::HashMap<String, usize>,
     errors: Vec<LineError>,
 }
@@ -572,6 +598,16 @@ impl Validator {
             (Some(t), Some(value)) => self.label(line, t, value).map(Some),
             (None, Some(_)) => None,
         };
+        let human_labels = task.and_then(|t| {
+            criteria::labels(
+                line,
+                t,
+                obj.get("human_labels"),
+                &self.scales,
+                self.scale,
+                &mut self.errors,
+            )
+        });
         let meta = obj
             .get("meta")
             .cloned()
@@ -587,6 +623,7 @@ impl Validator {
             answer,
             reference,
             human_label: (),
+            human_labels: human_labels?,
             meta,
         };
         Some((item, human_label?))
@@ -824,5 +861,113 @@ mod tests {
             let d = parse(file, &bytes, &ImportOptions::default()).unwrap();
             assert_eq!((d.items.len(), d.task.name()), (n, task), "{file}");
         }
+        // Topical-Chat USR rates each response on six criteria, each on its USR scale.
+        let bytes = std::fs::read(format!("{root}topical_chat_usr.jsonl")).unwrap();
+        let d = parse("usr.jsonl", &bytes, &ImportOptions::default()).unwrap();
+        let criteria: Vec<(String, Task)> = d
+            .criteria
+            .iter()
+            .map(|c| (c.name.clone(), c.task))
+            .collect();
+        let on = |lo, hi| Task::Single {
+            scale_min: lo,
+            scale_max: hi,
+        };
+        assert_eq!(
+            criteria,
+            vec![
+                ("coherence".into(), on(1, 3)),
+                ("engagingness".into(), on(1, 3)),
+                ("groundedness".into(), on(0, 1)),
+                ("naturalness".into(), on(1, 3)),
+                ("overall".into(), on(1, 5)),
+                ("understandability".into(), on(0, 1)),
+            ]
+        );
+        assert!(d.items.iter().all(|i| i.human_labels.len() == 6));
+        assert_eq!(d.items[0].human_labels["overall"], d.items[0].human_label);
+    }
+
+    const RATED: &str = r#"{"id":"s1","task":"single","question":"q","answer":"x","human_label":4,"human_labels":{"coherence":2.5,"overall":4},"label_scales":{"coherence":[1,3]}}"#;
+
+    #[test]
+    fn items_carry_labels_on_criteria_each_on_its_own_scale() {
+        let d = jsonl(&[
+            RATED,
+            &RATED
+                .replace("s1", "s2")
+                .replace(r#""coherence":2.5"#, r#""coherence":null"#)
+                .replace(r#","label_scales":{"coherence":[1,3]}"#, ""),
+            r#"{"id":"s3","task":"single","question":"q","answer":"x","human_label":null,"human_labels":{"fluency":5}}"#,
+        ])
+        .unwrap();
+        let names: Vec<&str> = d.criteria.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["coherence", "fluency", "overall"]);
+        assert_eq!(
+            d.criteria[0].task,
+            Task::Single {
+                scale_min: 1,
+                scale_max: 3
+            }
+        );
+        assert_eq!(
+            d.criteria[1].task, d.task,
+            "undeclared: the dataset's scale"
+        );
+        assert_eq!(d.items[0].human_labels["coherence"], Label::Rating(2.5));
+        // Not rated on a criterion (null) is not a zero: the criterion is absent.
+        assert!(!d.items[1].human_labels.contains_key("coherence"));
+        assert_eq!(d.unlabelled[0].human_labels["fluency"], Label::Rating(5.0));
+        // Pairwise criteria take A, B or tie.
+        let p = jsonl(&[&PAIR.replace(
+            r#""human_label":"A""#,
+            r#""human_label":"A","human_labels":{"factuality":"tie"}"#,
+        )])
+        .unwrap();
+        assert_eq!(p.criteria[0].task, Task::Pairwise);
+        assert_eq!(
+            p.items[0].human_labels["factuality"],
+            Label::Choice(Choice::Tie)
+        );
+        // A CSV cell holds them as JSON.
+        let csv = "id,task,question,answer,human_label,human_labels,label_scales\n\
+                   c1,single,q,x,3,\"{\"\"coherence\"\": 3}\",\"{\"\"coherence\"\": [1, 3]}\"\n";
+        let c = parse("d.csv", csv.as_bytes(), &ImportOptions::default()).unwrap();
+        assert_eq!(c.items[0].human_labels["coherence"], Label::Rating(3.0));
+    }
+
+    #[test]
+    fn bad_criteria_name_line_field_and_problem() {
+        check_err(
+            &[&RATED.replace(r#""coherence":2.5"#, r#""coherence":4"#)],
+            "d.jsonl:1: human_labels.coherence: 4 is outside its scale 1..3",
+        );
+        check_err(
+            &[RATED, &RATED.replace("s1", "s2").replace("[1,3]", "[1,5]")],
+            "d.jsonl:2: label_scales.coherence: [1, 5] differs from [1, 3] at line 1",
+        );
+        check_err(
+            &[&RATED.replace("[1,3]", "[3,1]")],
+            "d.jsonl:1: label_scales.coherence: invalid scale 3-1: the minimum must be below the maximum, by at most 100",
+        );
+        check_err(
+            &[&RATED.replace("[1,3]", "\"1-3\"")],
+            "d.jsonl:1: label_scales.coherence: \"1-3\" is not [min, max] (two whole numbers)",
+        );
+        check_err(
+            &[&RATED.replace(r#"{"coherence":2.5,"overall":4}"#, "[2, 4]")],
+            "d.jsonl:1: human_labels: expected an object of criteria and their labels, found an array",
+        );
+        check_err(
+            &[&RATED.replace(r#""overall":4"#, r#""overall":"good""#)],
+            "d.jsonl:1: human_labels.overall: \"good\" is not a number on its scale 1..5",
+        );
+        check_err(
+            &[&PAIR.replace(
+                r#""human_label":"A""#,
+                r#""human_label":"A","human_labels":{"factuality":"C"}"#,
+            )],
+            "d.jsonl:1: human_labels.factuality: \"C\" is not a pairwise label (expected \"A\", \"B\" or \"tie\")",
+        );
     }
 }

@@ -98,6 +98,7 @@ mod tests {
             answer: None,
             reference: None,
             human_label: Label::Choice(label),
+            human_labels: Default::default(),
             meta: serde_json::Value::Null,
         }
     }

@@ -26,6 +26,7 @@ fn item(i: usize) -> Item {
         } else {
             Choice::B
         }),
+        human_labels: Default::default(),
         meta: serde_json::Value::Null,
     }
 }
@@ -138,6 +139,7 @@ fn summary(trials: Vec<TrialSummary>) -> ExperimentSummary {
             task: Task::Pairwise,
             items,
             unlabelled: vec![],
+            criteria: vec![],
             content_hash: String::new(),
             source: String::new(),
         },

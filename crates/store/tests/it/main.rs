@@ -56,6 +56,23 @@ async fn datasets_round_trip_and_are_found_by_hash_and_name() {
     assert_eq!(info.n_items, 2);
     assert_eq!(store.load_dataset(&info).await.unwrap(), mixed);
 
+    // Labels on several criteria, each on a scale of its own, come back as they went in.
+    let rated = parse(
+        "rated.jsonl",
+        concat!(
+            r#"{"id":"r1","task":"single","question":"q","answer":"x","human_label":4,"human_labels":{"coherence":2.5,"overall":4},"label_scales":{"coherence":[1,3]}}"#,
+            "\n",
+            r#"{"id":"r2","task":"single","question":"q","answer":"y","human_label":null,"human_labels":{"overall":3}}"#,
+        )
+        .as_bytes(),
+        &ImportOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(rated.criteria.len(), 2);
+    let info = store.insert_dataset(&rated).await.unwrap();
+    assert_eq!(info.criteria, rated.criteria);
+    assert_eq!(store.load_dataset(&info).await.unwrap(), rated);
+
     let other = dataset("pairs", &["w"]);
     let err = store.insert_dataset(&other).await.unwrap_err();
     assert!(matches!(err, StoreError::NameTaken { .. }), "{err}");
@@ -65,7 +82,7 @@ async fn datasets_round_trip_and_are_found_by_hash_and_name() {
     let store = Store::open(&dir.path().join("sub/judgelab.sqlite"))
         .await
         .unwrap();
-    assert_eq!(store.datasets().await.unwrap().len(), 2);
+    assert_eq!(store.datasets().await.unwrap().len(), 3);
 }
 
 #[tokio::test]
