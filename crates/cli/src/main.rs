@@ -777,6 +777,10 @@ async fn import(
             d.task.name(),
             store.path().display()
         );
+        if !d.criteria.is_empty() {
+            let criteria: Vec<String> = d.criteria.iter().map(|c| c.describe()).collect();
+            println!("labelled on criteria too: {}", criteria.join(", "));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -534,6 +534,12 @@ fn rating_datasets_are_judged_with_digits() {
     assert!(v["baselines"]["majority"].is_object());
     assert!(v["baselines"].get("longer_answer").is_none());
     assert_eq!(v["trials"][0]["examples"].as_array().unwrap().len(), 1);
+    // The dataset was imported with its six USR criteria, each on its own scale.
+    let listed = datasets_listed(&env);
+    assert!(
+        listed.contains("labelled on criteria: coherence (1-3), engagingness (1-3), groundedness (0-1), naturalness (1-3), overall (1-5), understandability (0-1)"),
+        "{listed}"
+    );
 }
 
 /// On a CPU without the instructions of this build's llama.cpp kernels (x86-64-v3), the
