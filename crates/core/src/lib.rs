@@ -17,6 +17,8 @@ pub mod panel;
 pub mod parallel;
 pub mod pareto;
 pub mod race;
+#[cfg(test)]
+mod reference;
 pub mod results;
 pub mod rng;
 pub mod sampling;

@@ -13,13 +13,7 @@ use crate::metrics::{BootstrapSpec, Quality};
 
 const REFERENCE: &str = include_str!("testdata/reference.json");
 
-fn close(what: &str, got: Option<f64>, want: &Value) {
-    match (got, want.as_f64()) {
-        (Some(g), Some(w)) => assert!((g - w).abs() < 1e-9, "{what}: {g} != {w}"),
-        (None, None) => {}
-        (g, _) => panic!("{what}: {g:?} != {want}"),
-    }
-}
+use crate::reference::close;
 
 fn label(v: &Value) -> Label {
     match v {

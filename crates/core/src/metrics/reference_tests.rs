@@ -78,13 +78,7 @@ fn keys(task: Task) -> &'static [(&'static str, Quality)] {
     }
 }
 
-fn close(what: &str, got: Option<f64>, want: &Value) {
-    match (got, want.as_f64()) {
-        (None, None) => {}
-        (Some(g), Some(w)) if (g - w).abs() < 1e-9 => {}
-        _ => panic!("{what}: got {got:?}, reference {want}"),
-    }
-}
+use crate::reference::close;
 
 fn no_ci() -> BootstrapSpec {
     BootstrapSpec {

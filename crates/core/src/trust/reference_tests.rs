@@ -12,13 +12,7 @@ use crate::trust::{ConfidenceKind, Judged, Target};
 
 const REFERENCE: &str = include_str!("testdata/reference.json");
 
-fn close(what: &str, got: Option<f64>, want: &Value) {
-    match (got, want.as_f64()) {
-        (Some(g), Some(w)) => assert!((g - w).abs() < 1e-9, "{what}: {g} != {w}"),
-        (None, None) => {}
-        (g, _) => panic!("{what}: {g:?} != {want}"),
-    }
-}
+use crate::reference::close;
 
 fn floats(v: &Value) -> Vec<f64> {
     v.as_array()

@@ -1,0 +1,12 @@
+//! What the reference tests share: a computed figure against the reference file's value.
+
+use serde_json::Value;
+
+/// `got` is the reference's `want` to 1e-9, or both are undefined (`None`, JSON null).
+pub fn close(what: &str, got: Option<f64>, want: &Value) {
+    match (got, want.as_f64()) {
+        (Some(g), Some(w)) => assert!((g - w).abs() < 1e-9, "{what}: {g} != {w}"),
+        (None, None) => {}
+        (g, _) => panic!("{what}: {g:?} != {want}"),
+    }
+}
