@@ -262,6 +262,15 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
     out
 }
 
+/// `1 item`, `5 items`.
+fn items(n: usize) -> String {
+    if n == 1 {
+        "1 item".to_string()
+    } else {
+        format!("{n} items")
+    }
+}
+
 /// Whose labels the metrics are against (where not the dataset's), and how much the
 /// people agree with each other beside the pick's agreement with each (the human ceiling).
 pub fn labels_lines(s: &ExperimentSummary) -> String {
@@ -269,8 +278,14 @@ pub fn labels_lines(s: &ExperimentSummary) -> String {
     let l = &s.labels;
     if l.labels != judgelab_core::annotation::Labels::Original {
         out.push_str(&format!(
-            "metrics against {} ({} items carry one)\n",
-            l.description, l.n_labelled
+            "metrics against {} ({} {})\n",
+            l.description,
+            items(l.n_labelled),
+            if l.n_labelled == 1 {
+                "carries one"
+            } else {
+                "carry one"
+            }
         ));
     }
     let Some(h) = &s.humans else {
@@ -282,16 +297,16 @@ pub fn labels_lines(s: &ExperimentSummary) -> String {
         .iter()
         .map(|p| {
             format!(
-                "{} with {} {} ({} items)",
+                "{} with {} {} ({})",
                 p.first,
                 p.second,
                 estimate(p.quality.get(metric)),
-                p.n_items
+                items(p.n_items)
             )
         })
         .collect();
     out.push_str(&format!(
-        "people: {}; Krippendorff's alpha over all {} {} ({} items labelled twice or more)\n",
+        "people: {}; Krippendorff's alpha over all {} raters {} ({} labelled twice or more)\n",
         if pairs.is_empty() {
             "no item labelled by two".to_string()
         } else {
@@ -299,7 +314,7 @@ pub fn labels_lines(s: &ExperimentSummary) -> String {
         },
         h.raters.len(),
         estimate(h.alpha),
-        h.n_shared
+        items(h.n_shared)
     ));
     if !h.judge.is_empty() {
         let judge: Vec<String> = h
@@ -307,10 +322,10 @@ pub fn labels_lines(s: &ExperimentSummary) -> String {
             .iter()
             .map(|j| {
                 format!(
-                    "{} {} ({} items)",
+                    "{} {} ({})",
                     j.rater,
                     estimate(j.quality.get(metric)),
-                    j.n_items
+                    items(j.n_items)
                 )
             })
             .collect();
