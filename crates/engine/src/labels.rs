@@ -6,7 +6,6 @@
 
 use std::path::Path;
 
-use judgelab_core::annotation::humans::DATASET;
 use judgelab_core::annotation::queue::{self, Filter, Queued};
 use judgelab_core::annotation::{self, Annotation, AnnotationError, Labels};
 use judgelab_core::{Dataset, Item, Label, Task};
@@ -42,25 +41,8 @@ pub fn default_annotator() -> String {
     std::env::var("USER")
         .or_else(|_| std::env::var("USERNAME"))
         .ok()
-        .filter(|u| !u.trim().is_empty() && u != DATASET)
+        .filter(|u| !u.trim().is_empty() && u != annotation::humans::DATASET)
         .unwrap_or_else(|| "me".to_string())
-}
-
-/// A name people label under: not empty, and not the dataset's own.
-pub fn check_annotator(annotator: &str) -> Result<&str, EngineError> {
-    let name = annotator.trim();
-    if name.is_empty() {
-        return Err(AnnotationError::NoAnnotator.into());
-    }
-    if name == DATASET {
-        return Err(EngineError::Invalid {
-            path: "annotator".into(),
-            message: format!(
-                "{DATASET:?} names the dataset's own labels; label under another name"
-            ),
-        });
-    }
-    Ok(name)
 }
 
 /// `annotator`'s queue for the stored experiment `name`.
@@ -70,7 +52,7 @@ pub async fn queue(
     annotator: &str,
     filter: Filter,
 ) -> Result<Queue, EngineError> {
-    let annotator = check_annotator(annotator)?;
+    let annotator = annotation::check_annotator(annotator)?;
     let (row, info) = crate::stored_experiment(store, name).await?;
     let dataset = store.load_dataset(&info).await?;
     let annotations = store.annotations(info.id).await?;
@@ -86,10 +68,11 @@ pub async fn queue(
         })
         .collect();
     let queued = queue::queue(&dataset, &trials, &annotations, annotator, filter);
+    let mut by_id = annotation::items_by_id(&dataset);
     let items = queued
         .into_iter()
         .filter_map(|q| {
-            let (item, original) = annotation::item_of(&dataset, &q.item_id)?;
+            let (item, original) = by_id.remove(q.item_id.as_str())?;
             Some(QueueEntry {
                 item,
                 original,
@@ -120,11 +103,13 @@ pub async fn annotate(
     item_id: &str,
     label: &str,
 ) -> Result<Label, EngineError> {
-    let annotator = check_annotator(annotator)?;
+    let annotator = annotation::check_annotator(annotator)?;
     let (_, info) = crate::stored_experiment(store, name).await?;
     let label = annotation::parse_label(info.task, label)?;
-    let dataset = store.load_dataset(&info).await?;
-    annotation::check_item(&dataset, item_id)?;
+    // One key press, one lookup: the item, not the whole dataset, is read.
+    if !store.has_item(info.id, item_id).await? {
+        return Err(AnnotationError::UnknownItem(item_id.to_string()).into());
+    }
     store.annotate(info.id, item_id, annotator, label).await?;
     Ok(label)
 }
@@ -136,7 +121,7 @@ pub async fn unannotate(
     annotator: &str,
     item_id: &str,
 ) -> Result<bool, EngineError> {
-    let annotator = check_annotator(annotator)?;
+    let annotator = annotation::check_annotator(annotator)?;
     let (_, info) = crate::stored_experiment(store, name).await?;
     Ok(store.unannotate(info.id, item_id, annotator).await?)
 }

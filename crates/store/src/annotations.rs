@@ -34,6 +34,17 @@ impl Store {
             .collect()
     }
 
+    /// Whether the dataset has an item `item_id` (with a label or without).
+    pub async fn has_item(&self, dataset_id: i64, item_id: &str) -> Result<bool> {
+        let found = sqlx::query("SELECT 1 FROM items WHERE dataset_id = ? AND item_id = ?")
+            .bind(dataset_id)
+            .bind(item_id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(self.err())?;
+        Ok(found.is_some())
+    }
+
     /// Stores `annotator`'s `label` of the item, replacing their earlier one (its time is
     /// the new label's).
     pub async fn annotate(

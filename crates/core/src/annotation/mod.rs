@@ -17,7 +17,7 @@
 pub mod humans;
 pub mod queue;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -66,6 +66,8 @@ pub enum AnnotationError {
     UnknownAnnotator(String, String),
     #[error("the annotator's name must not be empty")]
     NoAnnotator,
+    #[error("{0:?} names the dataset's own labels; label under another name")]
+    ReservedAnnotator(String),
     #[error("{0:?} is not a kind of labels (expected original, annotations or both)")]
     NotAKind(String),
 }
@@ -401,31 +403,33 @@ pub fn export_jsonl(
     Ok(out)
 }
 
-/// Checks that `item_id` is an item of `dataset` (with a label or without).
-pub fn check_item(dataset: &Dataset, item_id: &str) -> Result<(), AnnotationError> {
-    let known = dataset.items.iter().any(|i| i.id == item_id)
-        || dataset.unlabelled.iter().any(|i| i.id == item_id);
-    if known {
-        Ok(())
-    } else {
-        Err(AnnotationError::UnknownItem(item_id.to_string()))
+/// A name people label under: not empty, and not the dataset's own ([`humans::DATASET`]).
+pub fn check_annotator(annotator: &str) -> Result<&str, AnnotationError> {
+    match annotator.trim() {
+        "" => Err(AnnotationError::NoAnnotator),
+        humans::DATASET => Err(AnnotationError::ReservedAnnotator(humans::DATASET.into())),
+        name => Ok(name),
     }
 }
 
-/// An item with whatever label it has, for the queue.
-pub fn item_of(dataset: &Dataset, item_id: &str) -> Option<(Item<()>, Option<Label>)> {
+/// Every item of `dataset` by id, with whatever label it has: what the queue shows.
+pub fn items_by_id(dataset: &Dataset) -> HashMap<&str, (Item<()>, Option<Label>)> {
     dataset
         .items
         .iter()
-        .find(|i| i.id == item_id)
-        .map(|i| (i.clone().with_label(()), Some(i.human_label)))
-        .or_else(|| {
+        .map(|i| {
+            (
+                i.id.as_str(),
+                (i.clone().with_label(()), Some(i.human_label)),
+            )
+        })
+        .chain(
             dataset
                 .unlabelled
                 .iter()
-                .find(|i| i.id == item_id)
-                .map(|i| (i.clone(), None))
-        })
+                .map(|i| (i.id.as_str(), (i.clone(), None))),
+        )
+        .collect()
 }
 
 #[cfg(test)]
