@@ -471,10 +471,14 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             plan,
         } => {
             if plan {
-                let plan =
-                    judgelab_engine::plan(&store, &experiment, Some(&judgelab_engine::LocalModels))
-                        .await
-                        .with_context(|| format!("while planning {}", experiment.display()))?;
+                let plan = judgelab_engine::plan(
+                    &store,
+                    &experiment,
+                    Some(&judgelab_engine::LocalModels),
+                    timed_calls,
+                )
+                .await
+                .with_context(|| format!("while planning {}", experiment.display()))?;
                 print!("{}", table::plan(&plan));
                 return Ok(ExitCode::SUCCESS);
             }
@@ -1180,6 +1184,12 @@ async fn load(
             ),
         ),
         LoadEvent::Request { done, .. } => bar.set_position(done as u64),
+        LoadEvent::Prompts { distinct, sent } if sent > distinct => bar.suspend(|| {
+            eprintln!(
+                "the trial has {distinct} calls and the ramp sends {sent} requests: prompts repeat, and each repeat goes out uncached (no answer from a prompt cache: it pays its whole prefill, with no shared prefix reused)"
+            )
+        }),
+        LoadEvent::Prompts { .. } => {}
     };
     let ramp = judgelab_engine::load::load_ramp(store, &name, options, &mut on_event)
         .await

@@ -431,8 +431,7 @@ fn latency_note(s: &ExperimentSummary) -> String {
 pub fn load(experiment: &str, r: &judgelab_core::load::StoredRamp) -> String {
     let ms = |p: &judgelab_core::metrics::Percentiles, x: Option<f64>| match x {
         Some(v) => format!("{v:.0}"),
-        None if p.n > 0 => "n<100".into(),
-        None => "—".into(),
+        None => p.needs(x).unwrap_or_else(|| "—".into()),
     };
     let mut rows = vec![[
         "conc",
@@ -565,6 +564,32 @@ pub fn plan(p: &judgelab_engine::Plan) -> String {
             p.n_calls
         );
     }
+    if p.n_exact_trials > 0 {
+        let serves = if p.n_exact_passes == 1 {
+            format!("one pass per item serves {} trials", p.n_exact_trials)
+        } else {
+            format!(
+                "{} passes per item serve {} trials",
+                p.n_exact_passes, p.n_exact_trials
+            )
+        };
+        out += &format!(
+            "exact verdicts: {serves} (their one-token verdict's distribution is computed from the pass, and seeded samples are drawn from it: equal in law to llama.cpp's sampler; exact = false generates instead)\n"
+        );
+    }
+    if p.timing.n_calls > 0 {
+        let t = &p.timing;
+        out += &format!(
+            "timing: {} calls timed alone after judging, for latency at concurrency 1: {} request shape{} serving {} local trial{}, warm-ups included{}\n",
+            t.n_calls,
+            t.n_shapes,
+            if t.n_shapes == 1 { "" } else { "s" },
+            t.n_trials,
+            if t.n_trials == 1 { "" } else { "s" },
+            t.est_seconds
+                .map_or(String::new(), |s| format!(", about {}", duration(s)))
+        );
+    }
     if p.n_test > 0 {
         out += &format!(
             "test split: {} items, judged only by the trials the selection keeps: up to {} calls each\n",
@@ -576,7 +601,10 @@ pub fn plan(p: &judgelab_engine::Plan) -> String {
             "estimated time: at most {} (the full grid's calls, at this machine's measured speed)\n",
             duration(s)
         ),
-        Some(s) => format!("estimated time: {} (at this machine's measured speed)\n", duration(s)),
+        Some(s) => format!(
+            "estimated time: {} (at this machine's measured speed, timing included)\n",
+            duration(s)
+        ),
         None => "estimated time: measured after the first run of this model\n".into(),
     };
     out

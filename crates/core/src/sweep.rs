@@ -159,6 +159,12 @@ pub struct TrialParams {
     /// Absent where the sweep does not set it: the judge's calls are timed as they are made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<u32>,
+    /// Its verdicts are read from the exact distribution of the first output token
+    /// ([`crate::Experiment::exact`]), as the experiment decided when it created the trial.
+    /// Absent from trials stored before exact verdicts were the default, which follow
+    /// their judge's written `exact`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exact: bool,
 }
 
 fn only_unset(levels: &[Option<u32>]) -> bool {
@@ -630,6 +636,24 @@ pub fn same_prompts(p: &TrialParams, q: &TrialParams) -> bool {
         .all(|a| a.same(p, q))
 }
 
+/// Trials whose timed requests take the same time: the same prompt, max_tokens and
+/// constraint, and outputs as long whatever they sample, because they stop after one
+/// token or decode greedily (top_p does nothing at temperature 0). A trial that samples
+/// a longer output keeps its own temperature and top_p.
+pub fn same_request_shape(p: &TrialParams, q: &TrialParams) -> bool {
+    let same_output = if p.max_tokens <= 1 {
+        true
+    } else if p.temperature == 0.0 && q.temperature == 0.0 {
+        true
+    } else {
+        p.temperature == q.temperature && p.top_p == q.top_p
+    };
+    same_prompts(p, q)
+        && p.max_tokens == q.max_tokens
+        && p.concurrency == q.concurrency
+        && same_output
+}
+
 impl Sweep {
     /// Every point of the grid: the product over [`Axis::ALL`], in that order (the last
     /// varies fastest); with `sample`, that many of them, drawn by the seed.
@@ -698,5 +722,45 @@ mod tests {
                 assert!(axis.is_default(&trials[0]), "{axis:?}");
             }
         }
+    }
+
+    #[test]
+    fn requests_share_a_shape_where_sampling_cannot_change_their_length() {
+        let base = TrialParams {
+            judge: "m".into(),
+            template: "pairwise".into(),
+            temperature: 0.7,
+            top_p: 0.9,
+            max_tokens: 1,
+            ..TrialParams::default()
+        };
+        let with = |f: &dyn Fn(&mut TrialParams)| {
+            let mut p = base.clone();
+            f(&mut p);
+            p
+        };
+        let shape = |q: &TrialParams| same_request_shape(&base, q) && same_request_shape(q, &base);
+        assert!(shape(&with(&|p| (p.temperature, p.top_p) = (1.2, 0.5))));
+        assert!(!shape(&with(&|p| p.max_tokens = 4)));
+        assert!(!shape(&with(&|p| p.few_shot = 2)));
+        assert!(!shape(&with(&|p| p.constraint = Constraint::Grammar)));
+        assert!(!shape(&with(&|p| p.order = Order::Both)));
+        let long = with(&|p| p.max_tokens = 8);
+        let other = |f: &dyn Fn(&mut TrialParams)| {
+            let mut p = long.clone();
+            f(&mut p);
+            same_request_shape(&long, &p)
+        };
+        assert!(!other(&|p| p.temperature = 1.0));
+        assert!(!other(&|p| p.top_p = 1.0));
+        assert!(other(&|p| p.exact = true));
+        let greedy = with(&|p| (p.max_tokens, p.temperature) = (8, 0.0));
+        assert!(same_request_shape(
+            &greedy,
+            &TrialParams {
+                top_p: 0.5,
+                ..greedy.clone()
+            }
+        ));
     }
 }

@@ -35,7 +35,7 @@ pub use judgelab_llama::compute::{Compute, Device, UnsupportedCpu};
 pub use judges::{
     check_model, local_compute, JudgeLoader, LocalModel, LocalModels, ModelSpec, RemoteModel,
 };
-pub use plan::{plan, Plan, RacePlan};
+pub use plan::{plan, Plan, RacePlan, TimingPlan};
 pub use progress::Progress;
 pub use prompt::{verdict_prompt, RenderedPrompt};
 pub use resolve::allow_tie;

@@ -6,6 +6,14 @@
 //! finds the knee. The ramp and every call are stored (`load_ramps`, `load_levels`,
 //! `load_calls`).
 //!
+//! A prompt repeats where the ramp sends more requests than the trial has calls: each
+//! repeat is sent `uncached` (a llama.cpp server is asked not to reuse its prompt cache,
+//! the local judge decodes it whole), so that a level measures what distinct traffic
+//! costs, not a cache hit; it also reuses no shared prefix, which distinct traffic would,
+//! so a repeat's TTFT is its whole prompt's prefill. `LoadEvent::Prompts` says how many
+//! prompts repeated. A server that cannot be asked (llama-cpp-python, vLLM) may still
+//! answer a repeat from its cache.
+//!
 //! Requests in flight: a remote judge gets `concurrency = level`, a closed loop in which a
 //! request goes out as soon as one returns; a local judge decodes `level` sequences
 //! together (`parallel = level`), each chunk of `level` requests after the one before.
@@ -55,6 +63,9 @@ pub enum LoadEvent {
     Level { concurrency: u32, requests: usize },
     /// One of its timed requests returned.
     Request { concurrency: u32, done: usize },
+    /// Before the first level: the trial's distinct prompts, and the requests the ramp
+    /// sends (warm-ups included). Where it sends more, the repeats go out uncached.
+    Prompts { distinct: usize, sent: usize },
 }
 
 /// Runs the ramp of `options` against a trial of the stored experiment `experiment`.
@@ -125,10 +136,19 @@ pub async fn load_ramp(
         let messages = verdict_prompt(store, &summary, trial, v).await?.messages;
         prompts.push((v.item_id.clone(), v.swapped, v.seed, messages));
     }
+    // Each prompt goes out once as it is; a ramp longer than the trial's calls sends them
+    // again uncached, so that no repeat is answered from a prompt cache (a llama.cpp
+    // server's, or the local judge's shared prefix): it costs what a first sight does.
+    let sent = options.levels.len() * (options.warmup + options.requests);
+    on_event(LoadEvent::Prompts {
+        distinct: prompts.len(),
+        sent,
+    });
     let request = |key: usize| {
         let (_, _, seed, messages) = &prompts[key % prompts.len()];
         JudgeRequest {
             grammar: grammar.clone(),
+            uncached: key >= prompts.len(),
             ..JudgeRequest::new(
                 key,
                 messages.clone(),

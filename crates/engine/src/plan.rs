@@ -2,15 +2,17 @@
 //! long the calls still missing should take, from the speed this machine measured for the
 //! same model in earlier runs.
 
+use std::collections::HashMap;
 use std::path::Path;
 
+use judgelab_core::judge::Judge;
+use judgelab_core::sweep::same_request_shape;
 use judgelab_core::{race, split};
-use judgelab_core::{Item, TrialParams};
+use judgelab_core::{Constraint, Item, Order, TrialParams};
 use judgelab_store::Store;
 
 use crate::prompt::PromptInput;
-use crate::resolve::resolve;
-use crate::run::DEFAULT_TIMED_CALLS;
+use crate::resolve::{resolve, Resolved};
 use crate::{EngineError, JudgeLoader, LocalModel, ModelSpec};
 
 /// Prompts rendered per trial to estimate its prompt tokens; the rest is extrapolated.
@@ -33,9 +35,15 @@ pub struct Plan {
     /// Prompt tokens of all calls, estimated from a sample of rendered prompts (tokenised
     /// by the first local model; about four characters a token for remote models).
     pub prompt_tokens: f64,
-    /// Seconds for the calls not yet stored, from this model's measured milliseconds per
-    /// prompt token; `None` before its first run.
+    /// Seconds for the calls not yet stored, the timing phase's included, from this
+    /// model's measured milliseconds per prompt token; `None` before its first run.
     pub est_seconds: Option<f64>,
+    /// Trials whose verdicts are exact, and the passes per item that serve them (trials
+    /// with the same prompts share one).
+    pub n_exact_trials: usize,
+    pub n_exact_passes: usize,
+    /// The calls timed alone after judging, for local trials' latency.
+    pub timing: TimingPlan,
     /// A stored experiment of this name has other content (a run needs `replace`).
     pub conflicts: bool,
     /// Items of the test split (0: none), and the most calls one trial makes on it: each
@@ -44,6 +52,19 @@ pub struct Plan {
     pub test_calls_per_trial: usize,
     /// What a race saves, for `[selection] strategy = "race"`.
     pub race: Option<RacePlan>,
+}
+
+/// The timing phase: a sample of calls made again alone, one per request shape (trials
+/// whose timed requests are the same share it; `run::timing`), and a warm-up per judge.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimingPlan {
+    /// Distinct request shapes timed, and the local trials they serve.
+    pub n_shapes: usize,
+    pub n_trials: usize,
+    /// Calls it makes in all (warm-ups included), whether stored or not.
+    pub n_calls: usize,
+    /// Seconds for those not yet stored; `None` before the model's first run.
+    pub est_seconds: Option<f64>,
 }
 
 /// A race's cost against the full grid's `n_calls`, which is also the most it can make
@@ -66,6 +87,7 @@ pub async fn plan(
     store: &Store,
     path: &Path,
     tokenizer: Option<&dyn JudgeLoader>,
+    timed_calls: usize,
 ) -> Result<Plan, EngineError> {
     let r = resolve(store, path).await?;
     let e = &r.experiment;
@@ -103,21 +125,22 @@ pub async fn plan(
     let mut n_calls = 0;
     let mut n_verdicts = 0;
     let mut prompt_tokens = 0.0;
-    // Exact verdicts: trials showing the same prompts share their calls.
-    let mut prompts_seen = std::collections::HashSet::new();
+    // Exact verdicts: trials showing the same prompts share their calls; the trials each
+    // pass serves, by the prompts' key.
+    let mut passes: Vec<(Prompts<'_>, usize)> = Vec::new();
     // Remote trials at several loads: the same requests, made once.
     let mut requests_seen = std::collections::HashSet::new();
     // Calls per dev item of each trial that makes its own.
     let mut per_item: Vec<usize> = Vec::new();
+    // Prompt tokens of one call, by the prompts' key: rendered on a sample of items.
+    let mut call_tokens: HashMap<Prompts<'_>, f64> = HashMap::new();
     for params in &trials {
         n_verdicts += judged.len() * repeats * params.order.calls().len();
-        let exact = r.judge(&params.judge).exact();
+        let exact = e.exact(params);
         // The sample timed at the trial's load: the timed calls, a warm-up and a tail.
         let at_load = match params.concurrency {
             Some(c) if r.judge(&params.judge).remote().is_some() => {
-                (judged.len() * params.order.calls().len()).min(DEFAULT_TIMED_CALLS)
-                    + 2 * c as usize
-                    - 1
+                (judged.len() * params.order.calls().len()).min(timed_calls) + 2 * c as usize - 1
             }
             _ => 0,
         };
@@ -127,39 +150,16 @@ pub async fn plan(
         };
         let shared = at_load > 0
             && !requests_seen.insert(serde_json::to_string(&requests).expect("params serialise"));
-        let prompts = (
-            &params.judge,
-            &params.template,
-            params.few_shot,
-            params.few_shot_max_tokens,
-            params.few_shot_set,
-            params.order,
-            params.constraint,
-        );
-        if exact && !prompts_seen.insert(prompts) {
-            continue;
+        let prompts = prompts_of(params);
+        if exact {
+            match passes.iter_mut().find(|(p, _)| *p == prompts) {
+                Some((_, served)) => {
+                    *served += 1;
+                    continue;
+                }
+                None => passes.push((prompts, 1)),
+            }
         }
-        let template = r.template(&params.template);
-        // Lengths are not counted here: the examples as if every one fits.
-        let examples: Vec<&Item> = split::examples(
-            items,
-            &s.pool,
-            params.few_shot as usize,
-            None,
-            params.few_shot_set,
-            e.sweep.seed,
-            &|_| 0,
-        )
-        .into_iter()
-        .map(|i| &items[i])
-        .collect();
-        let input = PromptInput {
-            task: r.dataset.task,
-            output: r.output,
-            allow_tie: r.allow_tie(),
-            template,
-            examples: &examples,
-        };
         let calls_per_item = if exact { 1 } else { repeats } * params.order.calls().len();
         if !shared {
             per_item.push(calls_per_item);
@@ -170,27 +170,46 @@ pub async fn plan(
             judged.len() * calls_per_item
         } + at_load;
         n_calls += n;
-        let sample: Vec<&Item> = judged.iter().copied().take(SAMPLE).collect();
-        if sample.is_empty() {
-            continue;
-        }
-        let mut sample_tokens = 0.0;
-        for item in &sample {
-            let messages = input.render(item.text(), false)?;
-            sample_tokens += match &judge {
-                Some(j) => j.count_tokens(&messages).map_err(EngineError::Judge)? as f64,
-                None => messages.iter().map(|m| m.content.len()).sum::<usize>() as f64 / 4.0,
-            };
-        }
-        let per_item = sample_tokens / sample.len() as f64;
-        prompt_tokens += per_item * n as f64;
+        let sampled = Sampled {
+            r: &r,
+            judged: &judged,
+            pool: &s.pool,
+            judge: judge.as_deref(),
+        };
+        let per_call = sampled.tokens(params, &mut call_tokens)?;
+        prompt_tokens += per_call * n as f64;
     }
+    // The calls timed alone: one sample per request shape of the local trials, and a
+    // warm-up per local judge.
+    let shapes = timing_shapes(&r, &trials);
+    let sample_calls = |p: &TrialParams| (judged.len() * p.order.calls().len()).min(timed_calls);
+    let mut timing_tokens = 0.0;
+    let mut timed_rows = 0;
+    let mut timed_judges = std::collections::HashSet::new();
+    for shape in &shapes {
+        let calls = sample_calls(shape[0]);
+        let warmup = usize::from(calls > 0 && timed_judges.insert(&shape[0].judge));
+        let sampled = Sampled {
+            r: &r,
+            judged: &judged,
+            pool: &s.pool,
+            judge: judge.as_deref(),
+        };
+        timing_tokens += sampled.tokens(shape[0], &mut call_tokens)? * (calls + warmup) as f64;
+        timed_rows += calls * shape.len();
+    }
+    let timing = TimingPlan {
+        n_shapes: shapes.iter().filter(|s| sample_calls(s[0]) > 0).count(),
+        n_trials: shapes.iter().map(Vec::len).sum(),
+        n_calls: shapes.iter().map(|s| sample_calls(s[0])).sum::<usize>() + timed_judges.len(),
+        est_seconds: None,
+    };
 
     let existing = store.experiment_by_name(&e.name).await?;
     let conflicts = existing
         .as_ref()
         .is_some_and(|x| x.content_hash != r.content_hash);
-    let n_done = match existing.filter(|_| !conflicts) {
+    let n_done = match existing.as_ref().filter(|_| !conflicts) {
         Some(x) => store.count_verdicts(x.id).await?,
         None => 0,
     };
@@ -200,6 +219,15 @@ pub async fn plan(
         None => None,
     };
     let missing = n_verdicts.saturating_sub(n_done) as f64 / n_verdicts.max(1) as f64;
+    let n_timed = match existing.as_ref().filter(|_| !conflicts) {
+        Some(x) => store.count_timed_calls(x.id).await?,
+        None => 0,
+    };
+    let timing_missing = timed_rows.saturating_sub(n_timed) as f64 / timed_rows.max(1) as f64;
+    let timing = TimingPlan {
+        est_seconds: speed.map(|ms| ms * timing_tokens * timing_missing / 1000.0),
+        ..timing
+    };
     let race = e.selection.is_race().then(|| {
         let rounds: Vec<race::Round> = race::rounds(judged.len(), &e.selection).collect();
         let first_decision = rounds
@@ -223,10 +251,101 @@ pub async fn plan(
         n_verdicts,
         n_done,
         prompt_tokens,
-        est_seconds: speed.map(|ms| ms * prompt_tokens * missing / 1000.0),
+        est_seconds: speed
+            .map(|ms| ms * prompt_tokens * missing / 1000.0 + timing.est_seconds.unwrap_or(0.0)),
+        n_exact_trials: passes.iter().map(|(_, served)| served).sum(),
+        n_exact_passes: passes.len(),
+        timing,
         conflicts,
         n_test: s.test.len(),
         test_calls_per_trial: s.test.len() * per_item.iter().copied().max().unwrap_or(0),
         race,
     })
+}
+
+/// What makes two trials' prompts the same (`sweep::same_prompts`'s axes).
+type Prompts<'a> = (&'a str, &'a str, u32, Option<u32>, u32, Order, Constraint);
+
+fn prompts_of(p: &TrialParams) -> Prompts<'_> {
+    (
+        &p.judge,
+        &p.template,
+        p.few_shot,
+        p.few_shot_max_tokens,
+        p.few_shot_set,
+        p.order,
+        p.constraint,
+    )
+}
+
+/// The local trials in groups whose timed requests are the same
+/// (`sweep::same_request_shape`), as the run times them.
+fn timing_shapes<'t>(r: &Resolved, trials: &'t [TrialParams]) -> Vec<Vec<&'t TrialParams>> {
+    let mut shapes: Vec<Vec<&TrialParams>> = Vec::new();
+    for t in trials
+        .iter()
+        .filter(|t| r.judge(&t.judge).local().is_some())
+    {
+        match shapes.iter_mut().find(|s| same_request_shape(s[0], t)) {
+            Some(shape) => shape.push(t),
+            None => shapes.push(vec![t]),
+        }
+    }
+    shapes
+}
+
+/// Renders a trial's prompts on a sample of the judged items to count their tokens.
+struct Sampled<'a> {
+    r: &'a Resolved,
+    judged: &'a [&'a Item],
+    pool: &'a [usize],
+    /// The first local judge, to count tokens; none: about four characters a token.
+    judge: Option<&'a dyn Judge>,
+}
+
+impl Sampled<'_> {
+    /// The mean prompt tokens of one of the trial's calls, once per distinct prompts.
+    fn tokens<'p>(
+        &self,
+        params: &'p TrialParams,
+        seen: &mut HashMap<Prompts<'p>, f64>,
+    ) -> Result<f64, EngineError> {
+        let key = prompts_of(params);
+        if let Some(&tokens) = seen.get(&key) {
+            return Ok(tokens);
+        }
+        let (r, e, items) = (self.r, &self.r.experiment, &self.r.dataset.items);
+        // Lengths are not counted here: the examples as if every one fits.
+        let examples: Vec<&Item> = split::examples(
+            items,
+            self.pool,
+            params.few_shot as usize,
+            None,
+            params.few_shot_set,
+            e.sweep.seed,
+            &|_| 0,
+        )
+        .into_iter()
+        .map(|i| &items[i])
+        .collect();
+        let input = PromptInput {
+            task: r.dataset.task,
+            output: r.output,
+            allow_tie: r.allow_tie(),
+            template: r.template(&params.template),
+            examples: &examples,
+        };
+        let sample: Vec<&Item> = self.judged.iter().copied().take(SAMPLE).collect();
+        let mut total = 0.0;
+        for item in &sample {
+            let messages = input.render(item.text(), false)?;
+            total += match self.judge {
+                Some(j) => j.count_tokens(&messages).map_err(EngineError::Judge)? as f64,
+                None => messages.iter().map(|m| m.content.len()).sum::<usize>() as f64 / 4.0,
+            };
+        }
+        let tokens = total / sample.len().max(1) as f64;
+        seen.insert(key, tokens);
+        Ok(tokens)
+    }
 }

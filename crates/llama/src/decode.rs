@@ -20,6 +20,15 @@
 //! differs from a lone decode, which moves logits by a few hundredths; the benchmark
 //! counts what that does to verdicts.
 //!
+//! **Seeded samples alone.** A generation at a temperature above 0 is decoded by itself
+//! from an empty cache, after the batch's other requests ([`Live::seeded`]): a draw near
+//! the boundary of two tokens follows the logits' last bits, which depend on what was
+//! decoded beside it. Alone, a seeded verdict depends on its prompt, parameters and seed
+//! only, so a resumed run stores what an uninterrupted one would. It costs the shared
+//! prefix and the batching for those calls; greedy and exact requests keep both (their
+//! logits move by the same last bits, which only a draw from an exact distribution near a
+//! boundary can see).
+//!
 //! **The cache's size.** A context starts with a few thousand cells and is made anew,
 //! twice as large or as large as needed, when a batch's chunks need more (`fit`): making
 //! a context allocates and clears every cell, which for the model's whole window (two,
@@ -101,6 +110,68 @@ struct Live {
     stop: Option<StopReason>,
 }
 
+impl Live {
+    fn new(request: JudgeRequest, tokens: Vec<LlamaToken>, n_window: u32) -> Live {
+        let budget = request
+            .sampling
+            .max_tokens
+            .min(n_window - tokens.len() as u32);
+        Live {
+            request,
+            n_prompt: tokens.len(),
+            tokens,
+            budget,
+            seq: 0,
+            sampler: None,
+            text: Vec::new(),
+            generated: 0,
+            ttft_ms: None,
+            latency_ms: 0.0,
+            logits: None,
+            logprobs: Logprobs::default(),
+            decoded: 0,
+            logits_idx: -1,
+            stop: None,
+        }
+    }
+
+    /// A seeded sample: a generation at a temperature above 0. Its tokens depend on the
+    /// logits to the last bit (a draw near the boundary of two tokens takes either), and
+    /// the logits of a sequence decoded beside others, or after a prefix another batch
+    /// left, differ in the last bits from those of the same prompt decoded alone (other
+    /// cells, other summation orders). Decoded alone from an empty cache, it depends on
+    /// its prompt, parameters and seed only: not on the batch it came in, the cache's
+    /// state or where a run resumed. Greedy and exact requests are decoded together.
+    fn seeded(&self) -> bool {
+        self.budget > 0 && !self.request.logits && self.request.sampling.temperature > 0.0
+    }
+
+    /// Sends its completion; false once the receiver is gone.
+    fn answer(self, reply: &mpsc::Sender<JudgeResponse>) -> bool {
+        let completion = Completion {
+            text: String::from_utf8_lossy(&self.text).into_owned(),
+            prompt_tokens: self.n_prompt as u32,
+            completion_tokens: self.generated,
+            latency_ms: self.latency_ms,
+            ttft_ms: self.ttft_ms,
+            stop: self.stop.unwrap_or(StopReason::MaxTokens),
+            cached_tokens: None,
+            attempts: 1,
+            logprobs: self.logprobs.json(),
+            decoded_tokens: Some(self.decoded),
+            endpoint: None,
+            logits: self.logits,
+        };
+        let key = self.request.key;
+        reply
+            .send(JudgeResponse {
+                key,
+                result: Ok(completion),
+            })
+            .is_ok()
+    }
+}
+
 impl Session<'_> {
     /// The messages wrapped in the chat template, tokenised.
     pub fn tokens(&self, messages: &[Message]) -> Result<Vec<LlamaToken>, String> {
@@ -108,7 +179,8 @@ impl Session<'_> {
     }
 
     /// Runs a batch, sending each response as soon as its request is done. Returns false
-    /// once the receiver is gone.
+    /// once the receiver is gone. Seeded samples are decoded alone, after the rest
+    /// ([`Live::seeded`]).
     pub fn run(
         &mut self,
         requests: Vec<JudgeRequest>,
@@ -116,59 +188,60 @@ impl Session<'_> {
         reply: &mpsc::Sender<JudgeResponse>,
     ) -> bool {
         let start = Instant::now();
+        let Some(live) = self.tokenised(requests, start, reply) else {
+            return false;
+        };
+        let (alone, together): (Vec<Live>, Vec<Live>) = live.into_iter().partition(Live::seeded);
+        if !together.is_empty() && !self.together(together, start, cancel, reply) {
+            return false;
+        }
+        for l in alone {
+            if cancel.load(Ordering::SeqCst) {
+                return true;
+            }
+            if !self.alone(l, reply) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The requests tokenised; those that cannot be decoded are answered here. `None`
+    /// once the receiver is gone.
+    fn tokenised(
+        &self,
+        requests: Vec<JudgeRequest>,
+        start: Instant,
+        reply: &mpsc::Sender<JudgeResponse>,
+    ) -> Option<Vec<Live>> {
         let mut live = Vec::new();
         for request in requests {
             let key = request.key;
-            match self.tokens(&request.messages) {
-                Err(message) => {
-                    if reply
-                        .send(JudgeResponse {
-                            key,
-                            result: Err(CallError::untried(message)),
-                        })
-                        .is_err()
-                    {
-                        return false;
-                    }
-                }
-                Ok(tokens) if tokens.is_empty() => {
-                    let result = Err(CallError::untried("the prompt is empty"));
-                    if reply.send(JudgeResponse { key, result }).is_err() {
-                        return false;
-                    }
-                }
+            let result = match self.tokens(&request.messages) {
+                Err(message) => Err(CallError::untried(message)),
+                Ok(tokens) if tokens.is_empty() => Err(CallError::untried("the prompt is empty")),
                 Ok(tokens) if tokens.len() >= self.n_window as usize => {
-                    let result = Ok(too_long(tokens.len(), start));
-                    if reply.send(JudgeResponse { key, result }).is_err() {
-                        return false;
-                    }
+                    Ok(too_long(tokens.len(), start))
                 }
                 Ok(tokens) => {
-                    let budget = request
-                        .sampling
-                        .max_tokens
-                        .min(self.n_window - tokens.len() as u32);
-                    live.push(Live {
-                        request,
-                        n_prompt: tokens.len(),
-                        tokens,
-                        budget,
-                        seq: 0,
-                        sampler: None,
-                        text: Vec::new(),
-                        generated: 0,
-                        ttft_ms: None,
-                        latency_ms: 0.0,
-                        logits: None,
-                        logprobs: Logprobs::default(),
-                        decoded: 0,
-                        logits_idx: -1,
-                        stop: None,
-                    });
+                    live.push(Live::new(request, tokens, self.n_window));
+                    continue;
                 }
-            }
+            };
+            reply.send(JudgeResponse { key, result }).ok()?;
         }
-        if live.is_empty() || cancel.load(Ordering::SeqCst) {
+        Some(live)
+    }
+
+    /// Decodes `live` with a shared prefix, in chunks of sequences decoded together.
+    fn together(
+        &mut self,
+        live: Vec<Live>,
+        start: Instant,
+        cancel: &AtomicBool,
+        reply: &mpsc::Sender<JudgeResponse>,
+    ) -> bool {
+        if cancel.load(Ordering::SeqCst) {
             return true;
         }
         let (shared, prefix_decoded) = match self.share(&live) {
@@ -197,35 +270,30 @@ impl Session<'_> {
                 let unfinished: Vec<Live> = chunk.into_iter().chain(rest).collect();
                 return fail_all(unfinished, &message, reply);
             }
-            for l in chunk {
-                let completion = Completion {
-                    text: String::from_utf8_lossy(&l.text).into_owned(),
-                    prompt_tokens: l.n_prompt as u32,
-                    completion_tokens: l.generated,
-                    latency_ms: l.latency_ms,
-                    ttft_ms: l.ttft_ms,
-                    stop: l.stop.unwrap_or(StopReason::MaxTokens),
-                    cached_tokens: None,
-                    attempts: 1,
-                    logprobs: l.logprobs.json(),
-                    decoded_tokens: Some(l.decoded),
-                    endpoint: None,
-                    logits: l.logits,
-                };
-                let key = l.request.key;
-                if reply
-                    .send(JudgeResponse {
-                        key,
-                        result: Ok(completion),
-                    })
-                    .is_err()
-                {
-                    return false;
-                }
+            if !chunk.into_iter().all(|l| l.answer(reply)) {
+                return false;
             }
             chunk_start = Instant::now();
         }
         true
+    }
+
+    /// Decodes one seeded sample alone, from an empty cache: its prompt decoded in full in
+    /// one sequence, in the same cells and batches whatever ran before it, so that its
+    /// logits, and with its seed its tokens, are the same in every run.
+    fn alone(&mut self, l: Live, reply: &mpsc::Sender<JudgeResponse>) -> bool {
+        self.ctx.clear_kv_cache();
+        self.prefix.clear();
+        let start = Instant::now();
+        let mut chunk = vec![l];
+        let outcome = self
+            .fit(&chunk, 0)
+            .and_then(|()| self.chunk(&mut chunk, 0, start));
+        self.ctx.clear_kv_cache();
+        match outcome {
+            Ok(()) => chunk.pop().expect("one request").answer(reply),
+            Err(message) => fail_all(chunk, &message, reply),
+        }
     }
 
     /// Puts the batch's shared prefix into sequence 0 and returns its length and how many

@@ -498,12 +498,9 @@ fn latency(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
             (Some(v), Some([lo, hi])) => format!("{v:.0} <small>[{lo:.0}, {hi:.0}]</small>"),
             (v, _) => f(v, 0),
         };
-        let p99 = match m.latency_ms.p99 {
-            None if m.latency_ms.n > 0 => format!(
-                "<small>needs ≥{} calls</small>",
-                judgelab_core::metrics::latency::P99_MIN_CALLS
-            ),
-            v => with_ci(v, m.latency_ms.p99_ci),
+        let p99 = match m.latency_ms.needs(m.latency_ms.p99) {
+            Some(why) => format!("<small>{why}</small>"),
+            None => with_ci(m.latency_ms.p99, m.latency_ms.p99_ci),
         };
         let _ = writeln!(
             h,
@@ -560,7 +557,9 @@ fn under_load(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
             l.tokens_per_s,
             f(l.ttft_ms.p50),
             f(l.ttft_ms.p95),
-            f(l.ttft_ms.p99),
+            l.ttft_ms
+                .needs(l.ttft_ms.p99)
+                .map_or_else(|| f(l.ttft_ms.p99), |why| format!("<small>{why}</small>")),
             f(l.latency_ms.p50),
             f(l.latency_ms.p95),
             f(l.stream_ms.p95),

@@ -553,6 +553,20 @@ impl Store {
 
     /// A trial's timed calls, warm-ups and failed ones included, in the order they were
     /// made.
+    /// The experiment's calls timed successfully (warm-ups left out), over all its trials.
+    pub async fn count_timed_calls(&self, experiment_id: i64) -> Result<usize> {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM timed_calls JOIN trials ON trials.id = timed_calls.trial_id
+             WHERE trials.experiment_id = ? AND timed_calls.warmup = 0
+               AND timed_calls.error IS NULL AND timed_calls.latency_ms IS NOT NULL",
+        )
+        .bind(experiment_id)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(self.err())?;
+        Ok(n as usize)
+    }
+
     pub async fn timed_calls(&self, trial_id: i64) -> Result<Vec<TimedCall>> {
         let rows = sqlx::query(&format!(
             "SELECT concurrency, {} FROM timed_calls WHERE trial_id = ? ORDER BY created_at, rowid",

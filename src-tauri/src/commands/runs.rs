@@ -39,7 +39,13 @@ fn write_spec(state: &AppState, spec: &str) -> AppResult<(String, PathBuf)> {
 #[specta::specta]
 pub async fn plan_experiment(state: State<'_, AppState>, spec: String) -> AppResult<Plan> {
     let (_, path) = write_spec(&state, &spec)?;
-    let plan = judgelab_engine::plan(&state.store, &path, Some(&LocalModels)).await?;
+    let plan = judgelab_engine::plan(
+        &state.store,
+        &path,
+        Some(&LocalModels),
+        judgelab_engine::DEFAULT_TIMED_CALLS,
+    )
+    .await?;
     Ok(Plan {
         name: plan.experiment,
         dataset: plan.dataset,

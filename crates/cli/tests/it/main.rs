@@ -12,6 +12,7 @@ mod estimate;
 mod label;
 mod old_databases;
 mod panel;
+mod reproduce;
 
 struct Env {
     dir: tempfile::TempDir,

@@ -41,8 +41,9 @@ pub struct LocalJudge {
     /// Context window in tokens (capped at the model's training context).
     pub context_size: u32,
     /// Verdicts read from the exact distribution of the first output token: one forward
-    /// pass per prompt serves every temperature and top_p of the sweep.
-    pub exact: bool,
+    /// pass per prompt serves every temperature and top_p of the sweep. As written;
+    /// unwritten, each trial is exact where that is valid ([`super::Experiment::exact`]).
+    pub exact: Option<bool>,
     /// Sequences decoded together in one batch. Speed only.
     pub parallel: usize,
 }
@@ -71,9 +72,10 @@ impl NamedJudge {
         }
     }
 
-    /// Whether its verdicts are read from the first token's exact distribution.
-    pub fn exact(&self) -> bool {
-        self.local().is_some_and(|l| l.exact)
+    /// Whether the file asks for exact verdicts (`exact = true`): then every trial of the
+    /// judge reads its verdicts from the first token's exact distribution.
+    pub fn written_exact(&self) -> bool {
+        self.local().is_some_and(|l| l.exact == Some(true))
     }
 
     /// What of the judge changes its verdicts, for the identity of a `[[judges]]`
@@ -87,7 +89,7 @@ impl NamedJudge {
                     "model": l.model,
                     "context_size": l.context_size,
                 });
-                if l.exact {
+                if l.exact == Some(true) {
                     v["exact"] = true.into();
                 }
                 v
@@ -143,7 +145,7 @@ impl<'a> SingleFormJudge<'a> {
             gpu_layers: None,
             context_size: first.local().map_or(DEFAULT_CONTEXT, |l| l.context_size),
             batch_size: 0,
-            exact: first.exact(),
+            exact: first.written_exact(),
             remote: first.remote().map(|r| &r.endpoint),
         }
     }
@@ -407,7 +409,7 @@ fn settings(
             model,
             gpu_layers: raw.gpu_layers,
             context_size,
-            exact: raw.exact.unwrap_or(false),
+            exact: raw.exact,
             parallel,
         }));
     }

@@ -267,8 +267,38 @@ impl Experiment {
     /// Every point of the grid, in a stable order: the product over the sweep's axes
     /// (`crate::sweep::Axis::ALL`: model, template, few-shot count, few-shot length,
     /// max_tokens, temperature, top_p, order, constraint, concurrency; the last varies fastest).
+    /// Its trials, each marked exact where [`Experiment::exact_where_valid`] says so.
     pub fn trials(&self) -> Vec<TrialParams> {
-        self.sweep.trials()
+        let mut trials = self.sweep.trials();
+        for t in &mut trials {
+            t.exact = self.exact_where_valid(t);
+        }
+        trials
+    }
+
+    /// Whether a trial's verdicts are read from the exact distribution of its first output
+    /// token: one forward pass per prompt serves every temperature and top_p, and its
+    /// seeded samples are drawn from that distribution, equal in law to llama.cpp's
+    /// sampler. As its judge's `exact` says where the file writes it; otherwise as the
+    /// trial was created (`TrialParams::exact`): trials stored before exact verdicts were
+    /// the default generate as they did.
+    pub fn exact(&self, params: &TrialParams) -> bool {
+        match self.judge_named(&params.judge).and_then(NamedJudge::local) {
+            Some(local) => local.exact.unwrap_or(params.exact),
+            None => false,
+        }
+    }
+
+    /// Whether a new trial is exact: as its judge's `exact` says, or unwritten, where the
+    /// verdict is one token a local judge can read from one pass (`max_tokens = 1`, a
+    /// label or a digit, with or without the grammar).
+    pub fn exact_where_valid(&self, params: &TrialParams) -> bool {
+        match self.judge_named(&params.judge).and_then(NamedJudge::local) {
+            Some(local) => local
+                .exact
+                .unwrap_or(params.max_tokens == 1 && self.judge.output != Some(OutputKind::Json)),
+            None => false,
+        }
     }
 
     /// What of the experiment changes its verdicts, as hashed into its identity. Settings
@@ -487,7 +517,7 @@ fn check_judges_can(
         }
     }
     if judge.output == Some(OutputKind::Json) {
-        if let Some(j) = judges.iter().find(|j| j.exact()) {
+        if let Some(j) = judges.iter().find(|j| j.written_exact()) {
             let key = if single_form {
                 "judge.exact".to_string()
             } else {
@@ -737,6 +767,58 @@ items = 20
 "#;
 
     #[test]
+    fn one_token_verdicts_are_exact_unless_the_file_says_not() {
+        let one = GRID.replace("max_tokens = [4]", "max_tokens = [1, 4]");
+        let e = Experiment::from_toml("e.toml", &one).unwrap();
+        let exact: Vec<(u32, bool)> = e.trials().iter().map(|t| (t.max_tokens, t.exact)).collect();
+        assert!(exact.iter().all(|&(m, x)| x == (m == 1)), "{exact:?}");
+        assert!(e.trials().iter().all(|t| e.exact(t) == t.exact));
+        // The default is not written: the file hashes as it did before the default.
+        assert!(!e.identity().to_string().contains("exact"));
+        // A trial stored before the default has no mark: it generates as it did.
+        let stored = TrialParams {
+            exact: false,
+            ..e.trials()[0].clone()
+        };
+        assert!(!e.exact(&stored));
+        assert!(!serde_json::to_string(&stored).unwrap().contains("exact"));
+        let marked = serde_json::to_value(&e.trials()[0]).unwrap();
+        assert_eq!(marked["exact"], true);
+
+        let off = one.replace(
+            "template = \"pairwise\"",
+            "template = \"pairwise\"\nexact = false",
+        );
+        let e = Experiment::from_toml("e.toml", &off).unwrap();
+        assert!(e.trials().iter().all(|t| !t.exact && !e.exact(t)));
+        assert!(!e.exact(&TrialParams {
+            exact: true,
+            ..e.trials()[0].clone()
+        }));
+        let on = one.replace(
+            "template = \"pairwise\"",
+            "template = \"pairwise\"\nexact = true",
+        );
+        let e = Experiment::from_toml("e.toml", &on).unwrap();
+        assert!(e.trials().iter().all(|t| t.exact));
+        // Stored under an older release, with no mark: the written flag decides.
+        assert!(e.exact(&stored));
+        // JSON verdicts and remote judges are never exact by default.
+        let json = one.replace(
+            "template = \"pairwise\"",
+            "template = \"pairwise\"\noutput = \"json\"",
+        );
+        let e = Experiment::from_toml("e.toml", &json).unwrap();
+        assert!(e.trials().iter().all(|t| !t.exact));
+        let remote = one.replace(
+            "backend = \"llama\"",
+            "backend = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"",
+        );
+        let e = Experiment::from_toml("e.toml", &remote).unwrap();
+        assert!(e.trials().iter().all(|t| !t.exact && !e.exact(t)));
+    }
+
+    #[test]
     fn example_sets_need_a_pool_to_draw_from() {
         let sets = GRID.replace("repeats = 1", "few_shot_set = [0, 1, 2]\nrepeats = 1");
         check_err(&sets, "sweep.few_shot_set: draws examples from the few-shot pool, which holds only the 2 that few_shot shows: set limits.pool larger (for example 8)");
@@ -904,7 +986,7 @@ items = 20
                 ),
         )
         .unwrap();
-        assert!(e.judges[0].exact());
+        assert!(e.judges[0].written_exact());
         assert_eq!(e.judges[0].local().unwrap().parallel, 2);
         assert_eq!(e.trials().len(), 16);
         assert_eq!(e.trials()[1].constraint, Constraint::Grammar);
@@ -1190,7 +1272,7 @@ temperature = [0.0, 0.7]
         assert!(!e.single_form);
         let names: Vec<&str> = e.judges.iter().map(|j| j.name.as_str()).collect();
         assert_eq!(names, ["local", "api"]);
-        assert!(e.judges[0].exact() && !e.judges[1].exact());
+        assert!(e.judges[0].written_exact() && !e.judges[1].written_exact());
         let api = e.judges[1].remote().unwrap();
         assert_eq!(api.endpoint.base_url, "https://api.example.com/v1");
         assert_eq!(api.model, "gpt-4o-mini");

@@ -166,6 +166,16 @@ impl Percentiles {
     }
 }
 
+impl Percentiles {
+    /// Why `value`, one of these percentiles, is blank where it is for want of calls:
+    /// `needs ≥ 100 calls` for a p99 of fewer; none where it has a value or nothing was
+    /// timed. Every renderer says it in these words.
+    pub fn needs(&self, value: Option<f64>) -> Option<String> {
+        (value.is_none() && self.n > 0 && self.n < P99_MIN_CALLS)
+            .then(|| format!("needs ≥ {P99_MIN_CALLS} calls"))
+    }
+}
+
 /// The `q` quantile of ascending `sorted` values with linear interpolation between order
 /// statistics (numpy's default `linear` method); `None` for no values.
 pub fn percentile(sorted: &[f64], q: f64) -> Option<f64> {

@@ -113,9 +113,7 @@ pub fn check(
                 ids.join(", ")
             ));
         };
-        let exact = experiment
-            .judge_named(&params.judge)
-            .is_some_and(|j| j.exact());
+        let exact = experiment.exact(params);
         if spec.rule == PanelRule::Distribution && !exact {
             return Err(format!(
                 "rule \"distribution\" averages exact distributions, and trial {m} (judge {:?}) is not exact: use \"majority\"",

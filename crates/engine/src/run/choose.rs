@@ -141,7 +141,7 @@ fn race_groups(run: &Run<'_>, trials: &[TrialRow]) -> HashMap<i64, usize> {
     for (i, t) in trials.iter().enumerate() {
         let judge = run.r.judge(&t.params.judge);
         let shares = |o: &TrialRow| {
-            if judge.exact() && !run.options.naive {
+            if run.r.experiment.exact(&t.params) && !run.options.naive {
                 judgelab_core::sweep::same_prompts(&o.params, &t.params) && o.examples == t.examples
             } else if judge.remote().is_some() {
                 let (mut a, mut b) = (o.params.clone(), t.params.clone());

@@ -183,7 +183,7 @@ async fn judge_all(
     tally: &mut Tally,
     on_event: &mut (dyn FnMut(RunEvent) + Send),
 ) -> Result<(), EngineError> {
-    let exact = |t: &TrialRow| run.r.judge(&t.params.judge).exact() && !run.options.naive;
+    let exact = |t: &TrialRow| run.r.experiment.exact(&t.params) && !run.options.naive;
     let remote = |t: &TrialRow| run.r.judge(&t.params.judge).remote().is_some();
     for group in groups(todo, exact, remote) {
         if run.options.cancel.load(Ordering::SeqCst) {
@@ -320,6 +320,44 @@ fn example_text(item: &Item) -> Message {
     }
 }
 
+/// The new trials, where a judge exact by default (no `exact` written) cannot read a
+/// verdict from one token because a valid verdict is not one token of its model: those
+/// trials generate instead.
+async fn readable(
+    r: &Resolved,
+    judges: &mut Judges<'_>,
+    mut trials: Vec<judgelab_core::TrialParams>,
+    on_event: &mut (dyn FnMut(RunEvent) + Send),
+) -> Result<Vec<judgelab_core::TrialParams>, EngineError> {
+    let mut checked: HashMap<String, bool> = HashMap::new();
+    for t in trials.iter_mut().filter(|t| t.exact) {
+        let judge = r.judge(&t.judge);
+        if judge.local().is_some_and(|l| l.exact.is_some()) {
+            continue;
+        }
+        let readable = match checked.get(&t.judge) {
+            Some(&ok) => ok,
+            None => {
+                let loaded = judges.get(&t.judge, on_event).await?;
+                let ok = loaded.vocabulary().is_some_and(|v| {
+                    crate::exact::Reader::new(
+                        v,
+                        r.output,
+                        r.dataset.task,
+                        r.allow_tie(),
+                        t.constraint,
+                    )
+                    .is_ok()
+                });
+                checked.insert(t.judge.clone(), ok);
+                ok
+            }
+        };
+        t.exact = readable;
+    }
+    Ok(trials)
+}
+
 /// Reserves the few-shot pool, draws the items to judge, and stores the experiment with
 /// its trials.
 async fn create(
@@ -360,7 +398,7 @@ async fn create(
     let ids =
         |idxs: &[usize]| -> Vec<String> { idxs.iter().map(|&i| items[i].id.clone()).collect() };
     let mut trials = Vec::new();
-    for params in e.trials() {
+    for params in readable(r, judges, e.trials(), on_event).await? {
         let template = r.template(&params.template);
         let (path, sha256) = r.model_file(&params.judge);
         let examples = split::examples(

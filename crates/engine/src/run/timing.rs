@@ -5,8 +5,11 @@
 //! figures are those of one request at concurrency 1 (`core::metrics::latency`). The
 //! sample is the same items for every trial, so that trials compare call for call. Each
 //! judge's first timed call of a run is its warm-up, stored apart and left out. What was
-//! timed is stored as it arrives; a resumed run times only what is missing. Remote judges'
-//! calls are requests of their own and are timed as they are made.
+//! timed is stored as it arrives; a resumed run times only what is missing. Trials whose
+//! timed requests are the same (the same prompt, max_tokens and constraint, and an output
+//! length that sampling cannot change: a temperature × top_p grid of one-token verdicts)
+//! share one sample, timed once and stored for each. Remote judges' calls are requests of
+//! their own and are timed as they are made.
 //!
 //! Where the sweep sets a remote trial's load (`concurrency`), the trial shares its
 //! verdicts with the other levels, and its figures come from the same sample made again
@@ -16,7 +19,7 @@
 //! to answer from a cached prompt where it can be asked (`JudgeRequest::uncached`): the
 //! sweep sent these prompts already.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -24,6 +27,7 @@ use judgelab_core::judge::Judge;
 use judgelab_core::metrics::TimedRequest;
 use judgelab_core::results::TimedCall;
 use judgelab_core::rng::{mix, SplitMix64};
+use judgelab_core::sweep::same_request_shape;
 use judgelab_core::JudgeResponse;
 use judgelab_store::{ExperimentRow, TrialRow};
 
@@ -34,6 +38,9 @@ use crate::calls::{prepare, Call, Group};
 use crate::EngineError;
 
 /// Times what each local trial's sample is missing; returns how many calls it timed.
+/// Trials whose timed requests are the same ([`shapes`]) share one sample: a call is
+/// timed once and recorded for each of them, and one already timed for one of them is
+/// copied to the others (a run stopped between the two).
 pub(super) async fn time_alone(
     run: &Run<'_>,
     judges: &mut Judges<'_>,
@@ -42,18 +49,40 @@ pub(super) async fn time_alone(
     on_event: &mut (dyn FnMut(RunEvent) + Send),
 ) -> Result<usize, EngineError> {
     let n = run.options.timed_calls;
-    let mut todo: Vec<(&TrialRow, Vec<Call<'_>>)> = Vec::new();
-    for trial in trials {
-        if n == 0 || run.r.judge(&trial.params.judge).local().is_none() {
-            continue;
+    if n == 0 {
+        return Ok(0);
+    }
+    let local: Vec<&TrialRow> = trials
+        .iter()
+        .filter(|t| run.r.judge(&t.params.judge).local().is_some())
+        .collect();
+    let mut todo: Vec<(Vec<&TrialRow>, Vec<Call<'_>>)> = Vec::new();
+    for shape in shapes(&local) {
+        let mut stored: Vec<HashMap<(String, bool), TimedCall>> = Vec::new();
+        for trial in &shape {
+            stored.push(timed_at(run, trial, 1).await?);
         }
-        let done = timed_keys(run, trial, 1).await?;
-        let missing: Vec<Call<'_>> = sample(run, row, trial, n)
-            .into_iter()
-            .filter(|c| !done.contains(&(c.item.id.to_string(), c.swapped)))
-            .collect();
+        let mut missing = Vec::new();
+        for call in sample(run, row, shape[0], n) {
+            let key = (call.item.id.to_string(), call.swapped);
+            match stored.iter().find_map(|s| s.get(&key)) {
+                // Timed for a trial of the shape already: the others take the same.
+                Some(timed) => {
+                    for (trial, s) in shape.iter().zip(&stored) {
+                        if !s.contains_key(&key) {
+                            let copy = TimedCall {
+                                trial_id: trial.id,
+                                ..timed.clone()
+                            };
+                            run.store.record_timed_call(&copy).await?;
+                        }
+                    }
+                }
+                None => missing.push(call),
+            }
+        }
         if !missing.is_empty() {
-            todo.push((trial, missing));
+            todo.push((shape, missing));
         }
     }
     let total: usize = todo.iter().map(|(_, calls)| calls.len()).sum();
@@ -67,16 +96,16 @@ pub(super) async fn time_alone(
     });
     let mut warmed: HashSet<&str> = HashSet::new();
     let mut done = 0;
-    for (trial, calls) in todo {
-        let judge = judges.get(&trial.params.judge, on_event).await?;
-        if warmed.insert(trial.params.judge.as_str()) {
-            time_one(run, &judge, trial, &calls[0], true).await?;
+    for (shape, calls) in todo {
+        let judge = judges.get(&shape[0].params.judge, on_event).await?;
+        if warmed.insert(shape[0].params.judge.as_str()) {
+            time_one(run, &judge, &shape[..1], &calls[0], true).await?;
         }
         for call in &calls {
             if run.options.cancel.load(Ordering::SeqCst) {
                 return Ok(done);
             }
-            time_one(run, &judge, trial, call, false).await?;
+            time_one(run, &judge, &shape, call, false).await?;
             done += 1;
             on_event(RunEvent::Timed {
                 done,
@@ -86,6 +115,25 @@ pub(super) async fn time_alone(
         }
     }
     Ok(done)
+}
+
+/// The trials, in groups whose timed requests are the same: the same judge, template
+/// and examples, and [`same_request_shape`] (the prompt, max_tokens and constraint, and
+/// an output whose length sampling cannot change), in trial order.
+pub(crate) fn shapes<'t>(trials: &[&'t TrialRow]) -> Vec<Vec<&'t TrialRow>> {
+    let mut shapes: Vec<Vec<&TrialRow>> = Vec::new();
+    for &trial in trials {
+        let same = |o: &&TrialRow| {
+            same_request_shape(&o.params, &trial.params)
+                && o.examples == trial.examples
+                && o.template_hash == trial.template_hash
+        };
+        match shapes.iter_mut().find(|s| same(&s[0])) {
+            Some(shape) => shape.push(trial),
+            None => shapes.push(vec![trial]),
+        }
+    }
+    shapes
 }
 
 /// Times what the sample of each remote trial whose load the sweep sets is missing, at
@@ -199,6 +247,22 @@ pub(super) async fn time_at_load(
     Ok(done)
 }
 
+/// A trial's calls timed successfully at `level`, by (item, answer order).
+async fn timed_at(
+    run: &Run<'_>,
+    trial: &TrialRow,
+    level: u32,
+) -> Result<HashMap<(String, bool), TimedCall>, EngineError> {
+    Ok(run
+        .store
+        .timed_calls(trial.id)
+        .await?
+        .into_iter()
+        .filter(|t| t.request.timed().is_some() && t.concurrency == level)
+        .map(|t| ((t.request.item_id.clone(), t.request.swapped), t))
+        .collect())
+}
+
 /// The (item, answer order) of a trial's calls timed successfully at `level`.
 async fn timed_keys(
     run: &Run<'_>,
@@ -255,15 +319,16 @@ fn sample<'a>(run: &Run<'a>, row: &ExperimentRow, trial: &TrialRow, n: usize) ->
         .collect()
 }
 
-/// Makes one call alone and records what it took.
+/// Makes one call alone and records what it took for each trial of `shape`, whose
+/// requests are the same.
 async fn time_one(
     run: &Run<'_>,
     judge: &Arc<dyn Judge>,
-    trial: &TrialRow,
+    shape: &[&TrialRow],
     call: &Call<'_>,
     warmup: bool,
 ) -> Result<(), EngineError> {
-    let mut request = request_of(run, trial, call)?;
+    let mut request = request_of(run, shape[0], call)?;
     request.uncached = true;
     let judge = Arc::clone(judge);
     let cancel = Arc::clone(&run.options.cancel);
@@ -274,16 +339,19 @@ async fn time_one(
     })
     .await
     .map_err(|e| EngineError::Judge(format!("the judge thread panicked: {e}")))?;
-    let timed = TimedCall {
-        trial_id: trial.id,
-        concurrency: 1,
-        request: TimedRequest::new(
-            call.item.id,
-            call.swapped,
-            warmup,
-            response.map(|r| r.result),
-        ),
-    };
-    run.store.record_timed_call(&timed).await?;
+    let request = TimedRequest::new(
+        call.item.id,
+        call.swapped,
+        warmup,
+        response.map(|r| r.result),
+    );
+    for trial in shape {
+        let timed = TimedCall {
+            trial_id: trial.id,
+            concurrency: 1,
+            request: request.clone(),
+        };
+        run.store.record_timed_call(&timed).await?;
+    }
     Ok(())
 }

@@ -1,0 +1,121 @@
+//! A seeded sweep reproduces: killed outright at random moments and resumed again and
+//! again, it ends with the verdicts and metrics of the same sweep run straight through.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use judgelab_core::rng::SplitMix64;
+
+use super::{experiment, signal, text, Env};
+
+/// The sweep: sampled generations (temperature 0.7, four tokens) beside greedy ones, with
+/// and without an example, on 12 items.
+const SWEEP: &str =
+    "temperature = [0.0, 0.7]\nmax_tokens = [4]\nfew_shot = [0, 1]\nseed = 11\n[limits]\nitems = 12";
+
+/// Each verdict as `verdicts.csv` has it, less what timing changes: (trial, item, repeat,
+/// order) → (verdict, failure kind, error, completion tokens, seed, prompt hash, output).
+fn verdicts(env: &Env, name: &str) -> Vec<Vec<String>> {
+    let dir = env.dir.path().join(format!("report-{name}"));
+    let out = env.run(&["report", name, "--out", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut reader = csv::Reader::from_path(dir.join("verdicts.csv")).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let keep = [
+        "trial_id",
+        "item_id",
+        "repeat",
+        "swapped",
+        "verdict",
+        "failure_kind",
+        "error",
+        "completion_tokens",
+        "seed",
+        "prompt_hash",
+        "raw_output",
+    ];
+    let at: Vec<usize> = keep
+        .iter()
+        .map(|k| headers.iter().position(|h| h == *k).unwrap())
+        .collect();
+    let mut rows: Vec<Vec<String>> = reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            at.iter().map(|&i| r[i].to_string()).collect()
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// Each trial's figures that its verdicts make.
+fn metrics(env: &Env, name: &str) -> Vec<String> {
+    env.show(name)["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let figures: Vec<String> = ["accuracy", "kappa", "parse_failure_rate", "n"]
+                .iter()
+                .map(|k| t[k].to_string())
+                .collect();
+            format!("{}: {}", t["params"], figures.join(" "))
+        })
+        .collect()
+}
+
+#[test]
+fn a_sampled_sweep_killed_many_times_ends_as_one_run_straight_through() {
+    let straight = Env::new();
+    let exp = experiment(&straight, "seeded", "", SWEEP);
+    let out = straight.run(&["run", exp.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let expected = verdicts(&straight, "seeded");
+    assert_eq!(expected.len(), 48);
+
+    let env = Env::new();
+    let exp = experiment(&env, "seeded", "", SWEEP);
+    let exp = exp.to_str().unwrap();
+    let mut rng = SplitMix64::new(7);
+    let (mut kills, mut stored_between) = (0, Vec::new());
+    let start = Instant::now();
+    loop {
+        let mut child = env
+            .cmd(&["run", exp])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // A random moment: while the model loads, or anywhere in the sweep.
+        let wait = Duration::from_millis(300 + rng.below(1700));
+        let begun = Instant::now();
+        while begun.elapsed() < wait && child.try_wait().unwrap().is_none() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "a run failed");
+            break;
+        }
+        signal(&child, "KILL");
+        child.wait().unwrap();
+        kills += 1;
+        let stored = env.show("seeded")["experiment"]["n_stored"].as_u64();
+        stored_between.push(stored.unwrap_or(0));
+        assert!(
+            start.elapsed() < Duration::from_secs(900),
+            "not done after {kills} kills: {stored_between:?}"
+        );
+    }
+    // Killed mid-sweep several times, not only before the first verdict or after the last.
+    let mid = stored_between.iter().filter(|&&n| n > 0 && n < 48).count();
+    assert!(kills >= 5 && mid >= 3, "{kills} kills: {stored_between:?}");
+    let out = env.run(&["run", exp]);
+    assert!(
+        text(&out.stderr).contains("nothing to judge"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(verdicts(&env, "seeded"), expected, "after {stored_between:?}");
+    assert_eq!(metrics(&env, "seeded"), metrics(&straight, "seeded"));
+}
