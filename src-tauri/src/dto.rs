@@ -179,6 +179,12 @@ pub struct Plan {
     pub test_calls_per_trial: u32,
     /// A race's cost against the full grid's `n_calls` (the most it can make).
     pub race: Option<RacePlan>,
+    /// Trials whose verdicts are exact, and the passes per item that serve them.
+    pub n_exact_trials: u32,
+    pub n_exact_passes: u32,
+    /// Calls timed alone after judging (warm-ups included), and the request shapes they time.
+    pub timed_calls: u32,
+    pub timing_shapes: u32,
 }
 
 /// What a race costs at least: every trial judges the first `first_decision` dev items,

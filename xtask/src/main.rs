@@ -76,7 +76,10 @@ tasks:
                 `bench results` times how fast a 100,000-verdict run opens in the app
                 (release build); `bench race` races simulated 48-configuration grids of
                 scripted judges against the full grid over 1,000 seeds (pass --seeds N,
-                --correlation R, --json; the last line is the JSON summary)
+                --correlation R, --json; the last line is the JSON summary); `bench grid`
+                runs a 12-point temperature × top_p grid and a 1-point grid without
+                `exact` on the same 24 items, judged and timed, and prints their wall
+                times' ratio (at most 1.5)
   fetch-model   put SmolLM2-135M-Instruct (Q4_1 GGUF) in the user cache directory
   deps          install missing system packages (Debian/Ubuntu)";
 
@@ -93,6 +96,7 @@ fn main() -> Result<()> {
             Some("latency") => bench_latency(&root),
             Some("saturation") => bench_saturation(),
             Some("race") => bench_race(),
+            Some("grid") => bench_grid(&root),
             _ => bench(&root),
         },
         "test" => test(),
@@ -214,6 +218,60 @@ fn bench_latency(root: &Path) -> Result<()> {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
     }
+    result
+}
+
+/// `bench grid`: what a sampling grid costs out of the box. A 12-point temperature × top_p
+/// grid and a 1-point grid, both 2-shot with one-token verdicts on the same 24 LLMBar
+/// items and neither writing `exact`, each run by `judgelab run` on a fresh database,
+/// judged and timed (20 calls timed alone by default), one after the other in this
+/// process; prints each wall time and their ratio, which should be at most 1.5.
+fn bench_grid(root: &Path) -> Result<()> {
+    deps()?;
+    fetch_model()?;
+    run(cargo().args(["build", "--quiet", "--package", "judgelab-cli"]))?;
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let judgelab = target.join("debug").join("judgelab");
+    let dir = std::env::temp_dir().join(format!("judgelab-bench-grid-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let dataset = root.join("datasets").join("llmbar_natural.jsonl");
+    let file = |name: &str, temperature: &str, top_p: &str| -> Result<PathBuf> {
+        let path = dir.join(format!("{name}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "name = \"{name}\"\ndataset = \"{}\"\n[judge]\nbackend = \"llama\"\nmodel = \"default\"\ntemplate = \"pairwise\"\n[sweep]\ntemperature = {temperature}\ntop_p = {top_p}\nmax_tokens = [1]\nfew_shot = [2]\nseed = 42\n[limits]\nitems = 24\n",
+                dataset.display()
+            ),
+        )?;
+        Ok(path)
+    };
+    let one = file("one-point", "[0.7]", "[0.9]")?;
+    let grid = file("grid", "[0.0, 0.3, 0.7, 1.0]", "[0.8, 0.9, 1.0]")?;
+    let time = |path: &Path| -> Result<f64> {
+        let db = dir.join(format!(
+            "{}.sqlite",
+            path.file_stem().unwrap_or_default().to_string_lossy()
+        ));
+        let start = std::time::Instant::now();
+        let mut cmd = Command::new(&judgelab);
+        cmd.arg("--db").arg(&db).arg("run").arg(path);
+        run(&mut cmd)?;
+        Ok(start.elapsed().as_secs_f64())
+    };
+    let result = (|| -> Result<()> {
+        let one_s = time(&one)?;
+        let grid_s = time(&grid)?;
+        let ratio = grid_s / one_s;
+        println!(
+            "1-point grid: {one_s:.1} s; 12-point temperature × top_p grid: {grid_s:.1} s (24 items, 2-shot, one-token verdicts, judged and timed)"
+        );
+        println!("ratio {ratio:.2} (at most 1.5)");
+        println!("{{\"one_point_s\": {one_s:.3}, \"grid_s\": {grid_s:.3}, \"ratio\": {ratio:.4}}}");
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
     result
 }
 

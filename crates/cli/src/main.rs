@@ -1171,7 +1171,8 @@ async fn load(
         }
     });
     let bar = ProgressBar::hidden();
-    let mut on_event = |event: LoadEvent| match event {
+    let mut on_event = |event: LoadEvent| {
+        match event {
         LoadEvent::Level {
             concurrency,
             requests,
@@ -1190,6 +1191,7 @@ async fn load(
             )
         }),
         LoadEvent::Prompts { .. } => {}
+    }
     };
     let ramp = judgelab_engine::load::load_ramp(store, &name, options, &mut on_event)
         .await

@@ -6,13 +6,15 @@
 //! finds the knee. The ramp and every call are stored (`load_ramps`, `load_levels`,
 //! `load_calls`).
 //!
-//! A prompt repeats where the ramp sends more requests than the trial has calls: each
-//! repeat is sent `uncached` (a llama.cpp server is asked not to reuse its prompt cache,
-//! the local judge decodes it whole), so that a level measures what distinct traffic
-//! costs, not a cache hit; it also reuses no shared prefix, which distinct traffic would,
-//! so a repeat's TTFT is its whole prompt's prefill. `LoadEvent::Prompts` says how many
-//! prompts repeated. A server that cannot be asked (llama-cpp-python, vLLM) may still
-//! answer a repeat from its cache.
+//! No request may be answered from a prompt cache, or a level measures cache hits, not
+//! what distinct traffic costs. A remote judge's server has seen every prompt of the trial
+//! (the sweep sent them), so each ramp request goes out `uncached` (a llama.cpp server is
+//! asked not to reuse its cache; one that cannot be asked, llama-cpp-python or vLLM, may
+//! still answer from it). A local judge is loaded afresh for each level: a prompt's first
+//! sight in the level goes out as it is, and only where a level sends more requests than
+//! the trial has calls is a repeat sent uncached, decoded whole. An uncached request reuses no
+//! shared prefix either, which distinct traffic would: its TTFT is its whole prompt's
+//! prefill. `LoadEvent::Prompts` says how many distinct prompts the ramp had.
 //!
 //! Requests in flight: a remote judge gets `concurrency = level`, a closed loop in which a
 //! request goes out as soon as one returns; a local judge decodes `level` sequences
@@ -136,19 +138,27 @@ pub async fn load_ramp(
         let messages = verdict_prompt(store, &summary, trial, v).await?.messages;
         prompts.push((v.item_id.clone(), v.swapped, v.seed, messages));
     }
-    // Each prompt goes out once as it is; a ramp longer than the trial's calls sends them
-    // again uncached, so that no repeat is answered from a prompt cache (a llama.cpp
-    // server's, or the local judge's shared prefix): it costs what a first sight does.
+    // No request may be answered from a prompt cache: a server's holds every prompt the
+    // sweep sent, so a remote ramp's requests all go out uncached; a local judge is loaded
+    // afresh, so its first sight of each prompt goes out as it is (sharing a prefix with
+    // the others, as distinct traffic does) and only a repeat uncached.
     let sent = options.levels.len() * (options.warmup + options.requests);
     on_event(LoadEvent::Prompts {
         distinct: prompts.len(),
         sent,
     });
-    let request = |key: usize| {
+    let remote = summary
+        .experiment
+        .parsed
+        .judge_named(&p.judge)
+        .is_some_and(|j| j.remote().is_some());
+    // `level_start`: the key of its level's first request; the local judge's cache holds
+    // only what its level sent.
+    let request = |key: usize, level_start: usize| {
         let (_, _, seed, messages) = &prompts[key % prompts.len()];
         JudgeRequest {
             grammar: grammar.clone(),
-            uncached: key >= prompts.len(),
+            uncached: remote || key - level_start >= prompts.len(),
             ..JudgeRequest::new(
                 key,
                 messages.clone(),
@@ -203,11 +213,16 @@ pub async fn load_ramp(
             .await
             .map_err(|e| EngineError::Judge(format!("loading panicked: {e}")))??;
         let mut level = Vec::new();
-        let warm: Vec<JudgeRequest> = (next..next + options.warmup).map(request).collect();
+        let level_start = next;
+        let warm: Vec<JudgeRequest> = (next..next + options.warmup)
+            .map(|key| request(key, level_start))
+            .collect();
         next += options.warmup;
         let (warmed, _) = send(&model, warm, &options.cancel, &mut |_| {}).await?;
         level.extend(warmed.into_iter().map(|r| call(&prompts, r, true)));
-        let timed: Vec<JudgeRequest> = (next..next + options.requests).map(request).collect();
+        let timed: Vec<JudgeRequest> = (next..next + options.requests)
+            .map(|key| request(key, level_start))
+            .collect();
         next += options.requests;
         let mut done = 0;
         let (answered, wall_s) = send(&model, timed, &options.cancel, &mut |_| {

@@ -257,7 +257,16 @@ async fn attempt_once(inner: &Inner, base_url: &str, body: &Value) -> Result<Com
         if broken.is_none() {
             handle(parser.finish(), &mut reply)?;
         }
-        if broken.is_some() || (!done && reply.finish_reason.is_none()) {
+        // Every server ends a whole reply's choice with a finish_reason. A stream that ends
+        // without one was cut, even where `[DONE]` closed it: llama-cpp-python ends a
+        // stream so, with no content, when a new request interrupts it.
+        if broken.is_some() || reply.finish_reason.is_none() {
+            if done && endpoint.concurrency > 1 {
+                // Retried, it would only cut the streams of the calls beside it.
+                return Err(Failure::Fatal(format!(
+                    "the stream from {url} ended with [DONE] and no finish_reason: the server ends a stream when another request arrives (llama-cpp-python does) and serves one request at a time: set concurrency = 1"
+                )));
+            }
             let timed_out = broken.as_ref().is_some_and(|(t, _)| *t);
             if let Some(completion) =
                 too_long_by_its_cut(inner, &url, body, &reply, timed_out, started).await

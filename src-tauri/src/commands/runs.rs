@@ -64,6 +64,10 @@ pub async fn plan_experiment(state: State<'_, AppState>, spec: String) -> AppRes
             first_decision: r.first_decision as u32,
             min_calls: r.min_calls as u32,
         }),
+        n_exact_trials: plan.n_exact_trials as u32,
+        n_exact_passes: plan.n_exact_passes as u32,
+        timed_calls: plan.timing.n_calls as u32,
+        timing_shapes: plan.timing.n_shapes as u32,
     })
 }
 

@@ -543,6 +543,12 @@ export type Plan = {
 	test_calls_per_trial: number,
 	/**  A race's cost against the full grid's `n_calls` (the most it can make). */
 	race: RacePlan | null,
+	/**  Trials whose verdicts are exact, and the passes per item that serve them. */
+	n_exact_trials: number,
+	n_exact_passes: number,
+	/**  Calls timed alone after judging (warm-ups included), and the request shapes they time. */
+	timed_calls: number,
+	timing_shapes: number,
 };
 
 export type Preview = {

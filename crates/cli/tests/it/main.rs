@@ -1863,6 +1863,32 @@ fn remote_judges_against_a_real_llama_cpp_python_server() {
         "{verdicts}"
     );
 
+    // Four streams in flight: llama-cpp-python ends the older ones with [DONE] and no
+    // finish_reason as each new request arrives. The run stops at once and says what to
+    // set, rather than storing empty answers as parse failures with no time to first token,
+    // or retrying calls that would cut each other's streams.
+    let crowded = env.file(
+        "remote-crowded.toml",
+        std::fs::read_to_string(&streamed)
+            .unwrap()
+            .replace("concurrency = 1", "concurrency = 4")
+            .replace("remote-stream", "remote-crowded"),
+    );
+    let out = judgelab(&["run", crowded.to_str().unwrap(), "--no-cache"]);
+    let err = text(&out.stderr);
+    logs.push_str(&(text(&out.stdout) + &err));
+    assert!(
+        !out.status.success()
+            && err.contains("no finish_reason")
+            && err.contains("set concurrency = 1"),
+        "{err}"
+    );
+    let v = env.show("remote-crowded");
+    for t in v["trials"].as_array().unwrap() {
+        // Whatever was stored was a whole answer, with its time to first token.
+        assert_eq!(t["ttft_ms"]["n"], t["latency_ms"]["n"], "{t}");
+    }
+
     // The key is nowhere: not in the database, the output, or a report.
     let report = env.dir.path().join("remote-report");
     let out = judgelab(&["report", "remote-whole", "--out", report.to_str().unwrap()]);

@@ -313,6 +313,64 @@ async fn a_local_trials_latency_is_that_of_calls_timed_alone() {
     assert_eq!(judge.calls.load(Ordering::SeqCst), 13);
 }
 
+/// Trials whose timed requests are the same share one timed sample: a temperature × top_p
+/// grid of one-token verdicts times each call once and stores it for every trial; a trial
+/// whose longer output sampling changes keeps a sample of its own. A trial stored without
+/// its copy (a run stopped between the two) takes it without a call.
+#[tokio::test]
+async fn trials_of_one_request_shape_share_their_timed_calls() {
+    let f = fixture(4);
+    std::fs::write(
+        &f.experiment,
+        "name = \"e\"\ndataset = \"items.jsonl\"\n[judge]\nmodel = \"fake.gguf\"\ntemplate = \"q.jinja\"\n[sweep]\ntemperature = [0.0, 0.5, 1.0]\ntop_p = [0.9, 1.0]\nmax_tokens = [1, 4]\n",
+    )
+    .unwrap();
+    let store = Store::open(&f.dir.path().join("db.sqlite")).await.unwrap();
+    let judge = scripted(&["A", "B", "A", "B", "A", "B"], None);
+    let first = run_timed(&store, &f.experiment, &judge, Arc::default(), 3).await;
+    // 12 trials × 6 items judged (the scripted judge has no vocabulary: no exact trial).
+    // Timed: one shape for the six trials of max_tokens 1, one for the two greedy trials
+    // of max_tokens 4, and one each for the four that sample four tokens: 3 × 6 calls and
+    // a warm-up.
+    assert_eq!((first.judged_now, first.timed_now), (72, 18));
+    assert_eq!(judge.calls.load(Ordering::SeqCst), 72 + 19);
+    let s = summarize(&store, "e", &Default::default()).await.unwrap();
+    assert!(s
+        .trials
+        .iter()
+        .all(|t| t.metrics.latency_ms.n == 3 && !t.params.exact));
+    let p50 = |t: &judgelab_core::results::TrialSummary| t.metrics.latency_ms.p50;
+    let one: Vec<_> = s
+        .trials
+        .iter()
+        .filter(|t| t.params.max_tokens == 1)
+        .collect();
+    assert_eq!(one.len(), 6);
+    assert!(one.iter().all(|t| p50(t) == p50(one[0])));
+
+    // A trial that lost its copies is given them again, and nothing is called.
+    let lost = one[3].id;
+    let db = sqlx::SqlitePool::connect(&format!(
+        "sqlite://{}",
+        f.dir.path().join("db.sqlite").display()
+    ))
+    .await
+    .unwrap();
+    sqlx::query("DELETE FROM timed_calls WHERE trial_id = ?")
+        .bind(lost)
+        .execute(&db)
+        .await
+        .unwrap();
+    db.close().await;
+    let again = run_timed(&store, &f.experiment, &judge, Arc::default(), 3).await;
+    assert_eq!((again.judged_now, again.timed_now), (0, 0));
+    assert_eq!(judge.calls.load(Ordering::SeqCst), 72 + 19);
+    let s = summarize(&store, "e", &Default::default()).await.unwrap();
+    let restored = s.trials.iter().find(|t| t.id == lost).unwrap();
+    assert_eq!(restored.metrics.latency_ms.n, 3);
+    assert_eq!(p50(restored), p50(&s.trials[0]));
+}
+
 /// Cancelled while it times calls alone, a run says it was interrupted; the next one times
 /// only the rest.
 #[tokio::test]

@@ -162,6 +162,12 @@ async fn serve(mut socket: TcpStream, log: Arc<Mutex<Log>>) {
             "",
             r#"{"error":{"message":"This model's maximum context length is 512 tokens. However, you requested 704 tokens (700 in the messages, 4 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
         ),
+        // llama-cpp-python's stream that a new request interrupted: the role, then [DONE],
+        // no content and no finish_reason.
+        ("interrupted", 1) if stream => sse(&[
+            r#"{"choices":[{"delta":{"role":"assistant"},"finish_reason":null}]}"#,
+            "[DONE]",
+        ]),
         // A server that streams no usage (llama-cpp-python), but reports it unstreamed.
         ("nousage", _) if stream => sse(&[
             r#"{"choices":[{"delta":{"content":"B"}}]}"#,
@@ -294,6 +300,46 @@ fn a_stream_cut_before_any_content_asks_why_once() {
     assert!(e.message.contains("ended before the reply did"), "{e}");
     assert_eq!((e.attempts, server.count("cutlong")), (3, 3));
     assert_eq!(unstreamed(&server), 0);
+}
+
+/// A stream that ends with `[DONE]` but no finish_reason was cut (llama-cpp-python's,
+/// interrupted by another request). One call at a time, it is made again, and its verdict
+/// and time to first token are the answer's, never an empty reply's; with several in
+/// flight, the judge stops with what to set, since retries would cut each other's streams.
+#[test]
+fn a_stream_done_without_a_finish_reason_is_cut() {
+    let server = Server::start();
+    let mut alone = endpoint(&server);
+    alone.concurrency = 1;
+    let judge = OpenAiJudge::new(alone).unwrap();
+    let r = judge_all(&judge, &["interrupted"]).remove(0);
+    let c = r.result.unwrap();
+    assert_eq!(c.text, "A");
+    assert!(c.ttft_ms.is_some_and(|t| t <= c.latency_ms));
+    // The cut stream, the unstreamed request that asks whether the prompt was too long
+    // (no server had streamed usage yet), and the stream made again.
+    assert_eq!(server.count("interrupted"), 3);
+    let unstreamed = server
+        .log
+        .lock()
+        .unwrap()
+        .bodies
+        .iter()
+        .filter(|b| b["stream"] == false)
+        .count();
+    assert_eq!(unstreamed, 1);
+
+    let server = Server::start();
+    let judge = OpenAiJudge::new(endpoint(&server)).unwrap();
+    let e = judge_all(&judge, &["interrupted"])
+        .remove(0)
+        .result
+        .unwrap_err();
+    assert!(
+        e.message.contains("no finish_reason") && e.message.contains("set concurrency = 1"),
+        "{e}"
+    );
+    assert_eq!((e.attempts, server.count("interrupted")), (1, 1));
 }
 
 #[test]
