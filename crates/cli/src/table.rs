@@ -577,6 +577,14 @@ pub fn plan(p: &judgelab_engine::Plan) -> String {
             "exact verdicts: {serves} (their one-token verdict's distribution is computed from the pass, and seeded samples are drawn from it: equal in law to llama.cpp's sampler; exact = false generates instead)\n"
         );
     }
+    if p.n_bit_for_bit + p.n_up_to_near_ties > 0 {
+        out += &format!(
+            "reproducible: {} trial{} bit for bit (seeded samples, each decoded alone), {} up to near-ties (greedy generations and exact passes, decoded in batches: two tokens within a few hundredths may read otherwise after a resume or with another `parallel`)\n",
+            p.n_bit_for_bit,
+            if p.n_bit_for_bit == 1 { "" } else { "s" },
+            p.n_up_to_near_ties,
+        );
+    }
     if p.timing.n_calls > 0 {
         let t = &p.timing;
         out += &format!(

@@ -5,10 +5,11 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use judgelab_core::experiment::Reproduces;
 use judgelab_core::judge::Judge;
 use judgelab_core::sweep::same_request_shape;
 use judgelab_core::{race, split};
-use judgelab_core::{Constraint, Item, Order, TrialParams};
+use judgelab_core::{Constraint, Experiment, Item, Order, TrialParams};
 use judgelab_store::Store;
 
 use crate::prompt::PromptInput;
@@ -44,6 +45,10 @@ pub struct Plan {
     pub n_exact_passes: usize,
     /// The calls timed alone after judging, for local trials' latency.
     pub timing: TimingPlan,
+    /// Local trials whose verdicts reproduce bit for bit (seeded samples, decoded alone),
+    /// and up to near-ties (greedy generations and exact passes, decoded in batches).
+    pub n_bit_for_bit: usize,
+    pub n_up_to_near_ties: usize,
     /// A stored experiment of this name has other content (a run needs `replace`).
     pub conflicts: bool,
     /// Items of the test split (0: none), and the most calls one trial makes on it: each
@@ -253,6 +258,8 @@ pub async fn plan(
         prompt_tokens,
         est_seconds: speed
             .map(|ms| ms * prompt_tokens * missing / 1000.0 + timing.est_seconds.unwrap_or(0.0)),
+        n_bit_for_bit: reproducing(e, &trials, Reproduces::BitForBit),
+        n_up_to_near_ties: reproducing(e, &trials, Reproduces::UpToNearTies),
         n_exact_trials: passes.iter().map(|(_, served)| served).sum(),
         n_exact_passes: passes.len(),
         timing,
@@ -348,4 +355,9 @@ impl Sampled<'_> {
         seen.insert(key, tokens);
         Ok(tokens)
     }
+}
+
+/// How many of the trials reproduce as `how`.
+fn reproducing(e: &Experiment, trials: &[TrialParams], how: Reproduces) -> usize {
+    trials.iter().filter(|t| e.reproduces(t) == how).count()
 }

@@ -25,9 +25,9 @@
 //! the boundary of two tokens follows the logits' last bits, which depend on what was
 //! decoded beside it. Alone, a seeded verdict depends on its prompt, parameters and seed
 //! only, so a resumed run stores what an uninterrupted one would. It costs the shared
-//! prefix and the batching for those calls; greedy and exact requests keep both (their
-//! logits move by the same last bits, which only a draw from an exact distribution near a
-//! boundary can see).
+//! prefix and the batching for those calls; greedy and exact requests keep both, and
+//! their logits move by as much with the batch (a greedy generation whose two best tokens
+//! are that close may go either way).
 //!
 //! **The cache's size.** A context starts with a few thousand cells and is made anew,
 //! twice as large or as large as needed, when a batch's chunks need more (`fit`): making

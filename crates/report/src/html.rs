@@ -247,6 +247,24 @@ fn trials(h: &mut String, a: &Analysis<'_>) {
         a.summary.bootstrap.resamples,
         a.summary.bootstrap.seed
     );
+    let parsed = &e.parsed;
+    let how = |r: judgelab_core::experiment::Reproduces| {
+        a.summary
+            .trials
+            .iter()
+            .filter(|t| parsed.reproduces(&t.params) == r)
+            .count()
+    };
+    let (exactly, nearly) = (
+        how(judgelab_core::experiment::Reproduces::BitForBit),
+        how(judgelab_core::experiment::Reproduces::UpToNearTies),
+    );
+    if exactly + nearly > 0 {
+        let _ = writeln!(
+            h,
+            "<p class=\"note\">Reproducible: {exactly} local trial(s) bit for bit (seeded samples, each decoded alone, whatever the batch or a resume); {nearly} up to near-ties (greedy generations and exact passes, decoded in batches, whose logits move by up to a few hundredths with the batch: two tokens that close may read otherwise after a resume or with another <code>parallel</code>).</p>"
+        );
+    }
     h.push_str("<div class=\"wide\"><table><tr><th class=\"l\">trial</th>");
     for p in &a.varying {
         let _ = write!(h, "<th class=\"l\">{}</th>", p.key());

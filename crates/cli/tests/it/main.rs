@@ -669,6 +669,62 @@ fn an_exact_grid_costs_the_calls_of_one_point() {
         "{stderr}"
     );
 
+    // Without `exact` written, one-token verdicts are exact by default: the same calls,
+    // and the plan says what one pass serves and what timing adds (one request shape: the
+    // twelve trials send the same timed requests).
+    let default = experiment(
+        &env,
+        "default",
+        "",
+        "temperature = [0.0, 0.3, 0.7, 1.0]\ntop_p = [0.8, 0.9, 1.0]\nmax_tokens = 1\nfew_shot = 1\nrepeats = 2\n[limits]\nitems = 3",
+    );
+    let plan = env
+        .cmd(&["run", default.to_str().unwrap(), "--plan"])
+        .env("JUDGELAB_TIMED_CALLS", "20")
+        .output()
+        .unwrap();
+    let said = text(&plan.stdout);
+    assert!(
+        said.contains("exact verdicts: one pass per item serves 12 trials")
+            && said.contains("equal in law to llama.cpp's sampler")
+            && said.contains("timing: 4 calls timed alone after judging, for latency at concurrency 1: 1 request shape serving 12 local trials"),
+        "{said}"
+    );
+    let out = env
+        .cmd(&["run", default.to_str().unwrap()])
+        .env("JUDGELAB_TIMED_CALLS", "20")
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        calls(&stderr).starts_with("3 model calls (24.0 verdicts a call), "),
+        "{stderr}"
+    );
+    let v = env.show("default");
+    for t in v["trials"].as_array().unwrap() {
+        assert_eq!(t["params"]["exact"], true, "{t}");
+        // Every trial has the latency of the one sample its request shape shares.
+        assert_eq!(t["latency_ms"], v["trials"][0]["latency_ms"], "{t}");
+        assert_eq!(t["latency_ms"]["n"], 3, "{t}");
+    }
+    // The same file with exact = false generates: a call per verdict.
+    let generating = experiment(
+        &env,
+        "generating",
+        "exact = false",
+        "temperature = 0.7\nmax_tokens = 1\nfew_shot = 1\n[limits]\nitems = 3",
+    );
+    let out = env.run(&["run", generating.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert!(
+        calls(&stderr).starts_with("3 model calls (1.0 verdicts a call), "),
+        "{stderr}"
+    );
+    assert!(env.show("generating")["trials"][0]["params"]
+        .get("exact")
+        .is_none());
+
     let v = env.show("grid");
     for t in v["trials"].as_array().unwrap() {
         let e = &t["expected"];

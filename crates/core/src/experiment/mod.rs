@@ -19,6 +19,20 @@ pub use judges::{JudgeBackend, LocalJudge, NamedJudge, RemoteJudge};
 pub use limits::{Budget, Limits, Selection, Strategy};
 use limits::{RawLimits, RawSelection};
 
+/// How a trial's verdicts reproduce (`llama`'s `decode.rs` says why).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reproduces {
+    /// A local judge's seeded samples (a generation at a temperature above 0), each
+    /// decoded alone: bit for bit, whatever the batch, the `parallel` or the resume.
+    BitForBit,
+    /// A local judge's greedy generations and exact passes, decoded in batches: their
+    /// logits move by up to a few hundredths with the batch, so a near-tie between two
+    /// tokens (or a seeded draw that close to a boundary) may read otherwise.
+    UpToNearTies,
+    /// A remote judge's: as its server decodes them.
+    AsItsServer,
+}
+
 /// A validated experiment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Experiment {
@@ -286,6 +300,16 @@ impl Experiment {
         match self.judge_named(&params.judge).and_then(NamedJudge::local) {
             Some(local) => local.exact.unwrap_or(params.exact),
             None => false,
+        }
+    }
+
+    /// How the trial's verdicts reproduce when it is judged again, resumed, or decoded
+    /// beside other requests.
+    pub fn reproduces(&self, params: &TrialParams) -> Reproduces {
+        match self.judge_named(&params.judge).and_then(NamedJudge::local) {
+            None => Reproduces::AsItsServer,
+            Some(_) if !self.exact(params) && params.temperature > 0.0 => Reproduces::BitForBit,
+            Some(_) => Reproduces::UpToNearTies,
         }
     }
 

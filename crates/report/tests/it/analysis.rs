@@ -72,6 +72,7 @@ fn trial(id: i64, temperature: f64, tokens: u32, right: impl Fn(usize) -> bool) 
             order: Default::default(),
             constraint: Default::default(),
             concurrency: None,
+            exact: false,
         },
         model_sha256: None,
         template_hash: String::new(),

@@ -134,6 +134,7 @@ fn params() -> TrialParams {
         order: Default::default(),
         constraint: Default::default(),
         concurrency: None,
+        exact: false,
     }
 }
 
