@@ -1171,8 +1171,7 @@ async fn load(
         }
     });
     let bar = ProgressBar::hidden();
-    let mut on_event = |event: LoadEvent| {
-        match event {
+    let mut on_event = |event: LoadEvent| match event {
         LoadEvent::Level {
             concurrency,
             requests,
@@ -1185,13 +1184,6 @@ async fn load(
             ),
         ),
         LoadEvent::Request { done, .. } => bar.set_position(done as u64),
-        LoadEvent::Prompts { distinct, sent } if sent > distinct => bar.suspend(|| {
-            eprintln!(
-                "the trial has {distinct} calls and the ramp sends {sent} requests: prompts repeat, and each repeat goes out uncached (no answer from a prompt cache: it pays its whole prefill, with no shared prefix reused)"
-            )
-        }),
-        LoadEvent::Prompts { .. } => {}
-    }
     };
     let ramp = judgelab_engine::load::load_ramp(store, &name, options, &mut on_event)
         .await

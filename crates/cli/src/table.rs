@@ -491,7 +491,7 @@ pub fn load(experiment: &str, r: &judgelab_core::load::StoredRamp) -> String {
     out.push_str("stream_p95: from the first token to the end of the answer (a stalled stream shows here, not in TTFT)\n");
     if r.sent() > r.ramp.distinct_prompts {
         out.push_str(&format!(
-            "note: {} requests drawn from {} distinct prompts of the trial; a server's prompt cache may answer the repeats faster\n",
+            "note: {} requests drawn from {} distinct prompts of the trial; none answered from a prompt cache (a remote ramp's requests go out uncached, a local one's repeats within a level), so each pays its whole prefill\n",
             r.sent(),
             r.ramp.distinct_prompts
         ));

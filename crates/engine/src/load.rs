@@ -14,7 +14,7 @@
 //! sight in the level goes out as it is, and only where a level sends more requests than
 //! the trial has calls is a repeat sent uncached, decoded whole. An uncached request reuses no
 //! shared prefix either, which distinct traffic would: its TTFT is its whole prompt's
-//! prefill. `LoadEvent::Prompts` says how many distinct prompts the ramp had.
+//! prefill. The stored ramp says how many distinct prompts it drew from.
 //!
 //! Requests in flight: a remote judge gets `concurrency = level`, a closed loop in which a
 //! request goes out as soon as one returns; a local judge decodes `level` sequences
@@ -65,9 +65,6 @@ pub enum LoadEvent {
     Level { concurrency: u32, requests: usize },
     /// One of its timed requests returned.
     Request { concurrency: u32, done: usize },
-    /// Before the first level: the trial's distinct prompts, and the requests the ramp
-    /// sends (warm-ups included). Where it sends more, the repeats go out uncached.
-    Prompts { distinct: usize, sent: usize },
 }
 
 /// Runs the ramp of `options` against a trial of the stored experiment `experiment`.
@@ -142,11 +139,6 @@ pub async fn load_ramp(
     // sweep sent, so a remote ramp's requests all go out uncached; a local judge is loaded
     // afresh, so its first sight of each prompt goes out as it is (sharing a prefix with
     // the others, as distinct traffic does) and only a repeat uncached.
-    let sent = options.levels.len() * (options.warmup + options.requests);
-    on_event(LoadEvent::Prompts {
-        distinct: prompts.len(),
-        sent,
-    });
     let remote = summary
         .experiment
         .parsed

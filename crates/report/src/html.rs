@@ -551,7 +551,7 @@ fn under_load(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
         .map_or_else(|_| format!("#{}", r.trial_id), |i| a.labels[i].clone());
     let _ = writeln!(
         h,
-        "<h2>Under load</h2>\n<p>Trial {} ramped through {} levels of requests in flight ({} timed requests each, after a warm-up left out; ramp {} of {}). {}. The requests replay the trial's own calls, so a server with a prompt cache may answer repeated prompts from it.</p>",
+        "<h2>Under load</h2>\n<p>Trial {} ramped through {} levels of requests in flight ({} timed requests each, after a warm-up left out; ramp {} of {}). {}. The requests replay the trial's own calls, none answered from a prompt cache where the judge can be asked (a llama.cpp server, the local judge).</p>",
         escape(&label),
         r.ramp.levels.len(),
         r.requests,
@@ -591,7 +591,7 @@ fn under_load(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
     if let (Some(ttft), Some(latency)) = (w.ttft_ms, w.latency_ms) {
         let _ = writeln!(
             h,
-            "<p class=\"note\">Cold start: the ramp's first request took {latency:.0} ms (TTFT {ttft:.0} ms). Requests were drawn from {} distinct prompts of the trial.</p>",
+            "<p class=\"note\">Cold start: the ramp's first request took {latency:.0} ms (TTFT {ttft:.0} ms). Requests were drawn from {} distinct prompts of the trial, and none was answered from a prompt cache: a remote ramp's requests go out uncached, a local one's repeats within a level, so each pays its whole prefill.</p>",
             r.ramp.distinct_prompts
         );
     }

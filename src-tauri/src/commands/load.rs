@@ -84,8 +84,6 @@ async fn ramp(
                 n_levels: levels.len() as u32,
                 requests: requests as u32,
             },
-            // The app's load panel says how the ramp treats repeated prompts.
-            LoadEvent::Prompts { .. } => return,
             LoadEvent::Request { concurrency, done } => {
                 // At most ten updates a second.
                 if last_sent.elapsed() < Duration::from_millis(100) {
