@@ -641,13 +641,9 @@ pub fn same_prompts(p: &TrialParams, q: &TrialParams) -> bool {
 /// token or decode greedily (top_p does nothing at temperature 0). A trial that samples
 /// a longer output keeps its own temperature and top_p.
 pub fn same_request_shape(p: &TrialParams, q: &TrialParams) -> bool {
-    let same_output = if p.max_tokens <= 1 {
-        true
-    } else if p.temperature == 0.0 && q.temperature == 0.0 {
-        true
-    } else {
-        p.temperature == q.temperature && p.top_p == q.top_p
-    };
+    let same_output = p.max_tokens <= 1
+        || (p.temperature == 0.0 && q.temperature == 0.0)
+        || (p.temperature == q.temperature && p.top_p == q.top_p);
     same_prompts(p, q)
         && p.max_tokens == q.max_tokens
         && p.concurrency == q.concurrency
