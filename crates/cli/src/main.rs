@@ -189,6 +189,10 @@ enum Command {
         /// CPU threads for a local model [default: all cores]
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
         threads: Option<u16>,
+        /// Let the server's prompt cache answer what it holds, as it did the sweep's
+        /// requests [default: no request is answered from a prompt cache]
+        #[arg(long)]
+        prompt_cache: bool,
         /// Print the ramp as JSON, on its last line
         #[arg(long)]
         json: bool,
@@ -544,6 +548,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             warmup,
             slo_ms,
             threads,
+            prompt_cache,
             json,
         } => {
             let options = judgelab_engine::load::LoadOptions {
@@ -552,6 +557,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
                 requests,
                 warmup,
                 slo_ms,
+                prompt_cache,
                 threads: threads.map(usize::from),
                 judges: None,
                 cancel: Default::default(),

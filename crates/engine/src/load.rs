@@ -14,7 +14,8 @@
 //! sight in the level goes out as it is, and only where a level sends more requests than
 //! the trial has calls is a repeat sent uncached, decoded whole. An uncached request reuses no
 //! shared prefix either, which distinct traffic would: its TTFT is its whole prompt's
-//! prefill. The stored ramp says how many distinct prompts it drew from.
+//! prefill. The stored ramp says how many distinct prompts it drew from. `prompt_cache`
+//! (`judgelab load --prompt-cache`) sends every request as it is instead.
 //!
 //! Requests in flight: a remote judge gets `concurrency = level`, a closed loop in which a
 //! request goes out as soon as one returns; a local judge decodes `level` sequences
@@ -51,6 +52,9 @@ pub struct LoadOptions {
     pub warmup: usize,
     /// A bound on p99 TTFT that the knee must keep.
     pub slo_ms: Option<f64>,
+    /// Let a prompt cache answer what it holds (the sweep's traffic as the server saw
+    /// it); by default no request is answered from one.
+    pub prompt_cache: bool,
     /// CPU threads for a local model; default: all cores.
     pub threads: Option<usize>,
     /// Where the judge comes from; default: [`LocalModels`].
@@ -150,7 +154,7 @@ pub async fn load_ramp(
         let (_, _, seed, messages) = &prompts[key % prompts.len()];
         JudgeRequest {
             grammar: grammar.clone(),
-            uncached: remote || key - level_start >= prompts.len(),
+            uncached: !options.prompt_cache && (remote || key - level_start >= prompts.len()),
             ..JudgeRequest::new(
                 key,
                 messages.clone(),

@@ -50,6 +50,7 @@ pub async fn start_load(
         requests: requests as usize,
         warmup: warmup as usize,
         slo_ms,
+        prompt_cache: false,
         threads: None,
         judges: None,
         cancel,

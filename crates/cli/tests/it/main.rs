@@ -1621,6 +1621,9 @@ fn injected_anomalies_show_in_a_load_ramp() {
             "8",
             "--warmup",
             "1",
+            // Cache hits keep the requests short, so that the injected delays stand out
+            // against what two shared cores do to a whole prefill.
+            "--prompt-cache",
             "--json",
         ];
         let out = env.run(&args);

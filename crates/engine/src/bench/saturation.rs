@@ -177,6 +177,7 @@ async fn sweep_then_ramp(
             requests: options.requests,
             warmup: 2,
             slo_ms: None,
+            prompt_cache: false,
             threads: None,
             judges: None,
             cancel: Arc::default(),

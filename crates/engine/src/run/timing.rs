@@ -269,14 +269,7 @@ async fn timed_keys(
     trial: &TrialRow,
     level: u32,
 ) -> Result<HashSet<(String, bool)>, EngineError> {
-    Ok(run
-        .store
-        .timed_calls(trial.id)
-        .await?
-        .into_iter()
-        .filter(|t| t.request.timed().is_some() && t.concurrency == level)
-        .map(|t| (t.request.item_id, t.request.swapped))
-        .collect())
+    Ok(timed_at(run, trial, level).await?.into_keys().collect())
 }
 
 /// The request of one of a trial's calls, made on its own (not answered from the cache).
