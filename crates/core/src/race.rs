@@ -20,7 +20,7 @@ use serde::Serialize;
 use crate::dataset::Task;
 use crate::experiment::Selection;
 use crate::metrics::{self, quality, Observation, Quality, Scored};
-use crate::selection;
+use crate::selection::{self, Ties};
 
 /// One round of a race over the dev split.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +43,7 @@ impl Round {
         task: Task,
         selection: &Selection,
         candidates: &[&[Observation]],
-        costs: &[Option<f64>],
+        ties: &[Ties],
         groups: &[usize],
     ) -> Decision {
         if self.decides {
@@ -52,7 +52,7 @@ impl Round {
                 selection.metric,
                 selection.alpha,
                 candidates,
-                costs,
+                ties,
                 groups,
             )
         } else {
@@ -168,14 +168,14 @@ pub fn measure(task: Task, metric: Quality, candidates: &[&[Observation]]) -> Ve
 }
 
 /// Decides a round among `candidates` (each survivor's calls on the items judged so far;
-/// `costs` break ties for the leader; `groups[i]` names candidate i's exact group, trials
+/// `ties` break ties for the leader; `groups[i]` names candidate i's exact group, trials
 /// that share their forward passes).
 pub fn decide(
     task: Task,
     metric: Quality,
     alpha: f64,
     candidates: &[&[Observation]],
-    costs: &[Option<f64>],
+    ties: &[Ties],
     groups: &[usize],
 ) -> Decision {
     let units: Vec<Vec<Vec<Scored>>> = candidates
@@ -187,7 +187,7 @@ pub fn decide(
         .collect();
     let mut standings = measure(task, metric, candidates);
     let values: Vec<Option<f64>> = standings.iter().map(|s| s.value).collect();
-    let leader = selection::pick(&values, costs);
+    let leader = selection::pick(&values, ties);
     let Some(leader) = leader else {
         return Decision { leader, standings };
     };
@@ -447,7 +447,7 @@ mod tests {
             Quality::Accuracy,
             0.05,
             &[&trial(&a), &trial(&b)],
-            &[None, None],
+            &[Ties::default(); 2],
             &[0, 1],
         );
         assert_eq!(decision.leader, Some(0));
@@ -481,7 +481,7 @@ mod tests {
             Quality::Kappa,
             0.05,
             &views,
-            &[None; 4],
+            &[Ties::default(); 4],
             &[0, 1, 2, 3],
         );
         assert_eq!(decision.leader, Some(0));
@@ -497,7 +497,7 @@ mod tests {
             Quality::Kappa,
             0.05,
             &views,
-            &[None; 4],
+            &[Ties::default(); 4],
             &[0, 1, 1, 2],
         );
         assert_eq!(decision.dropped().collect::<Vec<_>>(), vec![3]);

@@ -24,7 +24,7 @@ use crate::parallel;
 use crate::pareto::{self, Cost, FrontStatus, Objective};
 use crate::race::RoundStanding;
 use crate::sampling::VerdictDistribution;
-use crate::selection::{self, Corrected};
+use crate::selection::{self, Corrected, Ties};
 use crate::trust::cascade::Cascade;
 use crate::trust::estimate::EstimateError;
 use crate::trust::unlabelled::{self, Population};
@@ -731,8 +731,8 @@ impl ExperimentSummary {
         cost_objective(&self.trials)
     }
 
-    /// Where the best trial by `metric` stands in `trials` (ties: the cheaper, then the
-    /// earlier; see [`selection::pick`]).
+    /// Where the best trial by `metric` stands in `trials` (a tie as shown: the fewer parse
+    /// failures, then the cheaper, the faster, the earlier; see [`selection::pick`]).
     pub fn pick(&self, metric: Quality) -> Option<usize> {
         let cost = self.cost_objective();
         let metrics: Vec<&TrialMetrics> = self.trials.iter().map(|t| &t.metrics).collect();
@@ -748,11 +748,15 @@ impl ExperimentSummary {
             .iter()
             .map(|t| t.observations.as_slice())
             .collect();
-        let costs: Vec<Option<f64>> = self.trials.iter().map(|t| cost.value(&t.metrics)).collect();
+        let ties: Vec<Ties> = self
+            .trials
+            .iter()
+            .map(|t| Ties::of(&t.metrics, cost.value(&t.metrics)))
+            .collect();
         selection::corrected(
             self.experiment.task_kind,
             &trials,
-            &costs,
+            &ties,
             metric,
             &self.bootstrap,
         )

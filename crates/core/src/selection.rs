@@ -1,7 +1,11 @@
 //! Which trial a sweep picks, and how far picking it among many overstates it.
 //!
-//! The pick is the trial with the highest quality, then the lowest cost, then the earliest
-//! ([`pick`]). Its score was measured on the items that chose it, and the largest of N noisy
+//! The pick ([`pick`]) is the trial with the highest quality as it is shown (to three
+//! decimals); among trials tied there, the one with the fewest parse failures, then the
+//! lowest cost, then the lowest p95 latency, then the earliest. A researcher reads a tie
+//! in the figure shown as a tie, and would not take the trial whose outputs fail to parse
+//! when another scores the same without. Its score was measured on the items that chose
+//! it, and the largest of N noisy
 //! estimates is biased upward (the winner's curse): with 20 trials of 40 items, by about a
 //! tenth of accuracy. [`corrected`] estimates what the pick's quality on new items is, by
 //! the bootstrap bias-corrected out-of-bag method (BBC; Tsamardinos, Greasidou and
@@ -13,27 +17,97 @@
 //! paper reports (a selection on fewer distinct items picks worse); the simulation below
 //! holds its bias within ±0.01 where the naive estimate's is several hundredths.
 
+use std::cmp::Ordering;
+
 use serde::Serialize;
 
 use crate::dataset::Task;
 use crate::metrics::{self, paired, quality, BootstrapSpec, Observation, Quality, TrialMetrics};
+use crate::verdict::Verdict;
 
-/// The index of the trial with the highest `quality` (then the lowest `cost`, then the
-/// earliest); `None` when no trial has a value.
-pub fn pick(qualities: &[Option<f64>], costs: &[Option<f64>]) -> Option<usize> {
-    (0..qualities.len())
+/// The rule [`pick`] follows, in a sentence for reports.
+pub const RULE: &str = "the highest quality as shown (three decimals); on a tie, the fewest parse failures, then the lowest cost, then the lowest p95 latency, then the earliest trial";
+
+/// What breaks a tie on quality, in this order: fewer parse failures, lower cost, lower
+/// latency. A figure that is unknown ranks after every known one.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Ties {
+    /// The share of verdicts that did not parse.
+    pub parse_failures: Option<f64>,
+    pub cost: Option<f64>,
+    /// p95 latency in milliseconds.
+    pub latency: Option<f64>,
+}
+
+impl Ties {
+    /// A trial's, from its metrics and the cost it is compared by.
+    pub fn of(m: &TrialMetrics, cost: Option<f64>) -> Ties {
+        Ties {
+            parse_failures: m.parse_failure_rate,
+            cost,
+            latency: m.latency_ms.p95,
+        }
+    }
+
+    /// A trial's, from its calls: the share of answered calls that did not parse, and
+    /// tokens per call as the cost (no latency: calls judged in batches are not timed).
+    pub fn of_calls(calls: &[Observation]) -> Ties {
+        let answered = calls.iter().filter(|o| o.verdict.is_some());
+        let failed = calls
+            .iter()
+            .filter(|o| matches!(o.verdict, Some(Verdict::Failed(_))))
+            .count();
+        let n_answered = answered.count();
+        let tokens: f64 = calls
+            .iter()
+            .map(|o| f64::from(o.prompt_tokens + o.completion_tokens))
+            .sum();
+        Ties {
+            parse_failures: (n_answered > 0).then(|| failed as f64 / n_answered as f64),
+            cost: (!calls.is_empty()).then(|| tokens / calls.len() as f64),
+            latency: None,
+        }
+    }
+
+    /// Lower first, an unknown figure last.
+    fn order(&self, other: &Ties) -> Ordering {
+        let lower = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => a.total_cmp(&b),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => Ordering::Equal,
+        };
+        lower(self.parse_failures, other.parse_failures)
+            .then_with(|| lower(self.cost, other.cost))
+            .then_with(|| lower(self.latency, other.latency))
+    }
+}
+
+/// A quality as it is shown, to three decimals: what counts as a tie.
+fn shown(q: f64) -> i64 {
+    (q * 1000.0).round() as i64
+}
+
+/// The index of the trial that ranks first by `quality`, ties broken by `ties` (see the
+/// module's rule); `None` when no trial has a value.
+pub fn pick(qualities: &[Option<f64>], ties: &[Ties]) -> Option<usize> {
+    rank(qualities, ties).into_iter().next()
+}
+
+/// The trials with a quality, best first by [`pick`]'s rule.
+pub fn rank(qualities: &[Option<f64>], ties: &[Ties]) -> Vec<usize> {
+    let mut ranked: Vec<usize> = (0..qualities.len())
         .filter(|&i| qualities[i].is_some_and(f64::is_finite))
-        .max_by(|&i, &j| {
-            qualities[i]
-                .partial_cmp(&qualities[j])
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then_with(|| {
-                    costs[j]
-                        .partial_cmp(&costs[i])
-                        .unwrap_or(std::cmp::Ordering::Equal)
-                })
-                .then(j.cmp(&i))
-        })
+        .collect();
+    let key = |i: usize| shown(qualities[i].unwrap_or_default());
+    let tie = |i: usize| ties.get(i).copied().unwrap_or_default();
+    ranked.sort_by(|&i, &j| {
+        key(j)
+            .cmp(&key(i))
+            .then_with(|| tie(i).order(&tie(j)))
+            .then(i.cmp(&j))
+    });
+    ranked
 }
 
 /// The pick among `trials` by `quality`, for metrics already computed.
@@ -43,8 +117,8 @@ pub fn pick_of(
     cost: impl Fn(&TrialMetrics) -> Option<f64>,
 ) -> Option<usize> {
     let qualities: Vec<Option<f64>> = trials.iter().map(|m| m.value(quality)).collect();
-    let costs: Vec<Option<f64>> = trials.iter().map(|m| cost(m)).collect();
-    pick(&qualities, &costs)
+    let ties: Vec<Ties> = trials.iter().map(|m| Ties::of(m, cost(m))).collect();
+    pick(&qualities, &ties)
 }
 
 /// Why a trial judges the test split.
@@ -69,13 +143,13 @@ impl Role {
 }
 
 /// The trials that judge the test split, among `trials` (each one's dev calls): the best
-/// `confirm` of them by `metric` (ties as [`pick`]), or without `confirm`, the pick and
+/// `confirm` of them by `metric` (ranked as [`pick`] ranks, with `ties`), or without `confirm`, the pick and
 /// every trial whose paired bootstrap interval of the difference with it includes zero
 /// (what the report calls indistinguishable from it). In trial order.
 pub fn kept(
     task: Task,
     trials: &[&[Observation]],
-    costs: &[Option<f64>],
+    ties: &[Ties],
     metric: Quality,
     confirm: Option<usize>,
     spec: &BootstrapSpec,
@@ -84,32 +158,15 @@ pub fn kept(
         .iter()
         .map(|t| metrics::value_of(task, t, metric))
         .collect();
-    let Some(best) = pick(&qualities, costs) else {
+    let Some(best) = pick(&qualities, ties) else {
         return Vec::new();
     };
     let mut out: Vec<(usize, Role)> = match confirm {
-        Some(n) => {
-            let mut rest: Vec<usize> = (0..trials.len()).collect();
-            let mut ranked = Vec::new();
-            while ranked.len() < n {
-                let q: Vec<Option<f64>> = (0..trials.len())
-                    .map(|i| {
-                        if rest.contains(&i) {
-                            qualities[i]
-                        } else {
-                            None
-                        }
-                    })
-                    .collect();
-                let Some(next) = pick(&q, costs) else { break };
-                rest.retain(|&i| i != next);
-                ranked.push(next);
-            }
-            ranked
-                .into_iter()
-                .map(|i| (i, if i == best { Role::Pick } else { Role::Best(n) }))
-                .collect()
-        }
+        Some(n) => rank(&qualities, ties)
+            .into_iter()
+            .take(n)
+            .map(|i| (i, if i == best { Role::Pick } else { Role::Best(n) }))
+            .collect(),
         None => (0..trials.len())
             .filter_map(|i| {
                 if i == best {
@@ -141,12 +198,12 @@ pub struct Corrected {
 }
 
 /// The BBC estimate of the quality of the trial that [`pick`] chooses among `trials` (each
-/// one's calls, on units shared by all), with `costs` breaking ties as there. `None` when
+/// one's calls, on units shared by all), with `ties` breaking ties as there. `None` when
 /// intervals are off (`spec.resamples == 0`).
 pub fn corrected(
     task: Task,
     trials: &[&[Observation]],
-    costs: &[Option<f64>],
+    ties: &[Ties],
     metric: Quality,
     spec: &BootstrapSpec,
 ) -> Option<Corrected> {
@@ -167,7 +224,7 @@ pub fn corrected(
     };
     let naive = {
         let qualities: Vec<Option<f64>> = counted.iter().map(|c| score(c, &c.all())).collect();
-        pick(&qualities, costs).and_then(|i| qualities[i])
+        pick(&qualities, ties).and_then(|i| qualities[i])
     };
     let mut counts = Vec::new();
     let mut left_out: Vec<usize> = Vec::new();
@@ -181,7 +238,7 @@ pub fn corrected(
                 score(c, &counts)
             })
             .collect();
-        let Some(chosen) = pick(&qualities, costs) else {
+        let Some(chosen) = pick(&qualities, ties) else {
             values.push(None);
             return;
         };
@@ -223,7 +280,7 @@ mod tests {
             kept(
                 Task::Pairwise,
                 &views,
-                &[None; 4],
+                &[Ties::default(); 4],
                 Quality::Accuracy,
                 confirm,
                 &spec,
@@ -242,11 +299,39 @@ mod tests {
     }
 
     #[test]
-    fn the_pick_is_the_best_then_the_cheapest_then_the_first() {
-        let q = [Some(0.5), Some(0.7), None, Some(0.7), Some(f64::NAN)];
-        assert_eq!(pick(&q, &[None; 5]), Some(1));
-        assert_eq!(pick(&q, &[None, Some(2.0), None, Some(1.0), None]), Some(3));
-        assert_eq!(pick(&[None, None], &[None, None]), None);
+    fn the_pick_is_the_best_as_shown_then_the_fewest_failures_the_cheapest_the_fastest_the_first() {
+        let none = [Ties::default(); 6];
+        let q = [
+            Some(0.5),
+            Some(0.7),
+            None,
+            Some(0.7),
+            Some(f64::NAN),
+            Some(0.7004),
+        ];
+        assert_eq!(pick(&q, &none), Some(1));
+        let ties = |failures: [f64; 6], cost: [f64; 6], latency: [f64; 6]| -> Vec<Ties> {
+            (0..6)
+                .map(|i| Ties {
+                    parse_failures: Some(failures[i]),
+                    cost: Some(cost[i]),
+                    latency: Some(latency[i]),
+                })
+                .collect()
+        };
+        // 0.7004 shows as 0.700: a tie, which its 10% of parse failures against 65% wins.
+        let t = ties([0.0, 0.65, 0.0, 0.65, 0.0, 0.1], [1.0; 6], [1.0; 6]);
+        assert_eq!(pick(&q, &t), Some(5));
+        let t = ties([0.0; 6], [9.0, 2.0, 0.0, 1.0, 0.0, 3.0], [1.0; 6]);
+        assert_eq!(pick(&q, &t), Some(3));
+        let t = ties([0.0; 6], [1.0; 6], [9.0, 5.0, 0.0, 5.0, 0.0, 4.0]);
+        assert_eq!(pick(&q, &t), Some(5));
+        // A known figure ranks before an unknown one.
+        let mut t = ties([0.0; 6], [1.0; 6], [1.0; 6]);
+        t[1].parse_failures = None;
+        assert_eq!(pick(&q, &t), Some(3));
+        assert_eq!(rank(&q, &t), vec![3, 5, 1, 0]);
+        assert_eq!(pick(&[None, None], &none[..2]), None);
     }
 
     /// A sweep of configurations whose true accuracies are `truth`, each judging `n` items
@@ -287,7 +372,7 @@ mod tests {
             let c = corrected(
                 Task::Pairwise,
                 &views,
-                &[None; 10],
+                &[Ties::default(); 10],
                 Quality::Accuracy,
                 &spec,
             )
@@ -302,7 +387,7 @@ mod tests {
                     Some(right.count() as f64 / t.len() as f64)
                 })
                 .collect();
-            let chosen = pick(&accuracies, &[None; 10]).unwrap();
+            let chosen = pick(&accuracies, &[Ties::default(); 10]).unwrap();
             assert_eq!(c.naive, accuracies[chosen]);
             naive += c.naive.unwrap() - truth[chosen];
             corrected_bias += c.value.unwrap() - truth[chosen];

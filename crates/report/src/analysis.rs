@@ -224,6 +224,12 @@ impl<'a> Analysis<'a> {
         }
     }
 
+    /// How the trials rank, in a sentence's clause: "the highest Cohen's kappa as shown
+    /// (three decimals); on a tie, the fewest parse failures, …".
+    pub fn ranking(&self) -> String {
+        judgelab_core::selection::RULE.replacen("quality", self.quality_title(), 1)
+    }
+
     pub fn quality_title(&self) -> &'static str {
         self.quality.title(self.task)
     }
@@ -280,10 +286,11 @@ impl<'a> Analysis<'a> {
         };
         if pick == best {
             out.push(format!(
-                "{verb} trial {}: it has the highest {q}, {}, at {}.",
+                "{verb} trial {}: it has the highest {q}, {}, at {}{}.",
                 self.name(best),
                 estimate_text(metrics(best).estimate(self.quality)),
-                cost_text(best)
+                cost_text(best),
+                self.tie_text(best)
             ));
         } else {
             let c = self.versus_best[pick]
@@ -384,6 +391,46 @@ impl<'a> Analysis<'a> {
             ));
         }
         out
+    }
+
+    /// The trials tied with `best` as shown, and what broke the tie: "; trial #3 ties
+    /// with it as shown, and has more parse failures"; nothing without a tie.
+    fn tie_text(&self, best: usize) -> String {
+        let shown = |i: usize| {
+            self.trial(i)
+                .metrics
+                .value(self.quality)
+                .map(|v| format!("{v:.3}"))
+        };
+        let tied: Vec<usize> = (0..self.summary.trials.len())
+            .filter(|&i| i != best && shown(i).is_some() && shown(i) == shown(best))
+            .collect();
+        if tied.is_empty() {
+            return String::new();
+        }
+        let failures = |i: usize| self.trial(i).metrics.parse_failure_rate.unwrap_or(0.0);
+        let more_failures = tied.iter().all(|&i| failures(i) > failures(best));
+        let names: Vec<String> = tied
+            .iter()
+            .map(|&i| format!("#{}", self.trial(i).id))
+            .collect();
+        format!(
+            "; {} {} with it as shown, {}",
+            names.join(", "),
+            if tied.len() == 1 { "ties" } else { "tie" },
+            if more_failures {
+                format!(
+                    "with more parse failures ({:.0}% against its {:.0}%)",
+                    tied.iter()
+                        .map(|&i| failures(i))
+                        .fold(f64::INFINITY, f64::min)
+                        * 100.0,
+                    failures(best) * 100.0
+                )
+            } else {
+                "and the rule breaks the tie: fewer parse failures, then lower cost, then lower latency, then the earlier trial".into()
+            }
+        )
     }
 
     /// Whether any trial judged with the answers swapped.

@@ -383,7 +383,11 @@ fn trials(h: &mut String, a: &Analysis<'_>) {
         }
         h.push_str("<td colspan=\"7\"></td></tr>\n");
     }
-    h.push_str("</table></div>\n<p class=\"note\">★ highest quality; the highlighted row is the recommendation. Small print: the 95% interval.");
+    let _ = write!(
+        h,
+        "</table></div>\n<p class=\"note\">★ the best: {}. The highlighted row is the recommendation. Small print: the 95% interval.",
+        escape(&a.ranking())
+    );
     if !a.summary.cascades.is_empty() {
         h.push_str(" A cascade is not a trial: it is composed from two trials' stored verdicts, the cheap one's where its confidence reaches its selective threshold and the strong one's for the rest; its cost is the cheap trial's plus the escalated share of the strong one's, its latency a cheap request's plus a strong one's where escalated.");
     }

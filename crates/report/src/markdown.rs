@@ -110,6 +110,11 @@ pub fn render(a: &Analysis<'_>, charts: &[(String, String)]) -> String {
         }
     }
     m.push_str("\n## Trials\n\n");
+    let _ = writeln!(
+        m,
+        "★ marks the best trial: {}. “(pick)” marks the recommendation.\n",
+        a.ranking()
+    );
     let mut header: Vec<String> = vec!["trial".into()];
     header.extend(a.varying.iter().map(|p| p.key().to_string()));
     header.extend([

@@ -32,7 +32,7 @@ use judgelab_core::experiment::{Selection, Strategy};
 use judgelab_core::metrics::{self, BootstrapSpec, Observation, Quality};
 use judgelab_core::race;
 use judgelab_core::rng::{self, SplitMix64};
-use judgelab_core::selection;
+use judgelab_core::selection::{self, Ties};
 use serde::Serialize;
 
 /// What to simulate.
@@ -140,7 +140,7 @@ fn one_seed(seed: u64, options: &RaceOptions, selection: &Selection) -> Seed {
     let truth = grid_truth(&mut rng);
     let trials = judged(&truth, options.items, options.correlation, &mut rng);
     let best = truth.iter().copied().fold(f64::MIN, f64::max);
-    let no_costs = vec![None; TRIALS];
+    let no_costs = vec![Ties::default(); TRIALS];
     let accuracy_of = |t: &[Observation]| metrics::value_of(Task::Pairwise, t, Quality::Accuracy);
 
     // The race, round by round, every survivor on the same first items.

@@ -18,7 +18,7 @@ use std::sync::atomic::Ordering;
 
 use judgelab_core::metrics::{BootstrapSpec, Observation};
 use judgelab_core::race::{self, RoundStanding};
-use judgelab_core::selection;
+use judgelab_core::selection::{self, Ties};
 use judgelab_core::Item;
 use judgelab_store::{ExperimentRow, TrialRow};
 
@@ -103,9 +103,9 @@ pub(super) async fn race<'a>(
         }
         let observed = observations(run, &survivors, items).await?;
         let views: Vec<&[Observation]> = observed.iter().map(Vec::as_slice).collect();
-        let costs: Vec<Option<f64>> = observed.iter().map(|o| tokens_per_call(o)).collect();
+        let ties: Vec<Ties> = observed.iter().map(|o| Ties::of_calls(o)).collect();
         let groups: Vec<usize> = survivors.iter().map(|t| groups_of[&t.id]).collect();
-        let decision = r.decision(run.r.dataset.task, &selection, &views, &costs, &groups);
+        let decision = r.decision(run.r.dataset.task, &selection, &views, &ties, &groups);
         let standings: Vec<RoundStanding> = decision
             .standings
             .iter()
@@ -160,17 +160,6 @@ fn race_groups(run: &Run<'_>, trials: &[TrialRow]) -> HashMap<i64, usize> {
     out
 }
 
-/// Prompt and completion tokens per call: what breaks a tie for the leader.
-fn tokens_per_call(observations: &[Observation]) -> Option<f64> {
-    (!observations.is_empty()).then(|| {
-        observations
-            .iter()
-            .map(|o| f64::from(o.prompt_tokens + o.completion_tokens))
-            .sum::<f64>()
-            / observations.len() as f64
-    })
-}
-
 /// Each trial's stored calls on `items`, units numbered by their place in `items`.
 async fn observations(
     run: &Run<'_>,
@@ -214,12 +203,12 @@ pub(super) async fn select(
         .collect();
     let observed = observations(run, &candidates, &row.judged).await?;
     let views: Vec<&[Observation]> = observed.iter().map(Vec::as_slice).collect();
-    let costs: Vec<Option<f64>> = observed.iter().map(|o| tokens_per_call(o)).collect();
+    let ties: Vec<Ties> = observed.iter().map(|o| Ties::of_calls(o)).collect();
     let selection = run.r.experiment.selection;
     let kept = selection::kept(
         run.r.dataset.task,
         &views,
-        &costs,
+        &ties,
         selection.metric,
         selection.confirm,
         &BootstrapSpec::default(),
