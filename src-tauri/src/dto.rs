@@ -429,49 +429,68 @@ pub struct Param {
     pub value: String,
 }
 
+/// A trial as the app's pieces name it (the load card, the comparison, the drill-down):
+/// its figures are its row of the results table ([`TableView`]).
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct TrialView {
     pub id: u32,
     pub label: String,
     pub params: Vec<Param>,
-    /// One per column of [`Results::columns`].
-    pub quality: Vec<Cell>,
-    pub n: u32,
-    pub n_errors: u32,
-    pub parse_failure_rate: Option<f64>,
-    pub prompt_tokens_per_item: Option<f64>,
-    pub completion_tokens_per_item: Option<f64>,
-    pub usd_per_1k_items: Option<f64>,
-    /// Per request, at `latency_concurrency` requests in flight (1: timed alone).
-    pub latency_p50: Option<f64>,
-    pub latency_p95: Option<f64>,
-    pub latency_p95_ci: Option<[f64; 2]>,
-    pub ttft_p95: Option<f64>,
-    pub latency_concurrency: Option<u32>,
-    /// Calls the latency figures come from.
-    pub latency_n: u32,
     /// A local judge, which batches a sweep's calls: a verdict's own time is its batch's,
     /// and the trial's latency comes from calls timed alone.
     pub batched: bool,
-    /// `front`, `indistinguishable` or `dominated` on the quality–cost front.
-    pub front: String,
-    pub best: bool,
-    pub recommended: bool,
-    /// This trial's metric minus the best's, with its paired interval.
-    pub vs_best: Option<Cell>,
-    pub consistency: Option<f64>,
-    pub first_preferred: Option<f64>,
-    /// The selection metric on the test split, where this trial judged it.
-    pub test: Option<Cell>,
-    /// Why it judged the test split (`pick`, `indistinguishable`, `best 3`), or the race's
-    /// round that dropped it (`dropped after round 3 (60 items)`); none otherwise.
-    pub selection: Option<String>,
+}
+
+/// The results table (`report::table`) as the app renders it: every column with its key,
+/// and the rows of trials, cascades and panels, then the baselines.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct TableView {
+    /// How the trials rank, in words.
+    pub ranking: String,
+    pub columns: Vec<TableColumn>,
+    pub rows: Vec<TableRow>,
+    pub baselines: Vec<TableRow>,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
-pub struct BaselineView {
+pub struct TableColumn {
+    /// As exported: `kappa`, `parse_failure_rate`, `latency_p95_ms`, …
+    pub key: String,
     pub title: String,
-    pub quality: Vec<Cell>,
+    /// `estimate`, `difference`, `share`, `tokens`, `milliseconds`, `usd`, `count`,
+    /// `number`, `standing`, `role`, `param` or `text`.
+    pub unit: String,
+    /// The app's results table shows it (the drill-down may read any column).
+    pub shown: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct TableRow {
+    /// `trial`, `cascade`, `panel` or `baseline`.
+    pub kind: String,
+    /// A trial's id.
+    pub id: Option<u32>,
+    pub name: String,
+    pub label: String,
+    /// What a composed row or a baseline is.
+    pub description: Option<String>,
+    pub best: bool,
+    pub recommended: bool,
+    /// One per column.
+    pub cells: Vec<TableCell>,
+}
+
+/// A cell as the report writes it, with its number for sorting and its interval.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct TableCell {
+    /// The figure without its interval (`0.412`, `12.5%`, `front`); `—` where missing,
+    /// empty where it does not apply.
+    pub text: String,
+    /// Its interval, `[0.301, 0.520]`; empty without one.
+    pub interval: String,
+    pub value: Option<f64>,
+    pub low: Option<f64>,
+    pub high: Option<f64>,
 }
 
 /// A point of a chart, where it was drawn (in the SVG's pixels).
@@ -502,8 +521,9 @@ pub struct Results {
     pub spec: String,
     /// The metric of the fronts and the recommendation.
     pub metric: String,
+    /// The task's agreement metrics, for the charts' axes.
     pub columns: Vec<Column>,
-    pub baselines: Vec<BaselineView>,
+    pub table: TableView,
     pub trials: Vec<TrialView>,
     pub findings: Vec<String>,
     /// Quality against cost (tokens or $), and against p95 latency.
@@ -650,19 +670,6 @@ pub struct PanelView {
     pub ties: Option<String>,
     /// Declared in the experiment's file (`[[panels]]`): changed there, not here.
     pub from_file: bool,
-    /// One per column of [`Results::columns`].
-    pub quality: Vec<Cell>,
-    pub n: u32,
-    pub n_errors: u32,
-    pub parse_failure_rate: Option<f64>,
-    pub prompt_tokens_per_item: Option<f64>,
-    pub completion_tokens_per_item: Option<f64>,
-    pub usd_per_1k_items: Option<f64>,
-    pub latency_p95: Option<f64>,
-    /// The panel's metric minus the best trial's, with its paired interval.
-    pub vs_best: Option<Cell>,
-    /// On the test split, where every member judged it.
-    pub test: Option<Cell>,
     /// Krippendorff's alpha over its members, and the verdicts two or more of them gave.
     pub members_alpha: Cell,
     pub members_n: u32,
@@ -865,6 +872,8 @@ pub enum OutcomeKind {
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct TrialDetail {
     pub trial: TrialView,
+    /// The trial's figures: the results table's columns and its row.
+    pub figures: TableView,
     pub confusion: ConfusionView,
     pub total: u32,
     pub offset: u32,

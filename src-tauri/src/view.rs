@@ -6,14 +6,16 @@ use judgelab_core::annotation::humans::HumanAgreement;
 use judgelab_core::metrics::{Estimate, Quality};
 use judgelab_core::results::ExperimentSummary;
 use judgelab_core::sweep::Axis;
-use judgelab_report::analysis::{baseline_title, cascade_label, panel_label, Analysis};
+use judgelab_report::analysis::{cascade_label, panel_label, Analysis};
 use judgelab_report::{Chart, ParetoChart};
 
+use judgelab_report::table::{Cell as TableValue, Output, ResultsTable, Row, Style};
+
 use crate::dto::{
-    BaselineView, CascadeView, Cell, ChartView, Column, ConfirmedView, ContributionView,
-    CorrectedView, Hotspot, HumansView, JudgeWithRaterView, LabelsView, LoadLevelView, LoadView,
-    PanelView, Param, RaceView, RaterPairView, RaterView, Results, SelectionView, TrialView,
-    TrustRow, TrustView,
+    CascadeView, Cell, ChartView, Column, ConfirmedView, ContributionView, CorrectedView, Hotspot,
+    HumansView, JudgeWithRaterView, LabelsView, LoadLevelView, LoadView, PanelView, Param,
+    RaceView, RaterPairView, RaterView, Results, SelectionView, TableCell, TableColumn, TableRow,
+    TableView, TrialView, TrustRow, TrustView,
 };
 use crate::error::AppResult;
 
@@ -42,14 +44,7 @@ pub fn results(summary: &ExperimentSummary, q: Quality) -> AppResult<Results> {
                 title: q.title(task).to_string(),
             })
             .collect(),
-        baselines: summary
-            .baselines
-            .values()
-            .map(|b| BaselineView {
-                title: baseline_title(b),
-                quality: qualities.iter().map(|&q| cell(b.quality.get(q))).collect(),
-            })
-            .collect(),
+        table: table_view(&ResultsTable::new(&a, &[]), |_| true),
         trials: (0..summary.trials.len())
             .map(|i| trial_view(&a, i))
             .collect(),
@@ -124,7 +119,6 @@ fn humans_view(h: &HumanAgreement, q: Quality) -> HumansView {
 /// A panel as the trials table and the panels card show it.
 fn panel_view(a: &Analysis<'_>, i: usize) -> PanelView {
     let p = &a.summary.panels[i];
-    let m = &p.metrics;
     PanelView {
         name: p.name.clone(),
         label: panel_label(p),
@@ -138,23 +132,6 @@ fn panel_view(a: &Analysis<'_>, i: usize) -> PanelView {
             .panels
             .iter()
             .any(|f| f.name == p.name),
-        quality: Quality::for_task(a.task)
-            .iter()
-            .map(|&q| cell(m.estimate(q)))
-            .collect(),
-        n: m.n as u32,
-        n_errors: m.n_errors as u32,
-        parse_failure_rate: m.parse_failure_rate,
-        prompt_tokens_per_item: m.prompt_tokens_per_item,
-        completion_tokens_per_item: m.completion_tokens_per_item,
-        usd_per_1k_items: m.usd_per_1k_items,
-        latency_p95: m.latency_ms.p95,
-        vs_best: a.panel_versus_best[i].as_ref().map(|c| cell(c.difference)),
-        test: p
-            .split_scores
-            .test
-            .as_ref()
-            .map(|t| cell(t.quality.get(a.quality))),
         members_alpha: cell(p.members_agreement.alpha),
         members_n: p.members_agreement.n as u32,
         contributions: p
@@ -347,10 +324,9 @@ pub(crate) fn cell(e: Estimate) -> Cell {
     }
 }
 
+/// Trial `i` as the app's pieces name it; its figures are its row of the table.
 pub(crate) fn trial_view(a: &Analysis<'_>, i: usize) -> TrialView {
     let t = &a.summary.trials[i];
-    let m = &t.metrics;
-    let task = a.task;
     TrialView {
         id: t.id as u32,
         label: a.labels[i].clone(),
@@ -361,36 +337,69 @@ pub(crate) fn trial_view(a: &Analysis<'_>, i: usize) -> TrialView {
                 value: p.label(&t.params),
             })
             .collect(),
-        quality: Quality::for_task(task)
-            .iter()
-            .map(|&q| cell(m.estimate(q)))
-            .collect(),
-        n: m.n as u32,
-        n_errors: m.n_errors as u32,
-        parse_failure_rate: m.parse_failure_rate,
-        prompt_tokens_per_item: m.prompt_tokens_per_item,
-        completion_tokens_per_item: m.completion_tokens_per_item,
-        usd_per_1k_items: m.usd_per_1k_items,
-        latency_p50: m.latency_ms.p50,
-        latency_p95: m.latency_ms.p95,
-        latency_p95_ci: m.latency_ms.p95_ci,
-        ttft_p95: m.ttft_ms.p95,
-        latency_concurrency: m.latency_concurrency,
-        latency_n: m.latency_ms.n as u32,
         batched: a
             .summary
             .experiment
             .parsed
             .judge_named(&t.params.judge)
             .is_some_and(|j| j.local().is_some()),
-        front: a.front_cost[i].as_str().to_string(),
-        best: a.best == Some(i),
-        recommended: a.recommended == Some(i),
-        vs_best: a.versus_best[i].as_ref().map(|c| cell(c.difference)),
-        consistency: m.position.as_ref().and_then(|p| p.consistency),
-        first_preferred: m.position.as_ref().and_then(|p| p.first_preferred),
-        test: t.test_score(a.quality).map(cell),
-        selection: t.selection(),
+    }
+}
+
+/// The results table's rows that `keep` keeps (and every baseline), with every column:
+/// a renderer, which formats nothing of its own.
+pub(crate) fn table_view(table: &ResultsTable, keep: impl Fn(&Row) -> bool) -> TableView {
+    let row = |r: &Row| TableRow {
+        kind: r.kind.name().to_string(),
+        id: r.id.map(|id| id as u32),
+        name: r.name.clone(),
+        label: r.label.clone(),
+        description: r.description.clone(),
+        best: r.best,
+        recommended: r.recommended,
+        cells: r
+            .cells
+            .iter()
+            .zip(&table.columns)
+            .map(|(c, column)| table_cell(c, column))
+            .collect(),
+    };
+    TableView {
+        ranking: table.ranking.clone(),
+        columns: table
+            .columns
+            .iter()
+            .map(|c| TableColumn {
+                key: c.key.clone(),
+                title: c.title.clone(),
+                unit: c.unit.name().to_string(),
+                shown: c.shown_in(Output::App),
+            })
+            .collect(),
+        rows: table.rows.iter().filter(|r| keep(r)).map(row).collect(),
+        baselines: table.baselines.iter().map(row).collect(),
+    }
+}
+
+/// A cell's figure as the report writes it, its interval apart.
+fn table_cell(c: &TableValue, column: &judgelab_report::table::Column) -> TableCell {
+    let ci = match c {
+        TableValue::Estimate(e) => e.ci,
+        _ => None,
+    };
+    let figure = match c {
+        TableValue::Estimate(e) => TableValue::Estimate(Estimate {
+            value: e.value,
+            ci: None,
+        }),
+        c => c.clone(),
+    };
+    TableCell {
+        text: figure.text(column, Style::Report),
+        interval: c.interval(column, Style::Report).unwrap_or_default(),
+        value: c.number(),
+        low: ci.map(|c| c.0),
+        high: ci.map(|c| c.1),
     }
 }
 

@@ -20,9 +20,11 @@ use judgelab_core::annotation::Labels;
 use judgelab_core::dataset::ImportOptions;
 use judgelab_core::experiment::{PanelRule, PanelSpec, Ties};
 use judgelab_core::metrics::{BootstrapSpec, Quality};
-use judgelab_core::pareto::{FrontStatus, Objective};
+use judgelab_core::pareto::Objective;
 use judgelab_core::results::{ExperimentSummary, TrialSummary};
 use judgelab_engine::{EngineError, RunEvent, RunOptions};
+use judgelab_report::analysis::Analysis;
+use judgelab_report::table::{ResultsTable, RowKind};
 use judgelab_store::Store;
 
 #[derive(Parser)]
@@ -1106,39 +1108,42 @@ async fn show(
 ) -> Result<ExitCode> {
     let name = experiment_name(experiment)?;
     let summary = judgelab_engine::summarize_against(store, &name, &bootstrap, labels).await?;
-    let front = front(&summary, objectives)?;
-    if json {
-        let mut value = serde_json::to_value(&summary)?;
-        // The best trial by the metric that ranks them (`[selection] metric`), and its score
-        // corrected for having been picked among all of them.
-        let metric = summary.experiment.parsed.selection.metric;
-        if let (Some(best), Some(c)) = (summary.pick(metric), summary.selection(metric)) {
-            value["selection"] = serde_json::to_value(c)?;
-            value["selection"]["best"] = summary.trials[best].id.into();
-        }
-        if !objectives.is_empty() {
-            let statuses: serde_json::Map<String, serde_json::Value> = summary
-                .trials
-                .iter()
-                .zip(&front)
-                .map(|(t, s)| (t.id.to_string(), s.as_str().into()))
-                .collect();
-            value["front"] = serde_json::json!({
-                "objectives": objectives.iter().map(|o| o.name()).collect::<Vec<_>>(),
-                "trials": statuses,
-            });
-        }
-        println!("{}", serde_json::to_string_pretty(&value)?);
-    } else {
-        print!("{}", table::trials(&summary, &front));
+    check_front(&summary, objectives)?;
+    if !json {
+        print!("{}", table::trials(&summary, objectives));
+        return Ok(ExitCode::SUCCESS);
     }
+    let mut value = serde_json::to_value(&summary)?;
+    // The best trial by the metric that ranks them (`[selection] metric`), its score
+    // corrected for having been picked among all of them, and the results table.
+    let a = Analysis::new(&summary, summary.experiment.parsed.selection.metric);
+    let results = ResultsTable::new(&a, objectives);
+    if let (Some(best), Some(c)) = (a.best, a.selection) {
+        value["selection"] = serde_json::to_value(c)?;
+        value["selection"]["best"] = summary.trials[best].id.into();
+    }
+    if let Some(column) = results.column("front") {
+        let statuses: serde_json::Map<String, serde_json::Value> = results
+            .rows_of(RowKind::Trial)
+            .filter_map(|r| {
+                let status = serde_json::to_value(r.cells[column].json()).ok()?;
+                Some((r.id?.to_string(), status))
+            })
+            .collect();
+        value["front"] = serde_json::json!({
+            "objectives": objectives.iter().map(|o| o.name()).collect::<Vec<_>>(),
+            "trials": statuses,
+        });
+    }
+    value["table"] = serde_json::to_value(&results)?;
+    println!("{}", serde_json::to_string_pretty(&value)?);
     Ok(ExitCode::SUCCESS)
 }
 
-/// Each trial's place on the front of `objectives` (none asked: no statuses).
-fn front(summary: &ExperimentSummary, objectives: &[Objective]) -> Result<Vec<FrontStatus>> {
+/// Checks the objectives of `show --front`: two or three, each quality one the task has.
+fn check_front(summary: &ExperimentSummary, objectives: &[Objective]) -> Result<()> {
     if objectives.is_empty() {
-        return Ok(Vec::new());
+        return Ok(());
     }
     let invalid = |message: String| EngineError::Invalid {
         path: "--front".into(),
@@ -1157,8 +1162,7 @@ fn front(summary: &ExperimentSummary, objectives: &[Objective]) -> Result<Vec<Fr
                 .map_err(|e| invalid(e.to_string()))?;
         }
     }
-    let metrics: Vec<_> = summary.trials.iter().map(|t| &t.metrics).collect();
-    Ok(judgelab_core::pareto::front(&metrics, objectives))
+    Ok(())
 }
 
 async fn load(

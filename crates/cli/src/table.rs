@@ -1,11 +1,11 @@
 //! The trials table printed by `run` and `show`.
 
-use judgelab_core::metrics::{Estimate, Quality, TrialMetrics};
-use judgelab_core::pareto::FrontStatus;
+use judgelab_core::metrics::Estimate;
+use judgelab_core::pareto::Objective;
 use judgelab_core::results::ExperimentSummary;
-use judgelab_core::sweep;
 use judgelab_core::trust::unlabelled::Population;
-use judgelab_core::Order;
+use judgelab_report::analysis::Analysis;
+use judgelab_report::table::{Output, ResultsTable, Style};
 
 fn num(x: Option<f64>, digits: usize) -> String {
     x.map_or("—".into(), |v| format!("{v:.digits$}"))
@@ -24,168 +24,18 @@ fn estimate(e: Estimate) -> String {
     }
 }
 
-/// Renders the experiment's trials, one row each, with a header line, and each trial's
-/// place on a Pareto front when `front` has one status per trial.
-pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
+/// The experiment's results table (`report::table`) as the terminal shows it, with a
+/// header line and the notes its columns need; `front` adds each trial's place on the
+/// Pareto front of those objectives.
+pub fn trials(s: &ExperimentSummary, front: &[Objective]) -> String {
     let e = &s.experiment;
-    let rating = e.task == "single";
-    let orders = s.trials.iter().any(|t| t.params.order != Order::Ab);
-    let exact = s.trials.iter().any(|t| t.metrics.expected.is_some());
-    // The load a trial's latency is measured at is the `conc` column of its figures.
-    let axes: Vec<sweep::Axis> =
-        sweep::shown(&s.trials.iter().map(|t| &t.params).collect::<Vec<_>>())
-            .into_iter()
-            .filter(|&a| a != sweep::Axis::Concurrency)
-            .collect();
-    let mut header = vec!["trial"];
-    header.extend(axes.iter().map(|a| a.short()));
-    header.extend(["n", "accuracy", "kappa"]);
-    if rating {
-        header.push("spearman");
-    }
-    if exact {
-        header.extend(["E[acc]", "E[kappa]", "H_bits"]);
-        if rating {
-            header.push("geval_rho");
-        }
-    }
-    if orders {
-        header.push("consistent");
-    }
-    header.extend([
-        "parse_fail",
-        "tok_in",
-        "tok_out",
-        "conc",
-        "p50_ms",
-        "p95_ms",
-        "ttft_p50",
-    ]);
-    let priced = s
-        .trials
-        .iter()
-        .any(|t| t.metrics.usd_per_1k_items.is_some());
-    if priced {
-        header.push("usd_per_1k");
-    }
-    // The selection metric on the test split, and why a trial judged it or was dropped.
-    let selecting = s.experiment.n_test_items > 0 || !s.race.is_empty();
-    let metric = s.experiment.parsed.selection.metric;
-    let test_header = format!("test_{}", metric.name());
-    if selecting {
-        if s.experiment.n_test_items > 0 {
-            header.push(&test_header);
-        }
-        header.push("selection");
-    }
-    let with_front = front.len() == s.trials.len() && !front.is_empty();
-    if with_front {
-        header.push("front");
-    }
-    let calibrated = s.trials.iter().any(|t| t.calibration.is_some())
-        || s.panels.iter().any(|p| p.calibration.is_some());
-    if calibrated {
-        header.push("ece");
-    }
-    let mut rows: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
-    // A trial's or a cascade's figures, from `n` to the price.
-    let figures = |m: &TrialMetrics| {
-        let mut row = vec![
-            if m.n_errors > 0 {
-                format!("{}+{}err", m.n, m.n_errors)
-            } else {
-                m.n.to_string()
-            },
-            estimate(m.estimate(Quality::Accuracy)),
-            estimate(m.estimate(Quality::Kappa)),
-        ];
-        if rating {
-            row.push(estimate(m.estimate(Quality::Spearman)));
-        }
-        if exact {
-            let e = m.expected.clone().unwrap_or_default();
-            row.extend([num(e.accuracy, 3), num(e.kappa, 3), num(e.entropy_bits, 2)]);
-            if rating {
-                row.push(num(e.geval_spearman, 3));
-            }
-        }
-        if orders {
-            let consistency = m.position.as_ref().and_then(|p| p.consistency);
-            row.push(percent(consistency, 0));
-        }
-        row.extend([
-            percent(m.parse_failure_rate, 1),
-            num(m.prompt_tokens_per_item, 0),
-            num(m.completion_tokens_per_item, 1),
-            m.latency_concurrency.map_or("—".into(), |c| c.to_string()),
-            num(m.latency_ms.p50, 0),
-            num(m.latency_ms.p95, 0),
-            num(m.ttft_ms.p50, 0),
-        ]);
-        if priced {
-            row.push(num(m.usd_per_1k_items, 3));
-        }
-        row
+    let a = Analysis::new(s, e.parsed.selection.metric);
+    let table = ResultsTable::new(&a, front);
+    let shown = |key: &str| {
+        table
+            .column(key)
+            .is_some_and(|c| table.columns[c].shown_in(Output::Terminal))
     };
-    for (i, t) in s.trials.iter().enumerate() {
-        let mut row = vec![t.id.to_string()];
-        row.extend(axes.iter().map(|a| a.label(&t.params)));
-        row.extend(figures(&t.metrics));
-        if selecting {
-            if s.experiment.n_test_items > 0 {
-                row.push(t.test_score(metric).map_or("—".into(), estimate));
-            }
-            row.push(t.selection().unwrap_or_else(|| "—".into()));
-        }
-        if with_front {
-            row.push(front[i].as_str().to_string());
-        }
-        if calibrated {
-            row.push(num(t.calibration.as_ref().and_then(|c| c.ece), 3));
-        }
-        rows.push(row);
-    }
-    for c in &s.cascades {
-        let mut row = vec![format!("{}→{}", c.cheap, c.strong)];
-        row.extend(axes.iter().map(|_| String::new()));
-        row.extend(figures(&c.metrics));
-        if selecting {
-            if s.experiment.n_test_items > 0 {
-                let test = c.split_scores.test.as_ref().map(|t| t.quality.get(metric));
-                row.push(test.map_or("—".into(), estimate));
-            }
-            row.push("cascade".into());
-        }
-        if with_front {
-            row.push("composed".into());
-        }
-        if calibrated {
-            row.push(String::new());
-        }
-        rows.push(row);
-    }
-    for p in &s.panels {
-        let mut row = vec![p.name.clone()];
-        row.extend(axes.iter().map(|_| String::new()));
-        row.extend(figures(&p.metrics));
-        if selecting {
-            if s.experiment.n_test_items > 0 {
-                let test = p.split_scores.test.as_ref().map(|t| t.quality.get(metric));
-                row.push(test.map_or("—".into(), estimate));
-            }
-            row.push("panel".into());
-        }
-        if with_front {
-            row.push("composed".into());
-        }
-        if calibrated {
-            row.push(num(p.calibration.as_ref().and_then(|c| c.ece), 3));
-        }
-        rows.push(row);
-    }
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
     let mut out = format!(
         "experiment {:?} on {} ({} items judged, {} repeat{}, few-shot pool {}; {}/{} verdicts)\n",
         e.name,
@@ -197,33 +47,21 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
         e.n_stored,
         e.n_expected
     );
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(c, (cell, &w))| {
-                let pad = w - cell.chars().count();
-                if c <= 2 {
-                    format!("{cell}{}", " ".repeat(pad))
-                } else {
-                    format!("{}{cell}", " ".repeat(pad))
-                }
+    out.push_str(&judgelab_report::terminal::grid(&table));
+    for b in &table.baselines {
+        let cell = |key: &str| {
+            table.column(key).map_or("—".into(), |c| {
+                b.cells[c].text(&table.columns[c], Style::Terminal)
             })
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    for b in s.baselines.values() {
+        };
         out.push_str(&format!(
-            "baseline {} ({}): accuracy {}, kappa {}\n",
-            b.name,
-            b.description,
-            estimate(b.quality.get(Quality::Accuracy)),
-            estimate(b.quality.get(Quality::Kappa)),
+            "baseline {}: accuracy {}, kappa {}\n",
+            b.label,
+            cell("accuracy"),
+            cell("kappa")
         ));
     }
-    if let Some(line) = selection_line(s) {
+    if let Some(line) = selection_line(&a) {
         out.push_str(&line);
     }
     for c in &s.cascades {
@@ -243,10 +81,10 @@ pub fn trials(s: &ExperimentSummary, front: &[FrontStatus]) -> String {
         out.push_str(&panel_line(p));
     }
     out.push_str(&labels_lines(s));
-    if calibrated {
+    if shown("ece") {
         out.push_str("ece: expected calibration error of the verdicts' confidence on the dev split (10 bins; report shows the reliability diagram)\n");
     }
-    if exact {
+    if shown("expected_accuracy") {
         out.push_str(
             "E[…]: expected under each verdict's exact distribution (no sampling noise); H_bits: mean verdict entropy\n",
         );
@@ -512,14 +350,14 @@ pub fn load(experiment: &str, r: &judgelab_core::load::StoredRamp) -> String {
 
 /// The best trial by the selection metric beside its estimate corrected for being the
 /// best of many.
-fn selection_line(s: &ExperimentSummary) -> Option<String> {
-    let metric = s.experiment.parsed.selection.metric;
-    let best = &s.trials[s.pick(metric)?];
-    let c = s.selection(metric).filter(|c| c.n_trials > 1)?;
+fn selection_line(a: &Analysis<'_>) -> Option<String> {
+    let best = a.trial(a.best?);
+    let c = a.selection.filter(|c| c.n_trials > 1)?;
     Some(format!(
-        "best #{} of {}: {metric} {} on the items that picked it; {} on items left out of resamples that pick again (selection-corrected)\n",
+        "best #{} of {}: {} {} on the items that picked it; {} on items left out of resamples that pick again (selection-corrected)\n",
         best.id,
         c.n_trials,
+        a.quality,
         num(c.naive, 3),
         estimate(Estimate {
             value: c.value,

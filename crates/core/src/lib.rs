@@ -17,6 +17,7 @@ pub mod panel;
 pub mod parallel;
 pub mod pareto;
 pub mod race;
+pub mod record;
 #[cfg(test)]
 mod reference;
 pub mod results;

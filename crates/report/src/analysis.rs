@@ -205,7 +205,7 @@ impl<'a> Analysis<'a> {
             .collect()
     }
 
-    pub(crate) fn trial(&self, i: usize) -> &TrialSummary {
+    pub fn trial(&self, i: usize) -> &TrialSummary {
         &self.summary.trials[i]
     }
 

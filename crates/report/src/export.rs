@@ -8,6 +8,7 @@ use judgelab_core::results::ExperimentSummary;
 
 use crate::analysis::Analysis;
 use crate::charts::{self, Chart};
+use crate::table::ResultsTable;
 use crate::{html, markdown, tables, ReportError};
 
 /// Where a report file's bytes go.
@@ -50,6 +51,7 @@ pub fn write_report(
         source,
     })?;
     let a = Analysis::new(summary, options.quality);
+    let table = ResultsTable::new(&a, &[]);
     let mut written = Vec::new();
     let mut write = |name: &str, bytes: &[u8]| -> Result<(), ReportError> {
         let path = dir.join(name);
@@ -167,9 +169,9 @@ pub fn write_report(
         race,
         trust: reliability.zip(coverage),
     };
-    write("report.html", html::render(&a, &figures).as_bytes())?;
-    write("report.md", markdown::render(&a, &pngs).as_bytes())?;
-    write("trials.csv", &tables::trials_csv(&a)?)?;
+    write("report.html", html::render(&a, &table, &figures).as_bytes())?;
+    write("report.md", markdown::render(&a, &table, &pngs).as_bytes())?;
+    write("trials.csv", &tables::trials_csv(&table)?)?;
     write("verdicts.csv", &tables::verdicts_csv(&a)?)?;
     write("experiment.toml", summary.experiment.spec.as_bytes())?;
     Ok(written)

@@ -7,10 +7,10 @@ use judgelab_core::metrics::Quality;
 use judgelab_core::pareto::FrontStatus;
 
 use judgelab_core::metrics::Estimate;
-use judgelab_core::pareto::{Cost, Objective};
 use judgelab_core::sweep::Axis;
 
-use crate::analysis::{baseline_title, cascade_label, Analysis};
+use crate::analysis::{cascade_label, Analysis};
+use crate::table::{Cell, Output, ResultsTable, RowKind, Style, Unit};
 
 /// A table cell's content: the value, its interval on a smaller second line.
 fn cell(e: Estimate) -> String {
@@ -74,13 +74,13 @@ fn badge(status: FrontStatus) -> String {
     format!("<span class=\"badge {}\">{text}</span>", status.as_str())
 }
 
-pub fn render(a: &Analysis<'_>, figures: &Figures) -> String {
+pub fn render(a: &Analysis<'_>, table: &ResultsTable, figures: &Figures) -> String {
     let mut h = String::new();
     head(&mut h, a);
     pick(&mut h, a, figures);
     confirmation(&mut h, a, figures);
     trust(&mut h, a, figures);
-    trials(&mut h, a);
+    trials(&mut h, a, table);
     parameters(&mut h, a, figures);
     latency(&mut h, a, figures);
     under_load(&mut h, a, figures);
@@ -222,22 +222,64 @@ fn trust(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
     }
 }
 
-/// A trial's or a cascade's parse failures, cost and p95 latency, as table cells.
-fn spend_cells(a: &Analysis<'_>, m: &judgelab_core::metrics::TrialMetrics) -> String {
-    format!(
-        "<td>{}</td><td>{}</td><td>{}</td>",
-        m.parse_failure_rate
-            .map_or("—".into(), |r| format!("{:.1}%", r * 100.0)),
-        a.cost.value(m).map_or("—".into(), |v| match a.cost {
-            Objective::Cost(Cost::Usd) => format!("{v:.3}"),
-            _ => format!("{v:.0}"),
-        }),
-        m.latency_ms.p95.map_or("—".into(), |v| format!("{v:.0}")),
-    )
+/// The results table with the columns the report shows, the baselines below it: a
+/// composed row says what it is made of across the parameters' columns, a standing is a
+/// badge.
+fn results_table(h: &mut String, table: &ResultsTable) {
+    let columns = table.shown(Output::Report);
+    let left = |c: usize| {
+        matches!(
+            table.columns[c].unit,
+            Unit::Param | Unit::Text | Unit::Role | Unit::Standing
+        )
+    };
+    let params = columns
+        .iter()
+        .take_while(|&&c| table.columns[c].unit == Unit::Param)
+        .count();
+    h.push_str("<div class=\"wide\"><table><tr><th class=\"l\">trial</th>");
+    for &c in &columns {
+        let class = if left(c) { " class=\"l\"" } else { "" };
+        let _ = write!(h, "<th{class}>{}</th>", escape(&table.columns[c].title));
+    }
+    h.push_str("</tr>\n");
+    for row in table.rows.iter().chain(&table.baselines) {
+        let class = match row.kind {
+            RowKind::Trial if row.recommended => " class=\"recommended\"",
+            RowKind::Trial => "",
+            RowKind::Baseline => " class=\"baseline\"",
+            RowKind::Cascade | RowKind::Panel => " class=\"composed\"",
+        };
+        let star = if row.best { " ★" } else { "" };
+        let _ = write!(
+            h,
+            "<tr{class}><td class=\"l\">{}{star}</td>",
+            escape(&row.name)
+        );
+        let mut rest = &columns[..];
+        if let (Some(d), true) = (&row.description, params > 0) {
+            let _ = write!(h, "<td class=\"l\" colspan=\"{params}\">{}</td>", escape(d));
+            rest = &columns[params..];
+        }
+        for &c in rest {
+            let cell = &row.cells[c];
+            let class = if left(c) { " class=\"l\"" } else { "" };
+            let text = match cell {
+                Cell::Standing(Some(s)) => badge(*s),
+                Cell::Standing(None) => "composed".into(),
+                Cell::Text(_) | Cell::Param { .. } => {
+                    escape(&cell.text(&table.columns[c], Style::Html))
+                }
+                _ => cell.text(&table.columns[c], Style::Html),
+            };
+            let _ = write!(h, "<td{class}>{text}</td>");
+        }
+        h.push_str("</tr>\n");
+    }
 }
 
 /// Every trial with its intervals, and the baselines.
-fn trials(h: &mut String, a: &Analysis<'_>) {
+fn trials(h: &mut String, a: &Analysis<'_>, table: &ResultsTable) {
     let e = &a.summary.experiment;
     let q = a.quality_title();
     h.push_str("<h2>Trials</h2>\n");
@@ -265,124 +307,7 @@ fn trials(h: &mut String, a: &Analysis<'_>) {
             "<p class=\"note\">Reproducible: {exactly} local trial(s) bit for bit (seeded samples, each decoded alone, whatever the batch or a resume); {nearly} up to near-ties (greedy generations and exact passes, decoded in batches, whose logits move by up to a few hundredths with the batch: two tokens that close may read otherwise after a resume or with another <code>parallel</code>).</p>"
         );
     }
-    h.push_str("<div class=\"wide\"><table><tr><th class=\"l\">trial</th>");
-    for p in &a.varying {
-        let _ = write!(h, "<th class=\"l\">{}</th>", p.key());
-    }
-    let show_accuracy = a.quality != Quality::Accuracy;
-    let _ = write!(h, "<th>n</th><th>{}</th>", escape(q));
-    if show_accuracy {
-        h.push_str("<th>accuracy</th>");
-    }
-    let cost_header = match a.cost {
-        Objective::Cost(Cost::Usd) => "$ / 1,000 items",
-        _ => "tokens / item",
-    };
-    let _ = writeln!(h, "<th>vs best</th><th>McNemar p</th><th>parse failures</th><th>{cost_header}</th><th>p95 latency (ms)</th><th>quality–cost</th><th>quality–latency</th></tr>");
-    for (i, t) in a.summary.trials.iter().enumerate() {
-        let m = &t.metrics;
-        let class = if Some(i) == a.recommended {
-            " class=\"recommended\""
-        } else {
-            ""
-        };
-        let _ = write!(
-            h,
-            "<tr{class}><td class=\"l\">#{}{}</td>",
-            t.id,
-            if Some(i) == a.best { " ★" } else { "" }
-        );
-        for p in &a.varying {
-            let _ = write!(h, "<td class=\"l\">{}</td>", escape(&p.label(&t.params)));
-        }
-        let n = if m.n_errors > 0 {
-            format!("{} (+{} failed)", m.n, m.n_errors)
-        } else {
-            m.n.to_string()
-        };
-        let _ = write!(h, "<td>{n}</td><td>{}</td>", cell(m.estimate(a.quality)));
-        if show_accuracy {
-            let _ = write!(h, "<td>{}</td>", cell(m.estimate(Quality::Accuracy)));
-        }
-        let (vs, p) = match &a.versus_best[i] {
-            Some(c) => (cell(c.difference), format!("{:.3}", c.mcnemar_p)),
-            None if Some(i) == a.best => ("best".into(), String::new()),
-            None => ("—".into(), String::new()),
-        };
-        let _ = writeln!(
-            h,
-            "<td>{vs}</td><td>{p}</td>{}<td>{}</td><td>{}</td></tr>",
-            spend_cells(a, m),
-            badge(a.front_cost[i]),
-            badge(a.front_latency[i]),
-        );
-    }
-    for c in &a.summary.cascades {
-        let m = &c.metrics;
-        let _ = write!(
-            h,
-            "<tr class=\"composed\"><td class=\"l\">#{}→#{}</td><td class=\"l\" colspan=\"{}\">cascade: #{} decides at confidence ≥ {:.3}, #{} the rest ({})</td><td>{}</td><td>{}</td>",
-            c.cheap,
-            c.strong,
-            a.varying.len().max(1),
-            c.cheap,
-            c.threshold,
-            c.strong,
-            c.escalated
-                .map_or("—".into(), |e| format!("{:.0}% escalated", 100.0 * e)),
-            m.n,
-            cell(m.estimate(a.quality)),
-        );
-        if show_accuracy {
-            let _ = write!(h, "<td>{}</td>", cell(m.estimate(Quality::Accuracy)));
-        }
-        let _ = writeln!(
-            h,
-            "<td>—</td><td></td>{}<td>composed</td><td>composed</td></tr>",
-            spend_cells(a, m),
-        );
-    }
-    for (i, panel) in a.summary.panels.iter().enumerate() {
-        let m = &panel.metrics;
-        let members: Vec<String> = panel.members.iter().map(|m| format!("#{m}")).collect();
-        let _ = write!(
-            h,
-            "<tr class=\"composed\"><td class=\"l\">{}</td><td class=\"l\" colspan=\"{}\">panel: {} of {}</td><td>{}</td><td>{}</td>",
-            escape(&panel.name),
-            a.varying.len().max(1),
-            panel.rule.name(),
-            members.join(", "),
-            m.n,
-            cell(m.estimate(a.quality)),
-        );
-        if show_accuracy {
-            let _ = write!(h, "<td>{}</td>", cell(m.estimate(Quality::Accuracy)));
-        }
-        let (vs, p) = match &a.panel_versus_best[i] {
-            Some(c) => (cell(c.difference), format!("{:.3}", c.mcnemar_p)),
-            None => ("—".into(), String::new()),
-        };
-        let _ = writeln!(
-            h,
-            "<td>{vs}</td><td>{p}</td>{}<td>composed</td><td>composed</td></tr>",
-            spend_cells(a, m),
-        );
-    }
-    for b in a.summary.baselines.values() {
-        let _ = write!(h, "<tr class=\"baseline\"><td class=\"l\">baseline</td>");
-        let _ = write!(
-            h,
-            "<td class=\"l\" colspan=\"{}\">{}</td><td>{}</td><td>{}</td>",
-            a.varying.len().max(1),
-            escape(&baseline_title(b)),
-            e.n_items,
-            cell(b.quality.get(a.quality))
-        );
-        if show_accuracy {
-            let _ = write!(h, "<td>{}</td>", cell(b.quality.get(Quality::Accuracy)));
-        }
-        h.push_str("<td colspan=\"7\"></td></tr>\n");
-    }
+    results_table(h, table);
     let _ = write!(
         h,
         "</table></div>\n<p class=\"note\">★ the best: {}. The highlighted row is the recommendation. Small print: the 95% interval.",

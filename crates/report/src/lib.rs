@@ -8,7 +8,9 @@ mod export;
 mod figures;
 mod html;
 mod markdown;
+pub mod table;
 pub mod tables;
+pub mod terminal;
 
 pub use charts::{
     png, render, svg, svg_with_hotspots, CdfChart, Chart, ChartError, ConfusionChart, Format,

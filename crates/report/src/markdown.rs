@@ -3,12 +3,11 @@
 
 use std::fmt::Write;
 
-use judgelab_core::metrics::Quality;
-
-use crate::analysis::{baseline_title, cascade_label, cost_text, estimate_text, Analysis};
+use crate::analysis::{cascade_label, estimate_text, Analysis};
+use crate::table::{Output, ResultsTable, Row, RowKind, Style};
 
 /// `charts` lists (file name, caption) of the PNGs written beside the report.
-pub fn render(a: &Analysis<'_>, charts: &[(String, String)]) -> String {
+pub fn render(a: &Analysis<'_>, table: &ResultsTable, charts: &[(String, String)]) -> String {
     let e = &a.summary.experiment;
     let q = a.quality_title();
     let mut m = String::new();
@@ -115,96 +114,7 @@ pub fn render(a: &Analysis<'_>, charts: &[(String, String)]) -> String {
         "★ marks the best trial: {}. “(pick)” marks the recommendation.\n",
         a.ranking()
     );
-    let mut header: Vec<String> = vec!["trial".into()];
-    header.extend(a.varying.iter().map(|p| p.key().to_string()));
-    header.extend([
-        "n".to_string(),
-        q.to_string(),
-        "accuracy".into(),
-        "vs best".into(),
-        "McNemar p".into(),
-        "parse failures".into(),
-        "cost".into(),
-        a.axis_title(a.latency),
-        "quality–cost front".into(),
-        "quality–latency front".into(),
-    ]);
-    let _ = writeln!(m, "| {} |", header.join(" | "));
-    let _ = writeln!(m, "|{}", "---|".repeat(header.len()));
-    for (i, t) in a.summary.trials.iter().enumerate() {
-        let mm = &t.metrics;
-        let mut row: Vec<String> = vec![format!(
-            "#{}{}{}",
-            t.id,
-            if Some(i) == a.best { " ★" } else { "" },
-            if Some(i) == a.recommended {
-                " (pick)"
-            } else {
-                ""
-            }
-        )];
-        row.extend(a.varying.iter().map(|p| p.label(&t.params)));
-        let (vs, p) = match &a.versus_best[i] {
-            Some(c) => (estimate_text(c.difference), format!("{:.3}", c.mcnemar_p)),
-            None => ("best".into(), String::new()),
-        };
-        row.extend([
-            mm.n.to_string(),
-            estimate_text(mm.estimate(a.quality)),
-            estimate_text(mm.estimate(Quality::Accuracy)),
-            vs,
-            p,
-            mm.parse_failure_rate
-                .map_or("—".into(), |r| format!("{:.1}%", r * 100.0)),
-            cost_text(a.cost, mm),
-            mm.latency_ms.p95.map_or("—".into(), |v| format!("{v:.0}")),
-            a.front_cost[i].as_str().to_string(),
-            a.front_latency[i].as_str().to_string(),
-        ]);
-        let _ = writeln!(m, "| {} |", row.join(" | "));
-    }
-    for c in &a.summary.cascades {
-        let mm = &c.metrics;
-        let mut row: Vec<String> = vec![format!("#{}→#{} (cascade)", c.cheap, c.strong)];
-        row.extend(a.varying.iter().map(|_| String::new()));
-        row.extend([
-            mm.n.to_string(),
-            estimate_text(mm.estimate(a.quality)),
-            estimate_text(mm.estimate(Quality::Accuracy)),
-            "—".into(),
-            String::new(),
-            mm.parse_failure_rate
-                .map_or("—".into(), |r| format!("{:.1}%", r * 100.0)),
-            cost_text(a.cost, mm),
-            mm.latency_ms.p95.map_or("—".into(), |v| format!("{v:.0}")),
-            "composed".into(),
-            "composed".into(),
-        ]);
-        let _ = writeln!(m, "| {} |", row.join(" | "));
-    }
-    for (i, panel) in a.summary.panels.iter().enumerate() {
-        let mm = &panel.metrics;
-        let mut row: Vec<String> = vec![format!("{} (panel)", panel.name)];
-        row.extend(a.varying.iter().map(|_| String::new()));
-        let (vs, p) = match &a.panel_versus_best[i] {
-            Some(c) => (estimate_text(c.difference), format!("{:.3}", c.mcnemar_p)),
-            None => ("—".into(), String::new()),
-        };
-        row.extend([
-            mm.n.to_string(),
-            estimate_text(mm.estimate(a.quality)),
-            estimate_text(mm.estimate(Quality::Accuracy)),
-            vs,
-            p,
-            mm.parse_failure_rate
-                .map_or("—".into(), |r| format!("{:.1}%", r * 100.0)),
-            cost_text(a.cost, mm),
-            mm.latency_ms.p95.map_or("—".into(), |v| format!("{v:.0}")),
-            "composed".into(),
-            "composed".into(),
-        ]);
-        let _ = writeln!(m, "| {} |", row.join(" | "));
-    }
+    trials(&mut m, table);
     if !a.summary.panels.is_empty() {
         m.push_str("\nPanels (composed from the members' stored verdicts, no new call; cost: the members' sum; latency: the slowest member's):\n\n");
         for (i, panel) in a.summary.panels.iter().enumerate() {
@@ -212,14 +122,13 @@ pub fn render(a: &Analysis<'_>, charts: &[(String, String)]) -> String {
         }
     }
     m.push_str("\nBaselines (over the same items):\n\n");
-    for b in a.summary.baselines.values() {
-        let _ = writeln!(
-            m,
-            "- {}: {q} {}, accuracy {}",
-            baseline_title(b),
-            estimate_text(b.quality.get(a.quality)),
-            estimate_text(b.quality.get(Quality::Accuracy))
-        );
+    let (quality, accuracy) = (table.column(a.quality.name()), table.column("accuracy"));
+    for b in &table.baselines {
+        let mut line = format!("- {}: {q} {}", b.label, text(table, b, quality));
+        if quality != accuracy {
+            line.push_str(&format!(", accuracy {}", text(table, b, accuracy)));
+        }
+        let _ = writeln!(m, "{line}");
     }
     m.push_str("\n## Charts\n\n");
     for (file, caption) in charts {
@@ -232,4 +141,36 @@ pub fn render(a: &Analysis<'_>, charts: &[(String, String)]) -> String {
         e.spec.trim_end()
     );
     m
+}
+
+/// The results table's rows with the columns the report shows: ★ on the best trial,
+/// "(pick)" on the recommendation, each composed row marked with its kind.
+fn trials(m: &mut String, table: &ResultsTable) {
+    let columns = table.shown(Output::Report);
+    let mut header = vec!["trial".to_string()];
+    header.extend(columns.iter().map(|&c| table.columns[c].title.clone()));
+    let _ = writeln!(m, "| {} |", header.join(" | "));
+    let _ = writeln!(m, "|{}", "---|".repeat(header.len()));
+    for row in &table.rows {
+        let mut name = row.name.clone();
+        if row.best {
+            name.push_str(" ★");
+        }
+        if row.recommended {
+            name.push_str(" (pick)");
+        }
+        if row.kind != RowKind::Trial {
+            name.push_str(&format!(" ({})", row.kind.name()));
+        }
+        let mut cells = vec![name];
+        cells.extend(columns.iter().map(|&c| text(table, row, Some(c))));
+        let _ = writeln!(m, "| {} |", cells.join(" | "));
+    }
+}
+
+/// A row's cell in column `c` as the report writes it; `—` without the column.
+fn text(table: &ResultsTable, row: &Row, c: Option<usize>) -> String {
+    c.map_or("—".into(), |c| {
+        row.cells[c].text(&table.columns[c], Style::Report)
+    })
 }

@@ -17,7 +17,8 @@ use crate::dto::{
 };
 use crate::error::{AppError, AppResult};
 use crate::state::{AppState, SummaryKey};
-use crate::view::{cell, trial_view};
+use crate::view::{cell, table_view, trial_view};
+use judgelab_report::table::{ResultsTable, RowKind};
 
 /// The experiment's summary against the labels chosen for it, computed once per
 /// (resamples, verdicts stored, labels given, …).
@@ -164,6 +165,9 @@ pub async fn trial_detail(
     let end = (start + limit.min(1000) as usize).min(kept.len());
     Ok(TrialDetail {
         trial: trial_view(&a, i),
+        figures: table_view(&ResultsTable::new(&a, &[]), |r| {
+            r.kind == RowKind::Trial && r.id == Some(t.id)
+        }),
         confusion: ConfusionView {
             rows: c.labels.clone(),
             columns: c.columns.clone(),

@@ -103,11 +103,6 @@ export type AxisView = {
 	always_shown: boolean,
 };
 
-export type BaselineView = {
-	title: string,
-	quality: Cell[],
-};
-
 /**  A histogram bin of answer lengths, in characters: `[lo, hi)`. */
 export type Bin = {
 	lo: number,
@@ -499,19 +494,6 @@ export type PanelView = {
 	ties: string | null,
 	/**  Declared in the experiment's file (`[[panels]]`): changed there, not here. */
 	from_file: boolean,
-	/**  One per column of [`Results::columns`]. */
-	quality: Cell[],
-	n: number,
-	n_errors: number,
-	parse_failure_rate: number | null,
-	prompt_tokens_per_item: number | null,
-	completion_tokens_per_item: number | null,
-	usd_per_1k_items: number | null,
-	latency_p95: number | null,
-	/**  The panel's metric minus the best trial's, with its paired interval. */
-	vs_best: Cell | null,
-	/**  On the test split, where every member judged it. */
-	test: Cell | null,
 	/**  Krippendorff's alpha over its members, and the verdicts two or more of them gave. */
 	members_alpha: Cell,
 	members_n: number,
@@ -643,8 +625,9 @@ export type Results = {
 	spec: string,
 	/**  The metric of the fronts and the recommendation. */
 	metric: string,
+	/**  The task's agreement metrics, for the charts' axes. */
 	columns: Column[],
-	baselines: BaselineView[],
+	table: TableView,
 	trials: TrialView[],
 	findings: string[],
 	/**  Quality against cost (tokens or $), and against p95 latency. */
@@ -724,6 +707,60 @@ export type SelectionView = {
 	race: RaceView | null,
 };
 
+/**  A cell as the report writes it, with its number for sorting and its interval. */
+export type TableCell = {
+	/**
+	 *  The figure without its interval (`0.412`, `12.5%`, `front`); `—` where missing,
+	 *  empty where it does not apply.
+	 */
+	text: string,
+	/**  Its interval, `[0.301, 0.520]`; empty without one. */
+	interval: string,
+	value: number | null,
+	low: number | null,
+	high: number | null,
+};
+
+export type TableColumn = {
+	/**  As exported: `kappa`, `parse_failure_rate`, `latency_p95_ms`, … */
+	key: string,
+	title: string,
+	/**
+	 *  `estimate`, `difference`, `share`, `tokens`, `milliseconds`, `usd`, `count`,
+	 *  `number`, `standing`, `role`, `param` or `text`.
+	 */
+	unit: string,
+	/**  The app's results table shows it (the drill-down may read any column). */
+	shown: boolean,
+};
+
+export type TableRow = {
+	/**  `trial`, `cascade`, `panel` or `baseline`. */
+	kind: string,
+	/**  A trial's id. */
+	id: number | null,
+	name: string,
+	label: string,
+	/**  What a composed row or a baseline is. */
+	description: string | null,
+	best: boolean,
+	recommended: boolean,
+	/**  One per column. */
+	cells: TableCell[],
+};
+
+/**
+ *  The results table (`report::table`) as the app renders it: every column with its key,
+ *  and the rows of trials, cascades and panels, then the baselines.
+ */
+export type TableView = {
+	/**  How the trials rank, in words. */
+	ranking: string,
+	columns: TableColumn[],
+	rows: TableRow[],
+	baselines: TableRow[],
+};
+
 export type TemplateInfo = {
 	name: string,
 	source: string,
@@ -736,6 +773,8 @@ export type TemplateInfo = {
 
 export type TrialDetail = {
 	trial: TrialView,
+	/**  The trial's figures: the results table's columns and its row. */
+	figures: TableView,
 	confusion: ConfusionView,
 	total: number,
 	offset: number,
@@ -745,46 +784,19 @@ export type TrialDetail = {
 	labels: string[],
 };
 
+/**
+ *  A trial as the app's pieces name it (the load card, the comparison, the drill-down):
+ *  its figures are its row of the results table ([`TableView`]).
+ */
 export type TrialView = {
 	id: number,
 	label: string,
 	params: Param[],
-	/**  One per column of [`Results::columns`]. */
-	quality: Cell[],
-	n: number,
-	n_errors: number,
-	parse_failure_rate: number | null,
-	prompt_tokens_per_item: number | null,
-	completion_tokens_per_item: number | null,
-	usd_per_1k_items: number | null,
-	/**  Per request, at `latency_concurrency` requests in flight (1: timed alone). */
-	latency_p50: number | null,
-	latency_p95: number | null,
-	latency_p95_ci: [(number | null), (number | null)] | null,
-	ttft_p95: number | null,
-	latency_concurrency: number | null,
-	/**  Calls the latency figures come from. */
-	latency_n: number,
 	/**
 	 *  A local judge, which batches a sweep's calls: a verdict's own time is its batch's,
 	 *  and the trial's latency comes from calls timed alone.
 	 */
 	batched: boolean,
-	/**  `front`, `indistinguishable` or `dominated` on the quality–cost front. */
-	front: string,
-	best: boolean,
-	recommended: boolean,
-	/**  This trial's metric minus the best's, with its paired interval. */
-	vs_best: Cell | null,
-	consistency: number | null,
-	first_preferred: number | null,
-	/**  The selection metric on the test split, where this trial judged it. */
-	test: Cell | null,
-	/**
-	 *  Why it judged the test split (`pick`, `indistinguishable`, `best 3`), or the race's
-	 *  round that dropped it (`dropped after round 3 (60 items)`); none otherwise.
-	 */
-	selection: string | null,
 };
 
 export type TrialVotesView = {

@@ -81,14 +81,19 @@ describe("run state", () => {
     expect(resumed).toMatchObject({ phase: "loading", done: 5, total: 10, nFailed: 0, generation: 2 });
   });
 
-  it("reads live metrics by column key", () => {
-    const cell = (value: number | null) => ({ value, low: null, high: null });
+  it("reads live metrics from the results table by column key", () => {
+    const cell = (value: number | null) => ({ text: String(value), interval: "", value, low: null, high: null });
+    const column = (key: string, unit: string) => ({ key, title: key, unit, shown: true });
     const results = {
-      columns: [
-        { key: "accuracy", title: "Accuracy" },
-        { key: "kappa", title: "Cohen's kappa" },
-      ],
-      trials: [{ id: 7, label: "#7 temp=0", n: 20, quality: [cell(0.55), cell(0.18)], parse_failure_rate: 0.1 }],
+      table: {
+        ranking: "",
+        columns: [column("n", "count"), column("accuracy", "estimate"), column("kappa", "estimate"), column("parse_failure_rate", "share")],
+        rows: [
+          { kind: "trial", id: 7, name: "#7", label: "#7 temp=0", description: null, best: true, recommended: true, cells: [cell(20), cell(0.55), cell(0.18), cell(0.1)] },
+          { kind: "panel", id: null, name: "vote", label: "vote panel", description: null, best: false, recommended: false, cells: [cell(20), cell(0.5), cell(0.1), cell(0)] },
+        ],
+        baselines: [],
+      },
     } as unknown as Results;
     expect(liveMetrics(results)).toEqual([
       { id: 7, label: "#7 temp=0", n: 20, kappa: 0.18, accuracy: 0.55, parseFailureRate: 0.1 },

@@ -3,6 +3,7 @@
  * it. Pure, so that the states a run can go through are tested without a backend.
  */
 import type { AppError, FailureCauseView, Results, RunUpdate } from "./bindings";
+import { valueOf } from "./table";
 
 /** The states `run-status` reports in its `data-state` attribute. */
 export type RunPhase = "loading" | "running" | "paused" | "finished" | "failed" | "cancelled";
@@ -211,19 +212,20 @@ export function applyUpdate(run: RunState, update: RunUpdate): RunState {
   }
 }
 
-/** The live metrics of `results` (computed with 0 resamples). */
+/** The live metrics of `results` (computed with 0 resamples): its trials' rows of the
+ * results table. */
 export function liveMetrics(results: Results): LiveMetric[] {
-  const column = (key: string) => results.columns.findIndex((c) => c.key === key);
-  const kappa = column("kappa");
-  const accuracy = column("accuracy");
-  return results.trials.map((t) => ({
-    id: t.id,
-    label: t.label,
-    n: t.n,
-    kappa: kappa >= 0 ? (t.quality[kappa]?.value ?? null) : null,
-    accuracy: accuracy >= 0 ? (t.quality[accuracy]?.value ?? null) : null,
-    parseFailureRate: t.parse_failure_rate,
-  }));
+  const table = results.table;
+  return table.rows
+    .filter((r) => r.kind === "trial" && r.id !== null)
+    .map((r) => ({
+      id: r.id as number,
+      label: r.label,
+      n: valueOf(table, r, "n") ?? 0,
+      kappa: valueOf(table, r, "kappa"),
+      accuracy: valueOf(table, r, "accuracy"),
+      parseFailureRate: valueOf(table, r, "parse_failure_rate"),
+    }));
 }
 
 /** The run's state in a word or two, for its badge (`run-status`). */

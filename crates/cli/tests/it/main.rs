@@ -847,9 +847,9 @@ fn check_report(env: &Env, shown: &Value) {
         .collect();
     assert_eq!(ids, shown_ids);
     // Every export says which version of its format it is.
-    assert_eq!(shown["schema_version"], 2);
+    assert_eq!(shown["schema_version"], 3);
     assert!(
-        trials.lines().skip(1).all(|l| l.ends_with(",2")),
+        trials.lines().skip(1).all(|l| l.ends_with(",3")),
         "{trials}"
     );
 

@@ -175,7 +175,7 @@ fn a_panel_of_three_real_trials_votes_as_by_hand() {
         .map(|t| t["kind"].as_str().unwrap())
         .collect();
     assert_eq!(kinds, ["trial", "trial", "trial", "panel", "panel"]);
-    assert_eq!(after["schema_version"], 2);
+    assert_eq!(after["schema_version"], 3);
     assert_eq!(
         after["experiment"]["n_stored"],
         before["experiment"]["n_stored"]

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::dataset::{Choice, Dataset, Item, Label, Task};
-use crate::results::VerdictRecord;
+use crate::record::VerdictRecord;
 
 /// A trial's stored calls, on items with a label and without: what the queue ranks by and
 /// the human ceiling sets beside the people.

@@ -15,7 +15,7 @@ use serde::Serialize;
 use super::{Annotation, Judged};
 use crate::dataset::{Choice, Dataset, Label, Task};
 use crate::metrics;
-use crate::results::VerdictRecord;
+use crate::record::VerdictRecord;
 
 /// One trial's verdicts on one item (a verdict per repeat; `None`: a parse failure or a
 /// failed call).

@@ -5,7 +5,7 @@ use super::queue::{disagreement, queue, Filter};
 use super::*;
 use crate::dataset::{parse, ImportOptions};
 use crate::metrics::{BootstrapSpec, Quality};
-use crate::results::{Outcome, VerdictRecord};
+use crate::record::{Outcome, VerdictRecord};
 use crate::verdict::Verdict;
 
 const A: Label = Label::Choice(Choice::A);

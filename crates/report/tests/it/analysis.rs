@@ -1,153 +1,12 @@
 //! The report's reading of an experiment, on summaries built in code: which trial it
 //! recommends and what it says.
 
-use std::collections::BTreeMap;
-
-use judgelab_core::metrics::baseline;
-use judgelab_core::metrics::Quality;
-use judgelab_core::metrics::{self, BootstrapSpec, Observation};
-use judgelab_core::results::{ExperimentInfo, ExperimentSummary, TrialSummary};
-use judgelab_core::{Choice, Dataset, Item, Label, Task, TrialParams, Verdict};
+use judgelab_core::metrics::{BootstrapSpec, Quality};
+use judgelab_core::Task;
 use judgelab_report::analysis::Analysis;
+use judgelab_report::table::ResultsTable;
 
-const N: usize = 200;
-
-fn item(i: usize) -> Item {
-    Item {
-        id: format!("i{i}"),
-        question: "q".into(),
-        // Answer A is always the longer, so "the longer answer wins" says A every time.
-        answer_a: Some("a longer answer".into()),
-        answer_b: Some("short".into()),
-        answer: None,
-        reference: None,
-        human_label: Label::Choice(if i.is_multiple_of(2) {
-            Choice::A
-        } else {
-            Choice::B
-        }),
-        human_labels: Default::default(),
-        meta: serde_json::Value::Null,
-    }
-}
-
-/// A trial whose judge is right on the items `right` says, at `tokens` prompt tokens a call.
-fn trial(id: i64, temperature: f64, tokens: u32, right: impl Fn(usize) -> bool) -> TrialSummary {
-    let observations: Vec<Observation> = (0..N)
-        .map(|i| {
-            let human = item(i).human_label;
-            let wrong = Label::Choice(if human == Label::Choice(Choice::A) {
-                Choice::B
-            } else {
-                Choice::A
-            });
-            Observation {
-                unit: i,
-                repeat: 0,
-                swapped: false,
-                human,
-                verdict: Some(Verdict::Parsed(if right(i) { human } else { wrong })),
-                prompt_tokens: tokens,
-                completion_tokens: 1,
-                latency_ms: 100.0,
-                ttft_ms: Some(50.0),
-                cost_usd: None,
-                distribution: None,
-                belief: None,
-            }
-        })
-        .collect();
-    TrialSummary {
-        id,
-        trial_idx: id as usize - 1,
-        params: TrialParams {
-            judge: "default".into(),
-            template: "pairwise".into(),
-            temperature,
-            top_p: 1.0,
-            max_tokens: 4,
-            few_shot: 0,
-            few_shot_max_tokens: None,
-            few_shot_set: 0,
-            order: Default::default(),
-            constraint: Default::default(),
-            concurrency: None,
-            exact: false,
-        },
-        model_sha256: None,
-        template_hash: String::new(),
-        examples: vec![],
-        metrics: metrics::compute(
-            Task::Pairwise,
-            &observations,
-            metrics::Timing::Calls { concurrency: 1 },
-            &BootstrapSpec::default(),
-        ),
-        split_scores: Default::default(),
-        test_role: None,
-        dropped: None,
-        calibration: None,
-        selective: None,
-        verdicts: vec![],
-        unlabelled_verdicts: vec![],
-        latencies: observations.iter().map(|o| o.latency_ms).collect(),
-        observations,
-        test_observations: vec![],
-    }
-}
-
-const SPEC: &str = "name = \"e\"\ndataset = \"d\"\n[judge]\ntemplate = \"pairwise\"\n";
-
-fn summary(trials: Vec<TrialSummary>) -> ExperimentSummary {
-    let items: Vec<Item> = (0..N).map(item).collect();
-    let refs: Vec<&Item> = items.iter().collect();
-    let spec = BootstrapSpec::default();
-    let baselines: BTreeMap<&'static str, baseline::Baseline> =
-        baseline::baselines(Task::Pairwise, &refs, &spec)
-            .into_iter()
-            .map(|b| (b.name, b))
-            .collect();
-    ExperimentSummary {
-        schema_version: judgelab_core::results::EXPORT_SCHEMA_VERSION,
-        experiment: ExperimentInfo {
-            name: "e".into(),
-            dataset: "d".into(),
-            task: "pairwise",
-            task_kind: Task::Pairwise,
-            created_at: String::new(),
-            n_items: N,
-            n_test_items: 0,
-            selected: false,
-            strategy: Default::default(),
-            repeats: 1,
-            few_shot_pool: vec![],
-            judged: items.iter().map(|i| i.id.clone()).collect(),
-            test: vec![],
-            n_expected: N * trials.len(),
-            n_stored: N * trials.len(),
-            spec: SPEC.into(),
-            parsed: judgelab_core::Experiment::from_toml("e.toml", SPEC).unwrap(),
-        },
-        bootstrap: spec,
-        baselines,
-        trials,
-        cascades: vec![],
-        panels: vec![],
-        load_ramps: vec![],
-        race: vec![],
-        dataset: Dataset {
-            name: "d".into(),
-            task: Task::Pairwise,
-            items,
-            unlabelled: vec![],
-            criteria: vec![],
-            content_hash: String::new(),
-            source: String::new(),
-        },
-        labels: Default::default(),
-        humans: None,
-    }
-}
+use crate::fixture::{believed, summary, trial};
 
 #[test]
 fn a_cheaper_trial_the_data_cannot_tell_from_the_best_is_recommended() {
@@ -198,7 +57,10 @@ fn every_swept_axis_is_shown_the_output_constraint_too() {
     assert_eq!(a.varying, vec![judgelab_core::sweep::Axis::Constraint]);
     // The labels the charts, the report's tables and the app's results table show.
     assert_eq!(a.labels, ["#1 constraint=none", "#2 constraint=grammar"]);
-    let csv = String::from_utf8(judgelab_report::tables::trials_csv(&a).unwrap()).unwrap();
+    let csv = String::from_utf8(
+        judgelab_report::tables::trials_csv(&ResultsTable::new(&a, &[])).unwrap(),
+    )
+    .unwrap();
     let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
     let column = rows[0].iter().position(|c| *c == "constraint").unwrap();
     assert_eq!([rows[1][column], rows[2][column]], ["none", "grammar"]);
@@ -213,30 +75,6 @@ fn every_swept_axis_is_shown_the_output_constraint_too() {
         "the trials table has the axis"
     );
     assert!(html.contains("<td class=\"l\">grammar</td>"));
-}
-
-/// `trial` with the judge's belief in each verdict: sure (0.97) where right, unsure (0.6)
-/// where wrong, and the calibration and selective reading that follow from it.
-fn believed(mut t: TrialSummary) -> TrialSummary {
-    use judgelab_core::trust::{calibration, confidence, selective, Belief, ConfidenceKind};
-    for o in &mut t.observations {
-        let verdict = o.verdict.and_then(|v| v.label()).unwrap();
-        let other = Label::Choice(if verdict == Label::Choice(Choice::A) {
-            Choice::B
-        } else {
-            Choice::A
-        });
-        let p = if verdict == o.human { 0.97 } else { 0.6 };
-        o.belief = Some(Belief {
-            kind: ConfidenceKind::Exact,
-            labels: vec![(verdict, p), (other, 1.0 - p)],
-        });
-    }
-    let (_, judged) = confidence::judged(Task::Pairwise, &t.observations);
-    let spec = BootstrapSpec::default();
-    t.calibration = calibration::calibration(ConfidenceKind::Exact, &judged, &spec);
-    t.selective = selective::selective(&judged, None, Default::default());
-    t
 }
 
 #[test]
@@ -283,7 +121,10 @@ fn a_cascade_of_a_confident_cheap_trial_and_the_best_is_composed_and_shown() {
         "{}",
         composed[0].label
     );
-    let csv = String::from_utf8(judgelab_report::tables::trials_csv(&a).unwrap()).unwrap();
+    let csv = String::from_utf8(
+        judgelab_report::tables::trials_csv(&ResultsTable::new(&a, &[])).unwrap(),
+    )
+    .unwrap();
     let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
     let cheap = rows[0].iter().position(|c| *c == "cascade_cheap").unwrap();
     assert_eq!(rows.len(), 4, "{csv}");
@@ -354,7 +195,10 @@ fn a_panel_is_drawn_listed_and_read_beside_its_members() {
             == 3,
         "its members are on the same chart"
     );
-    let csv = String::from_utf8(judgelab_report::tables::trials_csv(&a).unwrap()).unwrap();
+    let csv = String::from_utf8(
+        judgelab_report::tables::trials_csv(&ResultsTable::new(&a, &[])).unwrap(),
+    )
+    .unwrap();
     let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
     let panel = rows[0].iter().position(|c| *c == "panel").unwrap();
     assert_eq!(rows.len(), 5, "{csv}");

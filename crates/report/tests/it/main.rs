@@ -5,3 +5,5 @@
 
 mod analysis;
 mod charts;
+mod fixture;
+mod renderers;
