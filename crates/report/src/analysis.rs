@@ -82,86 +82,9 @@ impl<'a> Analysis<'a> {
         let front_cost = pareto::front(&metrics, &[q, cost]);
         let front_latency = pareto::front(&metrics, &[q, latency]);
         let best = summary.pick(quality);
-        // The paired comparisons with the best and the selection-corrected estimate are
-        // bootstrap intervals each, computed side by side.
-        let (selection, versus_best) = std::thread::scope(|scope| {
-            let selection = scope.spawn(|| summary.selection(quality));
-            let panels = scope.spawn(|| {
-                summary
-                    .panels
-                    .iter()
-                    .map(|p| {
-                        let b = best?;
-                        Some(paired::compare(
-                            task,
-                            &p.observations,
-                            &trials[b].observations,
-                            quality,
-                            &summary.bootstrap,
-                        ))
-                    })
-                    .collect::<Vec<_>>()
-            });
-            let versus_best: Vec<Option<PairedComparison>> =
-                judgelab_core::parallel::map((0..trials.len()).collect(), |i| {
-                    let b = best.filter(|&b| b != i)?;
-                    Some(paired::compare(
-                        task,
-                        &trials[i].observations,
-                        &trials[b].observations,
-                        quality,
-                        &summary.bootstrap,
-                    ))
-                });
-            (
-                selection
-                    .join()
-                    .expect("the selection estimate does not panic"),
-                (
-                    versus_best,
-                    panels.join().expect("the panels' comparisons do not panic"),
-                ),
-            )
-        });
-        let (versus_best, panel_versus_best) = versus_best;
-        // A cheaper trial on the quality–cost front that the data cannot tell from the best
-        // (its paired interval of the difference includes zero), saving at least a tenth of
-        // the cost, and clearing the baselines as the best does; of those, the one with the
-        // highest quality (a tenth of a token is no reason to take a worse point estimate).
-        // Otherwise the best itself: when nothing is ready, the most promising configuration is
-        // the one to develop, not the cheapest.
-        let strongest = summary
-            .baselines
-            .values()
-            .filter_map(|b| b.quality.get(quality).value)
-            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
-        let clears = |i: usize| clears_baselines(metrics[i], quality, strongest);
-        let recommended = best.map(|b| {
-            let best_cost = cost.value(metrics[b]);
-            let cheaper = |i: usize| match (cost.value(metrics[i]), best_cost) {
-                (Some(c), Some(bc)) => c <= 0.9 * bc,
-                _ => false,
-            };
-            (0..trials.len())
-                .filter(|&i| i == b || (front_cost[i] == FrontStatus::Front && cheaper(i)))
-                .filter(|&i| i == b || (clears(b) && clears(i)))
-                .filter(|&i| {
-                    i == b
-                        || versus_best[i]
-                            .as_ref()
-                            .and_then(|c| c.difference.ci)
-                            .is_some_and(|(lo, hi)| lo <= 0.0 && 0.0 <= hi)
-                })
-                .filter(|&i| i != b)
-                .max_by(|&i, &j| {
-                    let (qi, qj) = (metrics[i].value(quality), metrics[j].value(quality));
-                    let (ci, cj) = (cost.value(metrics[i]), cost.value(metrics[j]));
-                    qi.partial_cmp(&qj)
-                        .unwrap_or(std::cmp::Ordering::Equal)
-                        .then(cj.partial_cmp(&ci).unwrap_or(std::cmp::Ordering::Equal))
-                })
-                .unwrap_or(b)
-        });
+        let (selection, versus_best, panel_versus_best) = compare(summary, best, quality);
+        let recommended = best
+            .map(|b| recommend(summary, quality, cost, b, &front_cost, &versus_best).unwrap_or(b));
         let mut analysis = Analysis {
             summary,
             task,
@@ -262,7 +185,6 @@ impl<'a> Analysis<'a> {
         let metrics = |i: usize| &self.trial(i).metrics;
         let cost_text = |i: usize| cost_text(self.cost, metrics(i));
         let m = metrics(pick);
-        let ci = m.estimate(self.quality).ci;
         // Ready means the best's whole interval lies above every baseline: a judge that does
         // not beat "always the common label" or "the longer answer" measures nothing useful.
         let strongest = self
@@ -328,7 +250,18 @@ impl<'a> Analysis<'a> {
                 ));
             }
         }
-        // Once "not ready" has named the baseline that matters, the rest would repeat it.
+        out.extend(self.caveats(pick, ready));
+        out
+    }
+
+    /// What to know about the pick `pick`: how it stands against each baseline (once it is
+    /// `ready`; "not ready" has named the one that matters), its parse failures, failed
+    /// calls and position bias, and too few items.
+    fn caveats(&self, pick: usize, ready: bool) -> Vec<String> {
+        let mut out = Vec::new();
+        let q = self.quality_title();
+        let m = &self.trial(pick).metrics;
+        let ci = m.estimate(self.quality).ci;
         for b in self.summary.baselines.values().filter(|_| ready) {
             let Some(value) = b.quality.get(self.quality).value else {
                 continue;
@@ -440,6 +373,94 @@ impl<'a> Analysis<'a> {
             .iter()
             .any(|t| t.params.order != Order::Ab)
     }
+}
+
+/// The best's selection-corrected estimate; each trial against the best; each panel.
+type Comparisons = (
+    Option<Corrected>,
+    Vec<Option<PairedComparison>>,
+    Vec<Option<PairedComparison>>,
+);
+
+/// The selection-corrected estimate of the best, and every trial and panel against the
+/// best: bootstrap intervals each, computed side by side.
+fn compare(summary: &ExperimentSummary, best: Option<usize>, quality: Quality) -> Comparisons {
+    let task = summary.experiment.task_kind;
+    let trials = &summary.trials;
+    let against_best = |observations: &[judgelab_core::metrics::Observation]| {
+        let b = best?;
+        Some(paired::compare(
+            task,
+            observations,
+            &trials[b].observations,
+            quality,
+            &summary.bootstrap,
+        ))
+    };
+    std::thread::scope(|scope| {
+        let selection = scope.spawn(|| summary.selection(quality));
+        let panels = scope.spawn(|| {
+            summary
+                .panels
+                .iter()
+                .map(|p| against_best(&p.observations))
+                .collect::<Vec<_>>()
+        });
+        let versus_best = judgelab_core::parallel::map((0..trials.len()).collect(), |i| {
+            best.filter(|&b| b != i)?;
+            against_best(&trials[i].observations)
+        });
+        (
+            selection
+                .join()
+                .expect("the selection estimate does not panic"),
+            versus_best,
+            panels.join().expect("the panels' comparisons do not panic"),
+        )
+    })
+}
+
+/// A cheaper trial on the quality–cost front that the data cannot tell from the best `b`
+/// (its paired interval of the difference includes zero), saving at least a tenth of the
+/// cost, and clearing the baselines as the best does; of those, the one with the highest
+/// quality (a tenth of a token is no reason to take a worse point estimate). None: the
+/// best itself is the recommendation, since when nothing is ready the most promising
+/// configuration is the one to develop, not the cheapest.
+fn recommend(
+    summary: &ExperimentSummary,
+    quality: Quality,
+    cost: Objective,
+    b: usize,
+    front_cost: &[FrontStatus],
+    versus_best: &[Option<PairedComparison>],
+) -> Option<usize> {
+    let metrics: Vec<&TrialMetrics> = summary.trials.iter().map(|t| &t.metrics).collect();
+    let strongest = summary
+        .baselines
+        .values()
+        .filter_map(|b| b.quality.get(quality).value)
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+    if !clears_baselines(metrics[b], quality, strongest) {
+        return None;
+    }
+    let best_cost = cost.value(metrics[b])?;
+    let cheaper = |i: usize| cost.value(metrics[i]).is_some_and(|c| c <= 0.9 * best_cost);
+    let indistinguishable = |i: usize| {
+        versus_best[i]
+            .as_ref()
+            .and_then(|c| c.difference.ci)
+            .is_some_and(|(lo, hi)| lo <= 0.0 && 0.0 <= hi)
+    };
+    (0..metrics.len())
+        .filter(|&i| i != b && front_cost[i] == FrontStatus::Front && cheaper(i))
+        .filter(|&i| clears_baselines(metrics[i], quality, strongest) && indistinguishable(i))
+        .max_by(|&i, &j| {
+            let (qi, qj) = (metrics[i].value(quality), metrics[j].value(quality));
+            let (ci, cj) = (cost.value(metrics[i]), cost.value(metrics[j]));
+            qi.partial_cmp(&qj)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(cj.partial_cmp(&ci).unwrap_or(std::cmp::Ordering::Equal))
+        })
 }
 
 /// Whether a trial's whole interval (its value, without one) lies above `baseline`.

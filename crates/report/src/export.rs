@@ -11,9 +11,6 @@ use crate::charts::{self, Chart};
 use crate::table::ResultsTable;
 use crate::{html, markdown, tables, ReportError};
 
-/// Where a report file's bytes go.
-type Sink<'a> = dyn FnMut(&str, &[u8]) -> Result<(), ReportError> + 'a;
-
 /// SVG charts are drawn at this size (they scale); PNGs at twice it, for print.
 pub const SVG_SIZE: (u32, u32) = (800, 600);
 pub const PNG_SIZE: (u32, u32) = (1600, 1200);
@@ -52,129 +49,134 @@ pub fn write_report(
     })?;
     let a = Analysis::new(summary, options.quality);
     let table = ResultsTable::new(&a, &[]);
-    let mut written = Vec::new();
-    let mut write = |name: &str, bytes: &[u8]| -> Result<(), ReportError> {
-        let path = dir.join(name);
+    let mut folder = Folder {
+        dir,
+        written: Vec::new(),
+        pngs: Vec::new(),
+    };
+    let figures = figures(&a, &mut folder)?;
+    let html = html::render(&a, &table, &figures);
+    let md = markdown::render(&a, &table, &folder.pngs);
+    folder.write("report.html", html.as_bytes())?;
+    folder.write("report.md", md.as_bytes())?;
+    folder.write("trials.csv", &tables::trials_csv(&table)?)?;
+    folder.write("verdicts.csv", &tables::verdicts_csv(&a)?)?;
+    folder.write("experiment.toml", summary.experiment.spec.as_bytes())?;
+    Ok(folder.written)
+}
+
+/// The report's folder as it is written: the files so far, and each chart's PNG with its
+/// caption (for the Markdown).
+struct Folder<'d> {
+    dir: &'d Path,
+    written: Vec<PathBuf>,
+    pngs: Vec<(String, String)>,
+}
+
+impl Folder<'_> {
+    fn write(&mut self, name: &str, bytes: &[u8]) -> Result<(), ReportError> {
+        let path = self.dir.join(name);
         std::fs::write(&path, bytes).map_err(|source| ReportError::Io {
             path: path.display().to_string(),
             source,
         })?;
-        written.push(path);
+        self.written.push(path);
         Ok(())
-    };
-    // Each chart is written as SVG and PNG; the HTML embeds the SVG.
-    let mut pngs: Vec<(String, String)> = Vec::new();
-    let mut draw = |stem: &str,
-                    caption: &str,
-                    chart: Chart,
-                    write: &mut Sink<'_>|
-     -> Result<String, ReportError> {
+    }
+
+    /// Writes `chart` as `{stem}.svg` and `{stem}.png`; the SVG is what the HTML embeds.
+    fn chart(&mut self, stem: &str, caption: &str, chart: Chart) -> Result<String, ReportError> {
         let svg = charts::svg(&chart, SVG_SIZE.0, SVG_SIZE.1)?;
-        write(&format!("{stem}.svg"), svg.as_bytes())?;
-        write(
-            &format!("{stem}.png"),
-            &charts::png(&chart, PNG_SIZE.0, PNG_SIZE.1)?,
-        )?;
-        pngs.push((format!("{stem}.png"), caption.to_string()));
+        self.write(&format!("{stem}.svg"), svg.as_bytes())?;
+        let png = charts::png(&chart, PNG_SIZE.0, PNG_SIZE.1)?;
+        self.write(&format!("{stem}.png"), &png)?;
+        self.pngs.push((format!("{stem}.png"), caption.to_string()));
         Ok(strip_prolog(svg))
-    };
-    let pareto_cost = draw(
+    }
+
+    /// [`Folder::chart`] of a line chart the experiment may not have.
+    fn lines(
+        &mut self,
+        stem: &str,
+        caption: &str,
+        chart: Option<crate::LineChart>,
+    ) -> Result<Option<String>, ReportError> {
+        chart
+            .map(|c| self.chart(stem, caption, Chart::Lines(c)))
+            .transpose()
+    }
+}
+
+/// Every chart of the report, written into `folder`.
+fn figures(a: &Analysis<'_>, folder: &mut Folder<'_>) -> Result<html::Figures, ReportError> {
+    let pareto_cost = folder.chart(
         "pareto-quality-cost",
         "quality against cost, with the Pareto front",
         Chart::Pareto(a.pareto_chart(a.cost)),
-        &mut write,
     )?;
-    let pareto_latency = draw(
+    let pareto_latency = folder.chart(
         "pareto-quality-latency",
         "quality against p95 latency, with the Pareto front",
         Chart::Pareto(a.pareto_chart(a.latency)),
-        &mut write,
     )?;
     let parameter = match a.parameter_chart() {
-        Some((param, chart)) => Some(draw(
+        Some((param, chart)) => folder.lines(
             &format!("quality-vs-{}", param.key().replace('_', "-")),
             &format!("quality against {}", param.title()),
-            Chart::Lines(chart),
-            &mut write,
-        )?),
+            Some(chart),
+        )?,
         None => None,
     };
-    let latency = draw(
+    let latency = folder.chart(
         "latency-cdf",
         "latency per call, cumulative",
         Chart::Cdf(a.latency_chart()),
-        &mut write,
     )?;
     let shown = a.recommended.or(a.best).unwrap_or(0);
-    let confusion = match summary.trials.get(shown) {
-        Some(t) => draw(
+    let confusion = match a.summary.trials.get(shown) {
+        Some(t) => folder.chart(
             &format!("confusion-trial-{}", t.id),
             "confusion matrix of the recommended trial",
             Chart::Confusion(a.confusion_chart(shown)),
-            &mut write,
         )?,
         None => String::new(),
     };
-    let load = match a.load_charts() {
-        Some((latency, throughput)) => Some((
-            draw(
-                "load-latency",
-                "TTFT and latency per request against requests in flight",
-                Chart::Lines(latency),
-                &mut write,
-            )?,
-            draw(
-                "load-throughput",
-                "throughput against requests in flight, and the knee",
-                Chart::Lines(throughput),
-                &mut write,
-            )?,
-        )),
-        None => None,
-    };
-    let race = match a.race_chart() {
-        Some(chart) => Some(draw(
-            "race",
-            "a race's survivors against its leader, round by round",
-            Chart::Lines(chart),
-            &mut write,
-        )?),
-        None => None,
-    };
-    let reliability = match a.reliability_chart() {
-        Some(chart) => Some(draw(
-            "reliability",
-            "reliability diagram: share of right verdicts against their confidence",
-            Chart::Lines(chart),
-            &mut write,
-        )?),
-        None => None,
-    };
-    let coverage = match a.coverage_chart() {
-        Some(chart) => Some(draw(
-            "coverage-agreement",
-            "selective judging: agreement of the decided verdicts against the share decided",
-            Chart::Lines(chart),
-            &mut write,
-        )?),
-        None => None,
-    };
-    let figures = html::Figures {
+    let (load_latency, load_throughput) = a.load_charts().unzip();
+    let load_latency = folder.lines(
+        "load-latency",
+        "TTFT and latency per request against requests in flight",
+        load_latency,
+    )?;
+    let load_throughput = folder.lines(
+        "load-throughput",
+        "throughput against requests in flight, and the knee",
+        load_throughput,
+    )?;
+    let race = folder.lines(
+        "race",
+        "a race's survivors against its leader, round by round",
+        a.race_chart(),
+    )?;
+    let reliability = folder.lines(
+        "reliability",
+        "reliability diagram: share of right verdicts against their confidence",
+        a.reliability_chart(),
+    )?;
+    let coverage = folder.lines(
+        "coverage-agreement",
+        "selective judging: agreement of the decided verdicts against the share decided",
+        a.coverage_chart(),
+    )?;
+    Ok(html::Figures {
         pareto_cost,
         pareto_latency,
         parameter,
         latency,
         confusion,
-        load,
+        load: load_latency.zip(load_throughput),
         race,
         trust: reliability.zip(coverage),
-    };
-    write("report.html", html::render(&a, &table, &figures).as_bytes())?;
-    write("report.md", markdown::render(&a, &table, &pngs).as_bytes())?;
-    write("trials.csv", &tables::trials_csv(&table)?)?;
-    write("verdicts.csv", &tables::verdicts_csv(&a)?)?;
-    write("experiment.toml", summary.experiment.spec.as_bytes())?;
-    Ok(written)
+    })
 }
 
 /// An SVG document without its XML declaration, to embed in HTML.

@@ -8,9 +8,37 @@ use crate::table::{Output, ResultsTable, Row, RowKind, Style};
 
 /// `charts` lists (file name, caption) of the PNGs written beside the report.
 pub fn render(a: &Analysis<'_>, table: &ResultsTable, charts: &[(String, String)]) -> String {
-    let e = &a.summary.experiment;
-    let q = a.quality_title();
     let mut m = String::new();
+    head(&mut m, a);
+    pick(&mut m, a);
+    confirmation(&mut m, a);
+    trust(&mut m, a);
+    m.push_str("\n## Trials\n\n");
+    let _ = writeln!(
+        m,
+        "★ marks the best trial: {}. “(pick)” marks the recommendation.\n",
+        a.ranking()
+    );
+    trials(&mut m, table);
+    panels(&mut m, a);
+    baselines(&mut m, a, table);
+    m.push_str("\n## Charts\n\n");
+    for (file, caption) in charts {
+        let _ = writeln!(m, "![{caption}]({file})\n");
+    }
+    let e = &a.summary.experiment;
+    let _ = writeln!(
+        m,
+        "## Reproduce this run\n\n`judgelab run experiment.toml`, then `judgelab report {} --out report`, with this `experiment.toml`:\n\n```toml\n{}\n```",
+        e.name,
+        e.spec.trim_end()
+    );
+    m
+}
+
+/// The title and what was judged.
+fn head(m: &mut String, a: &Analysis<'_>) {
+    let e = &a.summary.experiment;
     let _ = writeln!(m, "# Judgelab report: {}\n", e.name);
     let _ = writeln!(
         m,
@@ -25,6 +53,10 @@ pub fn render(a: &Analysis<'_>, table: &ResultsTable, charts: &[(String, String)
         a.summary.bootstrap.resamples,
         a.summary.bootstrap.seed
     );
+}
+
+/// The recommendation and its caveats, and the human ceiling.
+fn pick(m: &mut String, a: &Analysis<'_>) {
     m.push_str("## Which configuration to pick\n\n");
     if let Some(l) = a.labels_reading() {
         let _ = writeln!(m, "**{l}**\n");
@@ -39,6 +71,12 @@ pub fn render(a: &Analysis<'_>, table: &ResultsTable, charts: &[(String, String)
             let _ = writeln!(m, "- {r}");
         }
     }
+}
+
+/// The kept trials' dev and test scores, and a race's drops.
+fn confirmation(m: &mut String, a: &Analysis<'_>) {
+    let e = &a.summary.experiment;
+    let q = a.quality_title();
     m.push_str("\n## Is the pick confirmed?\n\n");
     if e.n_test_items == 0 {
         m.push_str("Not confirmed: no test split (`[limits] test = N`), so every score comes from the items that ranked the trials.\n");
@@ -65,62 +103,71 @@ pub fn render(a: &Analysis<'_>, table: &ResultsTable, charts: &[(String, String)
             );
         }
     }
+    if a.summary.race.is_empty() {
+        return;
+    }
     let dropped: Vec<String> = a
         .summary
         .trials
         .iter()
         .filter_map(|t| Some(format!("#{} after round {}", t.id, t.dropped?.round)))
         .collect();
-    if !a.summary.race.is_empty() {
-        let _ = writeln!(
-            m,
-            "\nRaced: {} of {} trials dropped ({}).",
-            dropped.len(),
-            a.summary.trials.len(),
-            if dropped.is_empty() {
-                "none".into()
-            } else {
-                dropped.join(", ")
-            }
-        );
-    }
-    let trusted = a.trusted();
-    if !trusted.is_empty() {
-        m.push_str("\n## How far to trust it\n\n");
-        for &i in &trusted {
-            let t = &a.summary.trials[i];
-            let (Some(c), Some(s)) = (&t.calibration, &t.selective) else {
-                continue;
-            };
-            let num = |x: Option<f64>| x.map_or("—".into(), |v| format!("{v:.3}"));
-            let _ = writeln!(
-                m,
-                "- Trial #{} ({} confidence, {} verdicts): ECE {}, Brier {}; {}.",
-                t.id,
-                c.confidence_kind.name(),
-                c.n,
-                num(c.ece),
-                num(c.brier),
-                s.reading()
-            );
-        }
-        for c in &a.summary.cascades {
-            let _ = writeln!(m, "- {}: {}.", cascade_label(c), a.cascade_reading(c));
-        }
-    }
-    m.push_str("\n## Trials\n\n");
     let _ = writeln!(
         m,
-        "★ marks the best trial: {}. “(pick)” marks the recommendation.\n",
-        a.ranking()
-    );
-    trials(&mut m, table);
-    if !a.summary.panels.is_empty() {
-        m.push_str("\nPanels (composed from the members' stored verdicts, no new call; cost: the members' sum; latency: the slowest member's):\n\n");
-        for (i, panel) in a.summary.panels.iter().enumerate() {
-            let _ = writeln!(m, "- {}: {}.", panel.name, a.panel_reading(i));
+        "\nRaced: {} of {} trials dropped ({}).",
+        dropped.len(),
+        a.summary.trials.len(),
+        if dropped.is_empty() {
+            "none".into()
+        } else {
+            dropped.join(", ")
         }
+    );
+}
+
+/// Each trusted trial's calibration and what it decides alone, and the cascades.
+fn trust(m: &mut String, a: &Analysis<'_>) {
+    let trusted = a.trusted();
+    if trusted.is_empty() {
+        return;
     }
+    m.push_str("\n## How far to trust it\n\n");
+    for &i in &trusted {
+        let t = &a.summary.trials[i];
+        let (Some(c), Some(s)) = (&t.calibration, &t.selective) else {
+            continue;
+        };
+        let num = |x: Option<f64>| x.map_or("—".into(), |v| format!("{v:.3}"));
+        let _ = writeln!(
+            m,
+            "- Trial #{} ({} confidence, {} verdicts): ECE {}, Brier {}; {}.",
+            t.id,
+            c.confidence_kind.name(),
+            c.n,
+            num(c.ece),
+            num(c.brier),
+            s.reading()
+        );
+    }
+    for c in &a.summary.cascades {
+        let _ = writeln!(m, "- {}: {}.", cascade_label(c), a.cascade_reading(c));
+    }
+}
+
+/// Each panel in a sentence.
+fn panels(m: &mut String, a: &Analysis<'_>) {
+    if a.summary.panels.is_empty() {
+        return;
+    }
+    m.push_str("\nPanels (composed from the members' stored verdicts, no new call; cost: the members' sum; latency: the slowest member's):\n\n");
+    for (i, panel) in a.summary.panels.iter().enumerate() {
+        let _ = writeln!(m, "- {}: {}.", panel.name, a.panel_reading(i));
+    }
+}
+
+/// The baselines' rows of the table, in the report's metric and accuracy.
+fn baselines(m: &mut String, a: &Analysis<'_>, table: &ResultsTable) {
+    let q = a.quality_title();
     m.push_str("\nBaselines (over the same items):\n\n");
     let (quality, accuracy) = (table.column(a.quality.name()), table.column("accuracy"));
     for b in &table.baselines {
@@ -130,17 +177,6 @@ pub fn render(a: &Analysis<'_>, table: &ResultsTable, charts: &[(String, String)
         }
         let _ = writeln!(m, "{line}");
     }
-    m.push_str("\n## Charts\n\n");
-    for (file, caption) in charts {
-        let _ = writeln!(m, "![{caption}]({file})\n");
-    }
-    let _ = writeln!(
-        m,
-        "## Reproduce this run\n\n`judgelab run experiment.toml`, then `judgelab report {} --out report`, with this `experiment.toml`:\n\n```toml\n{}\n```",
-        e.name,
-        e.spec.trim_end()
-    );
-    m
 }
 
 /// The results table's rows with the columns the report shows: ★ on the best trial,

@@ -231,7 +231,10 @@ fn the_whole_workflow_in_the_real_app() {
         .map(|i| {
             s.script(
                 "return document.querySelectorAll(arguments[0])[arguments[1]].textContent",
-                json!([testid("trial-selection"), i]),
+                json!([
+                    format!("{} [data-column=\"selection\"]", testid("trial-row")),
+                    i
+                ]),
             )
             .as_str()
             .unwrap_or_default()

@@ -194,6 +194,15 @@ pub(crate) fn draw_frame(scene: &mut Scene, spec: FrameSpec<'_>) -> Frame {
         },
     };
 
+    draw_axes(scene, &frame, &spec.x, tick_len, tick_size);
+    draw_axis_titles(scene, &spec, &frame.plot, x_title_top);
+    frame
+}
+
+/// The grid, the axes, and their ticks with labels.
+fn draw_axes(scene: &mut Scene, frame: &Frame, x_axis: &XAxis<'_>, tick_len: f64, tick_size: f64) {
+    let k = scene.k;
+    let plot = frame.plot;
     // Grid first, so that data and axes are drawn over it.
     for (v, _) in &frame.y.ticks {
         let y = frame.py(*v);
@@ -224,7 +233,7 @@ pub(crate) fn draw_frame(scene: &mut Scene, spec: FrameSpec<'_>) -> Frame {
     for (v, label) in &frame.x.ticks {
         let x = frame.px(*v);
         scene.line((x, plot.y1), (x, plot.y1 + tick_len), AXIS, 1.2 * k);
-        let (label, size) = match spec.x {
+        let (label, size) = match x_axis {
             // Category names can be long; they share the width of the axis equally.
             XAxis::Categorical(_) => fit_text(label, tick_size, 10.0 * k, slot - 6.0 * k),
             XAxis::Numeric(..) => (label.clone(), tick_size),
@@ -234,7 +243,13 @@ pub(crate) fn draw_frame(scene: &mut Scene, spec: FrameSpec<'_>) -> Frame {
                 .align(HAlign::Center, VAlign::Top),
         );
     }
+}
 
+/// The axes' titles: under the plot, and along its left side.
+fn draw_axis_titles(scene: &mut Scene, spec: &FrameSpec<'_>, plot: &Rect, x_title_top: f64) {
+    let k = scene.k;
+    let w = scene.w();
+    let axis_title = AXIS_TITLE_SIZE * k;
     if !spec.x_label.trim().is_empty() {
         let (text, size) = fit_text(spec.x_label, axis_title, 11.0 * k, w - 2.0 * PAD * k);
         // Centred under the plot, but never hanging off the image.
@@ -252,7 +267,6 @@ pub(crate) fn draw_frame(scene: &mut Scene, spec: FrameSpec<'_>) -> Frame {
                 .vertical(),
         );
     }
-    frame
 }
 
 /// Numeric ticks as dense as the labels allow without touching each other.

@@ -60,17 +60,7 @@ pub(crate) fn draw_lines(scene: &mut Scene, chart: &LineChart) {
     )
     .unwrap_or((0.0, 1.0));
 
-    // A categorical axis has a slot per tick label, and as many more as points reach past them.
-    let categories: Option<Vec<String>> = chart.x_ticks.as_ref().map(|names| {
-        let n = names.len().max(
-            (x_extent.1.round().max(0.0) as usize)
-                .saturating_add(1)
-                .min(1000),
-        );
-        (0..n)
-            .map(|i| names.get(i).cloned().unwrap_or_default())
-            .collect()
-    });
+    let categories = categories(chart, x_extent);
     let x_axis = match &categories {
         Some(names) => XAxis::Categorical(names),
         None => {
@@ -80,28 +70,7 @@ pub(crate) fn draw_lines(scene: &mut Scene, chart: &LineChart) {
     };
 
     let any_ci = all().any(|p| interval(p).is_some());
-    let mut legend: Vec<LegendEntry> = series
-        .iter()
-        .enumerate()
-        .map(|(i, (name, _))| {
-            let (marker, dashed) = series_style(i, k);
-            LegendEntry::new(
-                Glyph::Line {
-                    color: marker.color,
-                    width: 2.0 * k,
-                    dashed,
-                    marker: Some(marker),
-                },
-                *name,
-            )
-        })
-        .collect();
-    let any_baseline = chart.baselines.iter().any(|b| b.value.is_finite());
-    legend.extend(reference_entries(
-        any_ci,
-        any_baseline.then_some(chart.reference_kind.as_str()),
-        k,
-    ));
+    let legend = legend(chart, &series, any_ci, k);
 
     let frame = axes::draw_frame(
         scene,
@@ -152,7 +121,61 @@ pub(crate) fn draw_lines(scene: &mut Scene, chart: &LineChart) {
         marks.push((marker, dashed, pixels));
     }
     axes::draw_references(scene, &frame, &chart.baselines, &mut placer);
-    for (marker, dashed, pixels) in &marks {
+    draw_marks(scene, &marks);
+}
+
+/// The series' entries in the legend, then intervals and baselines.
+fn legend(
+    chart: &LineChart,
+    series: &[(&str, Vec<&LinePoint>)],
+    any_ci: bool,
+    k: f64,
+) -> Vec<LegendEntry> {
+    let mut legend: Vec<LegendEntry> = series
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _))| {
+            let (marker, dashed) = series_style(i, k);
+            LegendEntry::new(
+                Glyph::Line {
+                    color: marker.color,
+                    width: 2.0 * k,
+                    dashed,
+                    marker: Some(marker),
+                },
+                *name,
+            )
+        })
+        .collect();
+    let any_baseline = chart.baselines.iter().any(|b| b.value.is_finite());
+    legend.extend(reference_entries(
+        any_ci,
+        any_baseline.then_some(chart.reference_kind.as_str()),
+        k,
+    ));
+
+    legend
+}
+
+/// A categorical axis has a slot per tick label, and as many more as points reach past
+/// them; none for a numeric axis.
+fn categories(chart: &LineChart, x_extent: (f64, f64)) -> Option<Vec<String>> {
+    chart.x_ticks.as_ref().map(|names| {
+        let n = names.len().max(
+            (x_extent.1.round().max(0.0) as usize)
+                .saturating_add(1)
+                .min(1000),
+        );
+        (0..n)
+            .map(|i| names.get(i).cloned().unwrap_or_default())
+            .collect()
+    })
+}
+
+/// Each series' line, then the error bars, then the markers on top.
+fn draw_marks(scene: &mut Scene, marks: &[(Marker, bool, Vec<Mark>)]) {
+    let k = scene.k;
+    for (marker, dashed, pixels) in marks {
         let line: Vec<(f64, f64)> = pixels.iter().map(|&(x, y, _)| (x, y)).collect();
         if *dashed {
             scene.dashed(&line, marker.color, 2.0 * k, (8.0 * k, 4.0 * k));
@@ -160,14 +183,14 @@ pub(crate) fn draw_lines(scene: &mut Scene, chart: &LineChart) {
             scene.path(line, marker.color, 2.0 * k);
         }
     }
-    for (marker, _, pixels) in &marks {
+    for (marker, _, pixels) in marks {
         for &(x, _, ci) in pixels {
             if let Some((lo, hi)) = ci {
                 draw_error_bar(scene, x, lo, hi, error_bar_color(marker.color), 3.0 * k);
             }
         }
     }
-    for (marker, _, pixels) in &marks {
+    for (marker, _, pixels) in marks {
         for &(x, y, _) in pixels {
             marker.draw(scene, (x, y));
         }

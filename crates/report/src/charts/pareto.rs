@@ -2,7 +2,7 @@
 
 use plotters::style::RGBColor;
 
-use super::axes::{self, finite_extent, pad_range, FrameSpec, XAxis};
+use super::axes::{self, finite_extent, pad_range, Frame, FrameSpec, XAxis};
 use super::colors::{INK, MUTED, WHITE};
 use super::legend::{
     draw_error_bar, error_bar_color, reference_entries, Glyph, LegendEntry, Marker, MarkerShape,
@@ -80,8 +80,69 @@ pub(crate) fn draw(scene: &mut Scene, chart: &ParetoChart) {
         .collect();
     front.sort_by(|a, b| a.x.total_cmp(&b.x));
 
+    let legend = legend(chart, &points, !front.is_empty(), k);
+
+    let frame = axes::draw_frame(
+        scene,
+        FrameSpec {
+            title: &chart.title,
+            x_label: &chart.x_label,
+            y_label: &chart.y_label,
+            x: {
+                let (lo, hi) = pad_range(x_extent, 0.07);
+                XAxis::Numeric(lo, hi)
+            },
+            y: pad_range(y_extent, 0.08),
+            legend,
+        },
+    );
+    let mut placer = Placer::new(frame.plot.inflate(-3.0 * k));
+    let pixel = |p: &ParetoPoint| (frame.px(p.x), frame.py(p.y));
+
+    // Markers and error bars are known before any text goes down, so that no label covers them.
+    let cap = 3.5 * k;
+    let anchors = anchors(&points, &frame, k, cap);
+    for a in &anchors {
+        for r in &a.own {
+            placer.add_hard(*r);
+        }
+    }
+
+    axes::draw_references(scene, &frame, &chart.baselines, &mut placer);
+
+    // The staircase: from each front point right to the next one's cost, then up to its quality.
+    let mut stairs: Vec<(f64, f64)> = Vec::new();
+    for p in &front {
+        let here = pixel(p);
+        if let Some(&(_, prev_y)) = stairs.last() {
+            stairs.push((here.0, prev_y));
+        }
+        stairs.push(here);
+    }
+    for pair in stairs.windows(2) {
+        placer.add_soft(Rect::new(pair[0].0, pair[0].1, pair[1].0, pair[1].1).inflate(1.5 * k));
+    }
+    scene.path(stairs, FRONT, 2.0 * k);
+
+    draw_points(scene, &points, &indexes, &frame, cap);
+
+    let mut labels = PointLabels {
+        placer,
+        anchors,
+        gap: 3.5 * k,
+    };
+    draw_labels(scene, &points, &mut labels, frame.plot.width() * 0.45);
+}
+
+/// The legend's entries: the front, each kind of point present, intervals and baselines.
+fn legend(
+    chart: &ParetoChart,
+    points: &[&ParetoPoint],
+    any_front: bool,
+    k: f64,
+) -> Vec<LegendEntry> {
     let mut legend = Vec::new();
-    if !front.is_empty() {
+    if any_front {
         legend.push(LegendEntry::new(
             Glyph::Line {
                 color: FRONT,
@@ -121,29 +182,15 @@ pub(crate) fn draw(scene: &mut Scene, chart: &ParetoChart) {
         k,
     ));
 
-    let frame = axes::draw_frame(
-        scene,
-        FrameSpec {
-            title: &chart.title,
-            x_label: &chart.x_label,
-            y_label: &chart.y_label,
-            x: {
-                let (lo, hi) = pad_range(x_extent, 0.07);
-                XAxis::Numeric(lo, hi)
-            },
-            y: pad_range(y_extent, 0.08),
-            legend,
-        },
-    );
-    let mut placer = Placer::new(frame.plot.inflate(-3.0 * k));
-    let pixel = |p: &ParetoPoint| (frame.px(p.x), frame.py(p.y));
+    legend
+}
 
-    // Markers and error bars are known before any text goes down, so that no label covers them.
-    let cap = 3.5 * k;
-    let anchors: Vec<Anchor> = points
+/// Each point's marker and error bar, as what labels must not cover.
+fn anchors(points: &[&ParetoPoint], frame: &Frame, k: f64, cap: f64) -> Vec<Anchor> {
+    points
         .iter()
         .map(|p| {
-            let (x, y) = pixel(p);
+            let (x, y) = (frame.px(p.x), frame.py(p.y));
             let m = marker(p.status, k);
             let mut own = vec![m.bounds((x, y)).inflate(1.5 * k)];
             let (mut top, mut bottom) = (y, y);
@@ -160,29 +207,19 @@ pub(crate) fn draw(scene: &mut Scene, chart: &ParetoChart) {
                 own,
             }
         })
-        .collect();
-    for a in &anchors {
-        for r in &a.own {
-            placer.add_hard(*r);
-        }
-    }
+        .collect()
+}
 
-    axes::draw_references(scene, &frame, &chart.baselines, &mut placer);
-
-    // The staircase: from each front point right to the next one's cost, then up to its quality.
-    let mut stairs: Vec<(f64, f64)> = Vec::new();
-    for p in &front {
-        let here = pixel(p);
-        if let Some(&(_, prev_y)) = stairs.last() {
-            stairs.push((here.0, prev_y));
-        }
-        stairs.push(here);
-    }
-    for pair in stairs.windows(2) {
-        placer.add_soft(Rect::new(pair[0].0, pair[0].1, pair[1].0, pair[1].1).inflate(1.5 * k));
-    }
-    scene.path(stairs, FRONT, 2.0 * k);
-
+/// The error bars, then the markers (each a hotspot, `indexes` saying which point of the
+/// chart it is).
+fn draw_points(
+    scene: &mut Scene,
+    points: &[&ParetoPoint],
+    indexes: &[usize],
+    frame: &Frame,
+    cap: f64,
+) {
+    let k = scene.k;
     // Dominated points go down first and front points last, so the front is never hidden.
     let mut by_rank: Vec<usize> = (0..points.len()).collect();
     by_rank.sort_by_key(|&i| match points[i].status {
@@ -199,7 +236,7 @@ pub(crate) fn draw(scene: &mut Scene, chart: &ParetoChart) {
     }
     for &i in &by_rank {
         let m = marker(points[i].status, k);
-        let (x, y) = pixel(points[i]);
+        let (x, y) = (frame.px(points[i].x), frame.py(points[i].y));
         m.draw(scene, (x, y));
         scene.hotspots.push(Hotspot {
             index: indexes[i],
@@ -208,13 +245,6 @@ pub(crate) fn draw(scene: &mut Scene, chart: &ParetoChart) {
             r: m.r,
         });
     }
-
-    let mut labels = PointLabels {
-        placer,
-        anchors,
-        gap: 3.5 * k,
-    };
-    draw_labels(scene, &points, &mut labels, frame.plot.width() * 0.45);
 }
 
 /// Labels points in order of importance: the front from cheap to expensive, then the rest from

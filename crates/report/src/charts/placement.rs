@@ -107,6 +107,9 @@ pub(crate) enum Spot {
 /// A leader line from near a point to its label, as start and end.
 pub(crate) type Leader = ((f64, f64), (f64, f64));
 
+/// A label's text set at a point with an alignment.
+type LabelAt<'a> = dyn Fn(f64, f64, HAlign, VAlign) -> Text + 'a;
+
 /// A label that found a place.
 #[derive(Debug, Clone)]
 pub(crate) struct Placed {
@@ -133,6 +136,18 @@ impl PointLabels {
         size: f64,
         color: RGBColor,
     ) -> Option<Placed> {
+        let t =
+            |x: f64, y: f64, h: HAlign, v: VAlign| Text::new(text, x, y, size, color).align(h, v);
+        let options = match spot {
+            Spot::Near | Spot::BeyondBar => self.beside(idx, spot, &t),
+            Spot::Leader | Spot::LongLeader => self.with_leader(idx, spot, &t),
+        };
+        self.reserve(options)
+    }
+
+    /// The label's places beside anchor `idx` (`Near`), or past its error bar
+    /// (`BeyondBar`), each nearer its own point than any other.
+    fn beside(&self, idx: usize, spot: Spot, t: &LabelAt<'_>) -> Vec<(Text, Option<Leader>)> {
         let a = &self.anchors[idx];
         let d = a.r + self.gap;
         // Beside the point a label must be nearer its point than any other point or error bar;
@@ -147,100 +162,106 @@ impl PointLabels {
                 .all(|(_, o)| distance_to_segment((o.x, o.top, o.bottom), b) >= own * clearance)
         };
         let mut options: Vec<(Text, Option<Leader>)> = Vec::new();
-        let t =
-            |x: f64, y: f64, h: HAlign, v: VAlign| Text::new(text, x, y, size, color).align(h, v);
-        match spot {
-            Spot::Near => {
-                let diag = d * 0.75;
-                for c in [
-                    t(a.x + d, a.y, HAlign::Left, VAlign::Middle),
-                    t(a.x - d, a.y, HAlign::Right, VAlign::Middle),
-                    t(a.x, a.y - d, HAlign::Center, VAlign::Bottom),
-                    t(a.x, a.y + d, HAlign::Center, VAlign::Top),
-                    t(a.x + diag, a.y - diag, HAlign::Left, VAlign::Bottom),
-                    t(a.x + diag, a.y + diag, HAlign::Left, VAlign::Top),
-                    t(a.x - diag, a.y - diag, HAlign::Right, VAlign::Bottom),
-                    t(a.x - diag, a.y + diag, HAlign::Right, VAlign::Top),
-                ] {
-                    if unambiguous(&c.bounds()) {
-                        options.push((c, None));
-                    }
+        if spot == Spot::Near {
+            let diag = d * 0.75;
+            for c in [
+                t(a.x + d, a.y, HAlign::Left, VAlign::Middle),
+                t(a.x - d, a.y, HAlign::Right, VAlign::Middle),
+                t(a.x, a.y - d, HAlign::Center, VAlign::Bottom),
+                t(a.x, a.y + d, HAlign::Center, VAlign::Top),
+                t(a.x + diag, a.y - diag, HAlign::Left, VAlign::Bottom),
+                t(a.x + diag, a.y + diag, HAlign::Left, VAlign::Top),
+                t(a.x - diag, a.y - diag, HAlign::Right, VAlign::Bottom),
+                t(a.x - diag, a.y + diag, HAlign::Right, VAlign::Top),
+            ] {
+                if unambiguous(&c.bounds()) {
+                    options.push((c, None));
                 }
             }
-            Spot::BeyondBar => {
-                if a.top < a.y || a.bottom > a.y {
-                    let (gap, nudge) = (self.gap, d * 0.4);
-                    for (y, v) in [(a.top - gap, VAlign::Bottom), (a.bottom + gap, VAlign::Top)] {
-                        for c in [
-                            t(a.x, y, HAlign::Center, v),
-                            t(a.x - nudge, y, HAlign::Left, v),
-                            t(a.x + nudge, y, HAlign::Right, v),
-                        ] {
-                            if unambiguous(&c.bounds()) {
-                                options.push((c, None));
-                            }
-                        }
-                    }
-                }
-            }
-            Spot::Leader | Spot::LongLeader => {
-                // Up and to the sides first: above a Pareto front there is usually empty space.
-                let angles = [-90.0, -135.0, -45.0, 180.0, 0.0, 135.0, 45.0, 90.0_f64];
-                let rings: &[f64] = if spot == Spot::Leader {
-                    &[2.5, 4.0]
-                } else {
-                    &[6.0, 8.0]
-                };
-                for &ring in rings {
-                    for angle in angles {
-                        let (sin, cos) = angle.to_radians().sin_cos();
-                        let (x, y) = (a.x + ring * d * cos, a.y + ring * d * sin);
-                        let h = if cos > 0.38 {
-                            HAlign::Left
-                        } else if cos < -0.38 {
-                            HAlign::Right
-                        } else {
-                            HAlign::Center
-                        };
-                        let v = if sin < -0.38 {
-                            VAlign::Bottom
-                        } else if sin > 0.38 {
-                            VAlign::Top
-                        } else {
-                            VAlign::Middle
-                        };
-                        let c = t(x, y, h, v);
-                        let b = c.bounds();
-                        let end = (a.x.clamp(b.x0, b.x1), a.y.clamp(b.y0, b.y1));
-                        let len = (end.0 - a.x).hypot(end.1 - a.y);
-                        if len <= d {
-                            continue;
-                        }
-                        // With a leader the label may be far off, but never hard by another point.
-                        let crowded = self.anchors.iter().enumerate().any(|(j, o)| {
-                            j != idx
-                                && distance_to_segment((o.x, o.top, o.bottom), &b) < o.r + self.gap
-                        });
-                        if crowded {
-                            continue;
-                        }
-                        let (ux, uy) = ((end.0 - a.x) / len, (end.1 - a.y) / len);
-                        let start = (a.x + ux * (a.r + 1.0), a.y + uy * (a.r + 1.0));
-                        let stop = (end.0 - ux * 2.0, end.1 - uy * 2.0);
-                        // Only the marker itself may be crossed: a leader along the error bar
-                        // would read as part of the bar. The check starts a gap away from the
-                        // marker, where a slanted leader has left the bar's caps behind.
-                        let check = (a.x + ux * d, a.y + uy * d);
-                        if self
-                            .placer
-                            .segment_is_clear(check, stop, &a.own[..a.own.len().min(1)])
-                        {
-                            options.push((c, Some((start, stop))));
+        } else {
+            if a.top < a.y || a.bottom > a.y {
+                let (gap, nudge) = (self.gap, d * 0.4);
+                for (y, v) in [(a.top - gap, VAlign::Bottom), (a.bottom + gap, VAlign::Top)] {
+                    for c in [
+                        t(a.x, y, HAlign::Center, v),
+                        t(a.x - nudge, y, HAlign::Left, v),
+                        t(a.x + nudge, y, HAlign::Right, v),
+                    ] {
+                        if unambiguous(&c.bounds()) {
+                            options.push((c, None));
                         }
                     }
                 }
             }
         }
+        options
+    }
+
+    /// The label's places on rings around anchor `idx`, each joined to it by a leader line
+    /// that crosses nothing but the marker.
+    fn with_leader(&self, idx: usize, spot: Spot, t: &LabelAt<'_>) -> Vec<(Text, Option<Leader>)> {
+        let a = &self.anchors[idx];
+        let d = a.r + self.gap;
+        let mut options: Vec<(Text, Option<Leader>)> = Vec::new();
+        // Up and to the sides first: above a Pareto front there is usually empty space.
+        let angles = [-90.0, -135.0, -45.0, 180.0, 0.0, 135.0, 45.0, 90.0_f64];
+        let rings: &[f64] = if spot == Spot::Leader {
+            &[2.5, 4.0]
+        } else {
+            &[6.0, 8.0]
+        };
+        for &ring in rings {
+            for angle in angles {
+                let (sin, cos) = angle.to_radians().sin_cos();
+                let (x, y) = (a.x + ring * d * cos, a.y + ring * d * sin);
+                let h = if cos > 0.38 {
+                    HAlign::Left
+                } else if cos < -0.38 {
+                    HAlign::Right
+                } else {
+                    HAlign::Center
+                };
+                let v = if sin < -0.38 {
+                    VAlign::Bottom
+                } else if sin > 0.38 {
+                    VAlign::Top
+                } else {
+                    VAlign::Middle
+                };
+                let c = t(x, y, h, v);
+                let b = c.bounds();
+                let end = (a.x.clamp(b.x0, b.x1), a.y.clamp(b.y0, b.y1));
+                let len = (end.0 - a.x).hypot(end.1 - a.y);
+                if len <= d {
+                    continue;
+                }
+                // With a leader the label may be far off, but never hard by another point.
+                let crowded = self.anchors.iter().enumerate().any(|(j, o)| {
+                    j != idx && distance_to_segment((o.x, o.top, o.bottom), &b) < o.r + self.gap
+                });
+                if crowded {
+                    continue;
+                }
+                let (ux, uy) = ((end.0 - a.x) / len, (end.1 - a.y) / len);
+                let start = (a.x + ux * (a.r + 1.0), a.y + uy * (a.r + 1.0));
+                let stop = (end.0 - ux * 2.0, end.1 - uy * 2.0);
+                // Only the marker itself may be crossed: a leader along the error bar
+                // would read as part of the bar. The check starts a gap away from the
+                // marker, where a slanted leader has left the bar's caps behind.
+                let check = (a.x + ux * d, a.y + uy * d);
+                if self
+                    .placer
+                    .segment_is_clear(check, stop, &a.own[..a.own.len().min(1)])
+                {
+                    options.push((c, Some((start, stop))));
+                }
+            }
+        }
+        options
+    }
+
+    /// Takes the first of `options` the placer fits, and reserves it (and its leader).
+    fn reserve(&mut self, mut options: Vec<(Text, Option<Leader>)>) -> Option<Placed> {
         let boxes: Vec<Rect> = options.iter().map(|(c, _)| c.bounds()).collect();
         let (i, fit) = self.placer.place(&boxes)?;
         self.placer.add_hard(boxes[i]);
