@@ -1,6 +1,7 @@
 //! `judgelab bench`: prints the engine benchmark (or, with `--peer`, the comparison with a
 //! one-call-per-cell peer) as a table, then its JSON summary.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -10,6 +11,190 @@ use judgelab_engine::bench::peer::{PeerEvent, PeerOptions, PeerReport};
 use judgelab_engine::bench::race::{RaceOptions, TRIALS};
 use judgelab_engine::bench::saturation::{SaturationOptions, SaturationReport};
 use judgelab_engine::bench::{BenchEvent, BenchOptions, BenchReport, Floors, Way, NEAR_TIE};
+use judgelab_store::Store;
+
+/// `judgelab bench`'s arguments.
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// Items of LLMBar Natural to judge, at most 98 [default: 12; 24 with --peer; 16
+    /// with --saturation]; with --race, simulated items [default: 400]
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    items: Option<u16>,
+    /// Print the JSON summary only
+    #[arg(long)]
+    json: bool,
+    /// CPU threads for the model (default: all cores)
+    #[arg(long)]
+    threads: Option<u16>,
+    /// The LLMBar Natural file [default: datasets/llmbar_natural.jsonl of this checkout]
+    #[arg(long, value_name = "FILE")]
+    dataset: Option<PathBuf>,
+    /// `judgelab-floor`, llama.cpp built for this machine, for the hardware's floor
+    /// (`cargo xtask bench` and `cargo xtask bench peer` build it and pass it)
+    #[arg(long, value_name = "FILE")]
+    floor_tool: Option<PathBuf>,
+    /// An OpenAI-compatible server of the default model, up to /v1, to compare with
+    /// (`cargo xtask bench peer` starts one)
+    #[arg(long, value_name = "URL")]
+    peer: Option<String>,
+    /// The model name the peer (or --saturation) server knows
+    #[arg(long, default_value = "smollm2")]
+    peer_model: String,
+    /// Requests in flight to the peer (promptfoo's default)
+    #[arg(long, default_value_t = 4, requires = "peer", value_parser = clap::value_parser!(u16).range(1..=64))]
+    peer_concurrency: u16,
+    /// Run this experiment file with its calls timed alone, then decode the same prompts
+    /// with a plain llama.cpp loop: each local trial's latency at concurrency 1 against
+    /// a lone decode (`cargo xtask bench latency` runs the demo's)
+    #[arg(long, value_name = "FILE", conflicts_with = "peer")]
+    latency: Option<PathBuf>,
+    /// With --latency: calls of each trial timed alone
+    #[arg(long, default_value_t = judgelab_engine::DEFAULT_TIMED_CALLS, requires = "latency")]
+    timed_calls: usize,
+    /// Judge a two-trial sweep against this OpenAI-compatible server (up to /v1), then
+    /// ramp its first trial through 1, 2, 4, 8 requests in flight: does the sweep keep
+    /// the server as busy as the ramp's best level? (`cargo xtask bench saturation`
+    /// starts a llama-server with four slots)
+    #[arg(long, value_name = "URL", conflicts_with_all = ["peer", "latency"])]
+    saturation: Option<String>,
+    /// With --saturation: the sweep's calls in flight
+    #[arg(long, default_value_t = 4, requires = "saturation", value_parser = clap::value_parser!(u16).range(1..=256))]
+    sweep_concurrency: u16,
+    /// With --saturation: timed requests per level of the ramp
+    #[arg(long, default_value_t = 80, requires = "saturation")]
+    ramp_requests: usize,
+    /// Race a simulated 48-configuration grid of scripted judges of known accuracy
+    /// against the full grid, over many seeds: how often the race's pick is within 0.02
+    /// of the truly best, for what share of the grid's calls; and the bias of the pick's
+    /// naive and selection-corrected scores (`cargo xtask bench race`)
+    #[arg(long, conflicts_with_all = ["peer", "latency", "saturation"])]
+    race: bool,
+    /// With --race: simulated sweeps
+    #[arg(long, default_value_t = 1000, requires = "race", value_parser = clap::value_parser!(u64).range(1..))]
+    seeds: u64,
+    /// With --race: the latent correlation between two configurations' correctness on
+    /// an item (0: independent; 1: the same items are wrong for all)
+    #[arg(long, default_value_t = 0.8, requires = "race")]
+    correlation: f64,
+}
+
+/// Runs the benchmark `args` asks for: a race of simulated grids, a saturation ramp, the
+/// latency of an experiment's trials, the peer comparison, or the engine benchmark.
+pub async fn command(store: &Store, args: BenchArgs) -> Result<ExitCode> {
+    let BenchArgs {
+        items,
+        json,
+        threads,
+        dataset,
+        floor_tool,
+        peer: peer_url,
+        peer_model,
+        peer_concurrency,
+        latency: latency_file,
+        timed_calls,
+        saturation: saturation_url,
+        sweep_concurrency,
+        ramp_requests,
+        race: raced,
+        seeds,
+        correlation,
+    } = args;
+    if raced {
+        if !(0.0..=1.0).contains(&correlation) {
+            anyhow::bail!("--correlation {correlation}: must be between 0 and 1");
+        }
+        let options = judgelab_engine::bench::race::RaceOptions {
+            seeds,
+            items: items.map_or(400, usize::from),
+            correlation,
+            ..Default::default()
+        };
+        return Ok(race(options, json));
+    }
+    if let Some(n) = items.filter(|&n| n > 98) {
+        anyhow::bail!("--items {n}: LLMBar Natural has 98 items to judge beside its few-shot pool");
+    }
+    if let Some(base_url) = saturation_url {
+        let options = judgelab_engine::bench::saturation::SaturationOptions {
+            dataset: dataset.unwrap_or_else(|| {
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/llmbar_natural.jsonl")
+            }),
+            items: items.map_or(16, usize::from),
+            base_url,
+            model: peer_model,
+            concurrency: usize::from(sweep_concurrency),
+            levels: vec![1, 2, 4, 8],
+            requests: ramp_requests,
+            scratch: PathBuf::new(),
+        };
+        return saturation(options, json).await;
+    }
+    if let Some(file) = latency_file {
+        return latency(store, &file, timed_calls, threads.map(usize::from), json).await;
+    }
+    let dataset = dataset.unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/llmbar_natural.jsonl")
+    });
+    let threads = threads.map(usize::from);
+    match peer_url {
+        Some(base_url) => {
+            let options = judgelab_engine::bench::peer::PeerOptions {
+                dataset,
+                items: items.map_or(24, usize::from),
+                base_url,
+                model: peer_model,
+                threads,
+                concurrency: usize::from(peer_concurrency),
+                floor_tool,
+            };
+            peer(&options, json).await
+        }
+        None => {
+            let options = judgelab_engine::bench::BenchOptions {
+                dataset,
+                items: items.map_or(12, usize::from),
+                model: None,
+                threads,
+                floor_tool,
+            };
+            bench(&options, json).await
+        }
+    }
+}
+
+/// `judgelab bench --latency FILE`: each local trial's latency at concurrency 1 against a
+/// plain llama.cpp loop's decode of the same prompts.
+async fn latency(
+    store: &Store,
+    file: &Path,
+    timed_calls: usize,
+    threads: Option<usize>,
+    json: bool,
+) -> Result<ExitCode> {
+    let rows = judgelab_engine::bench::latency::latency(store, file, timed_calls, threads)
+        .await
+        .with_context(|| format!("while timing {}", file.display()))?;
+    println!("trial  shots  temp   n  tok_in  latency_ms  ttft_ms  plain_loop_ms  ratio");
+    for r in &rows {
+        println!(
+            "{:>5}  {:>5}  {:>4}  {:>2}  {:>6.0}  {:>10.0}  {:>7.0}  {:>13.0}  {:>5.2}",
+            r.trial_id,
+            r.few_shot,
+            r.temperature,
+            r.n,
+            r.prompt_tokens,
+            r.latency_ms,
+            r.ttft_ms,
+            r.plain_ms,
+            r.ratio
+        );
+    }
+    println!("latency_ms, ttft_ms: means of each trial's calls timed alone (concurrency 1); plain_loop_ms: the mean decode of the same prompts by a plain llama.cpp loop (whole prompt, cleared cache), in the same process");
+    if json {
+        println!("{}", serde_json::to_string(&rows)?);
+    }
+    Ok(ExitCode::SUCCESS)
+}
 
 pub async fn bench(options: &BenchOptions, json: bool) -> Result<ExitCode> {
     let dir = tempfile::tempdir().context("while creating a scratch folder")?;

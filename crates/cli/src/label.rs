@@ -12,7 +12,83 @@ use judgelab_core::annotation::queue::Filter;
 use judgelab_core::annotation::{parse_label, Key, Labels};
 use judgelab_core::{Label, Task};
 use judgelab_engine::labels::{self, Queue, QueueEntry};
+use judgelab_engine::EngineError;
 use judgelab_store::Store;
+
+/// `judgelab label`'s arguments.
+#[derive(clap::Args)]
+pub struct LabelArgs {
+    /// An experiment name, or its .toml file
+    experiment: String,
+    /// Who is labelling [default: the user's login]
+    #[arg(long, value_name = "NAME")]
+    annotator: Option<String>,
+    /// Only items without a label in the dataset
+    #[arg(long)]
+    unlabelled: bool,
+    /// Print the queue and label nothing
+    #[arg(long, conflicts_with_all = ["item", "undo", "export"])]
+    list: bool,
+    /// Label one item (with --give) instead of going through the queue
+    #[arg(long, value_name = "ID", requires = "give")]
+    item: Option<String>,
+    /// The label for --item: a key (a, b, t, a digit) or the label (A, B, tie, 4)
+    #[arg(long, value_name = "LABEL", requires = "item")]
+    give: Option<String>,
+    /// Take back the annotator's label of one item
+    #[arg(long, value_name = "ID", conflicts_with_all = ["item", "export"])]
+    undo: Option<String>,
+    /// Write every item of the dataset as JSONL in the dataset schema, with the labels
+    /// --labels names (--labels-of: whose; default everyone's, combined)
+    #[arg(long, value_name = "FILE")]
+    export: Option<PathBuf>,
+    /// The labels to export: annotations, both (an item's annotation, else its
+    /// dataset label) or original
+    #[arg(long, default_value = "both", value_parser = ["original", "annotations", "both"], requires = "export")]
+    labels: String,
+    /// Whose annotations to export [default: everyone's, combined]
+    #[arg(long, value_name = "NAME", requires = "export")]
+    labels_of: Option<String>,
+    /// With --list, print JSON
+    #[arg(long, requires = "list")]
+    json: bool,
+}
+
+/// Turns `args` into a request and serves it.
+pub async fn command(store: &Store, args: LabelArgs) -> Result<ExitCode> {
+    let LabelArgs {
+        experiment,
+        annotator,
+        unlabelled,
+        list,
+        item,
+        give,
+        undo,
+        export,
+        labels,
+        labels_of,
+        json,
+    } = args;
+    let action = match (item.zip(give), undo, export) {
+        (Some((item, label)), _, _) => LabelAction::Give { item, label },
+        (None, Some(item), _) => LabelAction::Undo { item },
+        (None, None, Some(path)) => LabelAction::Export {
+            path,
+            labels: Labels::parse(&labels, labels_of).map_err(EngineError::from)?,
+        },
+        (None, None, None) if list => LabelAction::List { json },
+        (None, None, None) => LabelAction::Queue,
+    };
+    let request = LabelRequest {
+        experiment: crate::experiment_name(&experiment)?,
+        annotator: annotator.unwrap_or_else(judgelab_engine::labels::default_annotator),
+        filter: Filter {
+            unlabelled_only: unlabelled,
+        },
+        action,
+    };
+    label(store, request).await
+}
 
 /// What `judgelab label` was asked to do.
 pub struct LabelRequest {

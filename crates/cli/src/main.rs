@@ -15,7 +15,6 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use judgelab_core::annotation::queue::Filter;
 use judgelab_core::annotation::Labels;
 use judgelab_core::dataset::ImportOptions;
 use judgelab_core::experiment::{PanelRule, PanelSpec, Ties};
@@ -230,42 +229,7 @@ enum Command {
     /// trials' verdicts are shown. Labels are kept beside the dataset's, never in place of
     /// them (`show --labels` computes the metrics against them); --export writes them as a
     /// dataset file
-    Label {
-        /// An experiment name, or its .toml file
-        experiment: String,
-        /// Who is labelling [default: the user's login]
-        #[arg(long, value_name = "NAME")]
-        annotator: Option<String>,
-        /// Only items without a label in the dataset
-        #[arg(long)]
-        unlabelled: bool,
-        /// Print the queue and label nothing
-        #[arg(long, conflicts_with_all = ["item", "undo", "export"])]
-        list: bool,
-        /// Label one item (with --give) instead of going through the queue
-        #[arg(long, value_name = "ID", requires = "give")]
-        item: Option<String>,
-        /// The label for --item: a key (a, b, t, a digit) or the label (A, B, tie, 4)
-        #[arg(long, value_name = "LABEL", requires = "item")]
-        give: Option<String>,
-        /// Take back the annotator's label of one item
-        #[arg(long, value_name = "ID", conflicts_with_all = ["item", "export"])]
-        undo: Option<String>,
-        /// Write every item of the dataset as JSONL in the dataset schema, with the labels
-        /// --labels names (--labels-of: whose; default everyone's, combined)
-        #[arg(long, value_name = "FILE")]
-        export: Option<PathBuf>,
-        /// The labels to export: annotations, both (an item's annotation, else its
-        /// dataset label) or original
-        #[arg(long, default_value = "both", value_parser = ["original", "annotations", "both"], requires = "export")]
-        labels: String,
-        /// Whose annotations to export [default: everyone's, combined]
-        #[arg(long, value_name = "NAME", requires = "export")]
-        labels_of: Option<String>,
-        /// With --list, print JSON
-        #[arg(long, requires = "list")]
-        json: bool,
-    },
+    Label(label::LabelArgs),
     /// Store or delete an API key in the OS keychain, for `api_key_keyring = "NAME"`
     Key {
         #[command(subcommand)]
@@ -279,68 +243,7 @@ enum Command {
     /// Time one sweep judged naively and by the planner, against the floors of this build
     /// and of the hardware; with --peer, time the zero-shot grid against a one-call-per-cell
     /// tool's way on an OpenAI-compatible server
-    Bench {
-        /// Items of LLMBar Natural to judge, at most 98 [default: 12; 24 with --peer; 16
-        /// with --saturation]; with --race, simulated items [default: 400]
-        #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
-        items: Option<u16>,
-        /// Print the JSON summary only
-        #[arg(long)]
-        json: bool,
-        /// CPU threads for the model (default: all cores)
-        #[arg(long)]
-        threads: Option<u16>,
-        /// The LLMBar Natural file [default: datasets/llmbar_natural.jsonl of this checkout]
-        #[arg(long, value_name = "FILE")]
-        dataset: Option<PathBuf>,
-        /// `judgelab-floor`, llama.cpp built for this machine, for the hardware's floor
-        /// (`cargo xtask bench` and `cargo xtask bench peer` build it and pass it)
-        #[arg(long, value_name = "FILE")]
-        floor_tool: Option<PathBuf>,
-        /// An OpenAI-compatible server of the default model, up to /v1, to compare with
-        /// (`cargo xtask bench peer` starts one)
-        #[arg(long, value_name = "URL")]
-        peer: Option<String>,
-        /// The model name the peer (or --saturation) server knows
-        #[arg(long, default_value = "smollm2")]
-        peer_model: String,
-        /// Requests in flight to the peer (promptfoo's default)
-        #[arg(long, default_value_t = 4, requires = "peer", value_parser = clap::value_parser!(u16).range(1..=64))]
-        peer_concurrency: u16,
-        /// Run this experiment file with its calls timed alone, then decode the same prompts
-        /// with a plain llama.cpp loop: each local trial's latency at concurrency 1 against
-        /// a lone decode (`cargo xtask bench latency` runs the demo's)
-        #[arg(long, value_name = "FILE", conflicts_with = "peer")]
-        latency: Option<PathBuf>,
-        /// With --latency: calls of each trial timed alone
-        #[arg(long, default_value_t = judgelab_engine::DEFAULT_TIMED_CALLS, requires = "latency")]
-        timed_calls: usize,
-        /// Judge a two-trial sweep against this OpenAI-compatible server (up to /v1), then
-        /// ramp its first trial through 1, 2, 4, 8 requests in flight: does the sweep keep
-        /// the server as busy as the ramp's best level? (`cargo xtask bench saturation`
-        /// starts a llama-server with four slots)
-        #[arg(long, value_name = "URL", conflicts_with_all = ["peer", "latency"])]
-        saturation: Option<String>,
-        /// With --saturation: the sweep's calls in flight
-        #[arg(long, default_value_t = 4, requires = "saturation", value_parser = clap::value_parser!(u16).range(1..=256))]
-        sweep_concurrency: u16,
-        /// With --saturation: timed requests per level of the ramp
-        #[arg(long, default_value_t = 80, requires = "saturation")]
-        ramp_requests: usize,
-        /// Race a simulated 48-configuration grid of scripted judges of known accuracy
-        /// against the full grid, over many seeds: how often the race's pick is within 0.02
-        /// of the truly best, for what share of the grid's calls; and the bias of the pick's
-        /// naive and selection-corrected scores (`cargo xtask bench race`)
-        #[arg(long, conflicts_with_all = ["peer", "latency", "saturation"])]
-        race: bool,
-        /// With --race: simulated sweeps
-        #[arg(long, default_value_t = 1000, requires = "race", value_parser = clap::value_parser!(u64).range(1..))]
-        seeds: u64,
-        /// With --race: the latent correlation between two configurations' correctness on
-        /// an item (0: independent; 1: the same items are wrong for all)
-        #[arg(long, default_value_t = 0.8, requires = "race")]
-        correlation: f64,
-    },
+    Bench(bench::BenchArgs),
 }
 
 /// Whose labels the metrics are against.
@@ -477,16 +380,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             plan,
         } => {
             if plan {
-                let plan = judgelab_engine::plan(
-                    &store,
-                    &experiment,
-                    Some(&judgelab_engine::LocalModels),
-                    timed_calls,
-                )
-                .await
-                .with_context(|| format!("while planning {}", experiment.display()))?;
-                print!("{}", table::plan(&plan));
-                return Ok(ExitCode::SUCCESS);
+                return print_plan(&store, &experiment, timed_calls).await;
             }
             let options = RunOptions {
                 replace,
@@ -508,40 +402,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             let labels = labels.labels()?;
             show(&store, &experiment, json, &front, &labels, bootstrap.spec()).await?
         }
-        Command::Label {
-            experiment,
-            annotator,
-            unlabelled,
-            list,
-            item,
-            give,
-            undo,
-            export,
-            labels,
-            labels_of,
-            json,
-        } => {
-            use label::LabelAction;
-            let action = match (item.zip(give), undo, export) {
-                (Some((item, label)), _, _) => LabelAction::Give { item, label },
-                (None, Some(item), _) => LabelAction::Undo { item },
-                (None, None, Some(path)) => LabelAction::Export {
-                    path,
-                    labels: Labels::parse(&labels, labels_of).map_err(EngineError::from)?,
-                },
-                (None, None, None) if list => LabelAction::List { json },
-                (None, None, None) => LabelAction::Queue,
-            };
-            let request = label::LabelRequest {
-                experiment: experiment_name(&experiment)?,
-                annotator: annotator.unwrap_or_else(judgelab_engine::labels::default_annotator),
-                filter: Filter {
-                    unlabelled_only: unlabelled,
-                },
-                action,
-            };
-            label::label(&store, request).await?
-        }
+        Command::Label(args) => label::command(&store, args).await?,
         Command::Load {
             experiment,
             trial,
@@ -634,121 +495,24 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Key { action } => key(action).await?,
         Command::List => list(&store).await?,
         Command::Info => info(&store),
-        Command::Bench {
-            items,
-            json,
-            threads,
-            dataset,
-            floor_tool,
-            peer,
-            peer_model,
-            peer_concurrency,
-            latency,
-            timed_calls,
-            saturation,
-            sweep_concurrency,
-            ramp_requests,
-            race,
-            seeds,
-            correlation,
-        } => {
-            if race {
-                if !(0.0..=1.0).contains(&correlation) {
-                    anyhow::bail!("--correlation {correlation}: must be between 0 and 1");
-                }
-                let options = judgelab_engine::bench::race::RaceOptions {
-                    seeds,
-                    items: items.map_or(400, usize::from),
-                    correlation,
-                    ..Default::default()
-                };
-                return Ok(bench::race(options, json));
-            }
-            if let Some(n) = items.filter(|&n| n > 98) {
-                anyhow::bail!(
-                    "--items {n}: LLMBar Natural has 98 items to judge beside its few-shot pool"
-                );
-            }
-            if let Some(base_url) = saturation {
-                let options = judgelab_engine::bench::saturation::SaturationOptions {
-                    dataset: dataset.unwrap_or_else(|| {
-                        Path::new(env!("CARGO_MANIFEST_DIR"))
-                            .join("../../datasets/llmbar_natural.jsonl")
-                    }),
-                    items: items.map_or(16, usize::from),
-                    base_url,
-                    model: peer_model,
-                    concurrency: usize::from(sweep_concurrency),
-                    levels: vec![1, 2, 4, 8],
-                    requests: ramp_requests,
-                    scratch: PathBuf::new(),
-                };
-                return bench::saturation(options, json).await;
-            }
-            if let Some(file) = latency {
-                let rows = judgelab_engine::bench::latency::latency(
-                    &store,
-                    &file,
-                    timed_calls,
-                    threads.map(usize::from),
-                )
-                .await
-                .with_context(|| format!("while timing {}", file.display()))?;
-                println!(
-                    "trial  shots  temp   n  tok_in  latency_ms  ttft_ms  plain_loop_ms  ratio"
-                );
-                for r in &rows {
-                    println!(
-                        "{:>5}  {:>5}  {:>4}  {:>2}  {:>6.0}  {:>10.0}  {:>7.0}  {:>13.0}  {:>5.2}",
-                        r.trial_id,
-                        r.few_shot,
-                        r.temperature,
-                        r.n,
-                        r.prompt_tokens,
-                        r.latency_ms,
-                        r.ttft_ms,
-                        r.plain_ms,
-                        r.ratio
-                    );
-                }
-                println!("latency_ms, ttft_ms: means of each trial's calls timed alone (concurrency 1); plain_loop_ms: the mean decode of the same prompts by a plain llama.cpp loop (whole prompt, cleared cache), in the same process");
-                if json {
-                    println!("{}", serde_json::to_string(&rows)?);
-                }
-                return Ok(ExitCode::SUCCESS);
-            }
-            let dataset = dataset.unwrap_or_else(|| {
-                Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/llmbar_natural.jsonl")
-            });
-            let threads = threads.map(usize::from);
-            match peer {
-                Some(base_url) => {
-                    let options = judgelab_engine::bench::peer::PeerOptions {
-                        dataset,
-                        items: items.map_or(24, usize::from),
-                        base_url,
-                        model: peer_model,
-                        threads,
-                        concurrency: usize::from(peer_concurrency),
-                        floor_tool,
-                    };
-                    bench::peer(&options, json).await?
-                }
-                None => {
-                    let options = judgelab_engine::bench::BenchOptions {
-                        dataset,
-                        items: items.map_or(12, usize::from),
-                        model: None,
-                        threads,
-                        floor_tool,
-                    };
-                    bench::bench(&options, json).await?
-                }
-            }
-        }
+        Command::Bench(args) => bench::command(&store, args).await?,
     };
     store.close().await;
     Ok(code)
+}
+
+/// `run --plan`: what the run will cost, before any call.
+async fn print_plan(store: &Store, experiment: &Path, timed_calls: usize) -> Result<ExitCode> {
+    let plan = judgelab_engine::plan(
+        store,
+        experiment,
+        Some(&judgelab_engine::LocalModels),
+        timed_calls,
+    )
+    .await
+    .with_context(|| format!("while planning {}", experiment.display()))?;
+    print!("{}", table::plan(&plan));
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn import(

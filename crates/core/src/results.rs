@@ -344,6 +344,148 @@ pub struct StoredTrial {
     pub test_role: Option<String>,
 }
 
+/// What summarizing one stored trial needs of its experiment.
+struct TrialFrame<'a> {
+    stored: &'a StoredExperiment,
+    task: Task,
+    /// The dataset's labelled items by id.
+    items: HashMap<&'a str, &'a Item>,
+    /// Each judged (dev) item's unit, and each test item's.
+    units: HashMap<String, usize>,
+    test_units: HashMap<String, usize>,
+    bootstrap: &'a BootstrapSpec,
+}
+
+impl TrialFrame<'_> {
+    /// A trial's summary, with the calls it should have and those it has.
+    fn trial(&self, mut t: StoredTrial) -> (TrialSummary, usize, usize) {
+        let (task, bootstrap) = (self.task, self.bootstrap);
+        // Calls on items without a human label (an estimate's) are kept apart, so that no
+        // figure of the trial counts them.
+        let (verdicts, unlabelled_verdicts): (Vec<_>, Vec<_>) = std::mem::take(&mut t.verdicts)
+            .into_iter()
+            .partition(|v| self.items.contains_key(v.item_id.as_str()));
+        t.verdicts = verdicts;
+        let observations = self.observed(&t.verdicts, &self.units);
+        let test_observations = self.observed(&t.verdicts, &self.test_units);
+        let dropped = self
+            .stored
+            .race
+            .iter()
+            .find(|s| s.trial_id == t.id && s.dropped)
+            .copied();
+        let n_expected = self.expected_calls(&t, dropped);
+        let n_stored = t
+            .verdicts
+            .iter()
+            .filter(|v| !v.outcome.is_call_failure())
+            .count();
+        let timing = self.timing(&t);
+        let latencies = match timing {
+            Timing::Sampled { timed, .. } => timed.iter().map(|t| t.latency_ms).collect(),
+            Timing::Calls { .. } => t
+                .verdicts
+                .iter()
+                .filter(|v| !v.outcome.is_call_failure())
+                .filter_map(|v| v.latency_ms)
+                .collect(),
+        };
+        let metrics = metrics::compute(task, &observations, timing, bootstrap);
+        let (kind, dev_judged) = confidence::judged(task, &observations);
+        let test_judged =
+            (!test_observations.is_empty()).then(|| confidence::judged(task, &test_observations).1);
+        let calibration =
+            kind.and_then(|k| trust::calibration::calibration(k, &dev_judged, bootstrap));
+        let selective = trust::selective::selective(
+            &dev_judged,
+            test_judged.as_deref(),
+            self.stored.experiment.trust.target,
+        );
+        let split_scores = SplitScores {
+            dev: SplitScore {
+                n: metrics.n,
+                n_errors: metrics.n_errors,
+                quality: metrics.quality.clone(),
+            },
+            test: (!test_observations.is_empty())
+                .then(|| SplitScore::of(task, &test_observations, bootstrap)),
+        };
+        let summary = TrialSummary {
+            id: t.id,
+            trial_idx: t.trial_idx,
+            metrics,
+            split_scores,
+            test_role: t.test_role,
+            dropped,
+            calibration,
+            selective,
+            params: t.params,
+            model_sha256: t.model_sha256,
+            template_hash: t.template_hash,
+            examples: t.examples,
+            verdicts: t.verdicts,
+            unlabelled_verdicts,
+            observations,
+            test_observations,
+            latencies,
+        };
+        (summary, n_expected, n_stored)
+    }
+
+    /// `verdicts` on the items `units` numbers, as the metrics see them.
+    fn observed(
+        &self,
+        verdicts: &[VerdictRecord],
+        units: &HashMap<String, usize>,
+    ) -> Vec<Observation> {
+        verdicts
+            .iter()
+            .filter_map(|v| {
+                let item = self.items.get(v.item_id.as_str())?;
+                let unit = units.get(v.item_id.as_str())?;
+                Some(v.observation(self.task, item.human_label, *unit))
+            })
+            .collect()
+    }
+
+    /// The calls a trial should have: a dropped trial the dev items it was judged on by
+    /// then; a trial the selection keeps the test split too.
+    fn expected_calls(&self, t: &StoredTrial, dropped: Option<RoundStanding>) -> usize {
+        let dev_items = dropped.map_or(self.stored.judged.len(), |d| d.n_items);
+        let test_items = if t.test_role.is_some() {
+            self.stored.test.len()
+        } else {
+            0
+        };
+        let per_item = self.stored.experiment.sweep.repeats as usize * t.params.order.calls().len();
+        (dev_items + test_items) * per_item
+    }
+
+    /// Where a trial's latency figures come from. A remote judge's calls are requests of
+    /// their own, unless the sweep sets the load its latency is measured at; a local judge
+    /// batches them, so its latency is that of the calls timed alone.
+    fn timing<'t>(&self, t: &'t StoredTrial) -> Timing<'t> {
+        let remote = self
+            .stored
+            .experiment
+            .judge_named(&t.params.judge)
+            .and_then(|j| j.remote());
+        match (remote, t.params.concurrency) {
+            (Some(_), Some(concurrency)) => Timing::Sampled {
+                concurrency,
+                timed: &t.timed,
+            },
+            (Some(remote), None) => Timing::Calls {
+                concurrency: remote.endpoint.calls.concurrency as u32,
+            },
+            (None, _) => Timing::Sampled {
+                concurrency: 1,
+                timed: &t.timed,
+            },
+        }
+    }
+}
+
 impl ExperimentSummary {
     /// Computes every trial's metrics (with intervals drawn as `bootstrap` says) and the
     /// baselines over the judged items.
@@ -353,145 +495,40 @@ impl ExperimentSummary {
         trials: Vec<StoredTrial>,
         bootstrap: &BootstrapSpec,
     ) -> ExperimentSummary {
-        let items: HashMap<&str, &Item> =
-            dataset.items.iter().map(|i| (i.id.as_str(), i)).collect();
-        let units: HashMap<&str, usize> = stored
-            .judged
-            .iter()
-            .enumerate()
-            .map(|(unit, id)| (id.as_str(), unit))
-            .collect();
-        let test_units: HashMap<&str, usize> = stored
-            .test
-            .iter()
-            .enumerate()
-            .map(|(unit, id)| (id.as_str(), unit))
-            .collect();
+        let positions = |ids: &[String]| -> HashMap<String, usize> {
+            ids.iter()
+                .enumerate()
+                .map(|(unit, id)| (id.clone(), unit))
+                .collect()
+        };
         let repeats = stored.experiment.sweep.repeats;
-        let judged: Vec<&Item> = stored
-            .judged
-            .iter()
-            .filter_map(|id| items.get(id.as_str()).copied())
-            .collect();
-        // Each trial's metrics (its bootstrap intervals are most of the time) on a core of
-        // its own, and the baselines beside them.
-        let (summarized, baselines) = std::thread::scope(|scope| {
-            let baselines = scope.spawn(|| baseline::baselines(dataset.task, &judged, bootstrap));
-            let summarized: Vec<(TrialSummary, usize, usize)> = parallel::map(trials, |mut t| {
-                // Calls on items without a human label (an estimate's) are kept apart, so
-                // that no figure of the trial counts them.
-                let (verdicts, unlabelled_verdicts): (Vec<_>, Vec<_>) =
-                    std::mem::take(&mut t.verdicts)
-                        .into_iter()
-                        .partition(|v| items.contains_key(v.item_id.as_str()));
-                t.verdicts = verdicts;
-                let observed = |units: &HashMap<&str, usize>| -> Vec<Observation> {
-                    t.verdicts
-                        .iter()
-                        .filter_map(|v| {
-                            let item = items.get(v.item_id.as_str())?;
-                            let unit = units.get(v.item_id.as_str())?;
-                            Some(v.observation(dataset.task, item.human_label, *unit))
-                        })
-                        .collect()
-                };
-                let observations = observed(&units);
-                let test_observations = observed(&test_units);
-                let dropped = stored
-                    .race
-                    .iter()
-                    .find(|s| s.trial_id == t.id && s.dropped)
-                    .copied();
-                // A dropped trial needs the dev items it was judged on by then; a trial the
-                // selection keeps needs the test split too.
-                let dev_items = dropped.map_or(stored.judged.len(), |d| d.n_items);
-                let test_items = if t.test_role.is_some() {
-                    stored.test.len()
-                } else {
-                    0
-                };
-                let per_item = repeats as usize * t.params.order.calls().len();
-                let n_expected = (dev_items + test_items) * per_item;
-                let n_stored = t
-                    .verdicts
-                    .iter()
-                    .filter(|v| !v.outcome.is_call_failure())
-                    .count();
-                // A remote judge's calls are requests of their own, unless the sweep sets
-                // the load its latency is measured at; a local judge batches them, so its
-                // latency is that of the calls timed alone.
-                let remote = stored
-                    .experiment
-                    .judge_named(&t.params.judge)
-                    .and_then(|j| j.remote());
-                let timing = match (remote, t.params.concurrency) {
-                    (Some(_), Some(concurrency)) => Timing::Sampled {
-                        concurrency,
-                        timed: &t.timed,
-                    },
-                    (Some(remote), None) => Timing::Calls {
-                        concurrency: remote.endpoint.calls.concurrency as u32,
-                    },
-                    (None, _) => Timing::Sampled {
-                        concurrency: 1,
-                        timed: &t.timed,
-                    },
-                };
-                let latencies = match timing {
-                    Timing::Sampled { timed, .. } => timed.iter().map(|t| t.latency_ms).collect(),
-                    Timing::Calls { .. } => t
-                        .verdicts
-                        .iter()
-                        .filter(|v| !v.outcome.is_call_failure())
-                        .filter_map(|v| v.latency_ms)
-                        .collect(),
-                };
-                let metrics = metrics::compute(dataset.task, &observations, timing, bootstrap);
-                let (kind, dev_judged) = confidence::judged(dataset.task, &observations);
-                let test_judged = (!test_observations.is_empty())
-                    .then(|| confidence::judged(dataset.task, &test_observations).1);
-                let calibration =
-                    kind.and_then(|k| trust::calibration::calibration(k, &dev_judged, bootstrap));
-                let selective = trust::selective::selective(
-                    &dev_judged,
-                    test_judged.as_deref(),
-                    stored.experiment.trust.target,
-                );
-                let split_scores = SplitScores {
-                    dev: SplitScore {
-                        n: metrics.n,
-                        n_errors: metrics.n_errors,
-                        quality: metrics.quality.clone(),
-                    },
-                    test: (!test_observations.is_empty())
-                        .then(|| SplitScore::of(dataset.task, &test_observations, bootstrap)),
-                };
-                let summary = TrialSummary {
-                    id: t.id,
-                    trial_idx: t.trial_idx,
-                    metrics,
-                    split_scores,
-                    test_role: t.test_role,
-                    dropped,
-                    calibration,
-                    selective,
-                    params: t.params,
-                    model_sha256: t.model_sha256,
-                    template_hash: t.template_hash,
-                    examples: t.examples,
-                    verdicts: t.verdicts,
-                    unlabelled_verdicts,
-                    observations,
-                    test_observations,
-                    latencies,
-                };
-                (summary, n_expected, n_stored)
-            });
-            (
-                summarized,
-                baselines.join().expect("the baselines do not panic"),
-            )
-        });
+        let (summarized, baselines) = {
+            let frame = TrialFrame {
+                stored: &stored,
+                task: dataset.task,
+                items: dataset.items.iter().map(|i| (i.id.as_str(), i)).collect(),
+                units: positions(&stored.judged),
+                test_units: positions(&stored.test),
+                bootstrap,
+            };
+            let judged: Vec<&Item> = stored
+                .judged
+                .iter()
+                .filter_map(|id| frame.items.get(id.as_str()).copied())
+                .collect();
+            // Each trial's metrics (its bootstrap intervals are most of the time) on a core
+            // of its own, and the baselines beside them.
+            std::thread::scope(|scope| {
+                let baselines =
+                    scope.spawn(|| baseline::baselines(dataset.task, &judged, bootstrap));
+                let summarized: Vec<(TrialSummary, usize, usize)> =
+                    parallel::map(trials, |t| frame.trial(t));
+                (
+                    summarized,
+                    baselines.join().expect("the baselines do not panic"),
+                )
+            })
+        };
         let n_expected = summarized.iter().map(|s| s.1).sum();
         let n_stored = summarized.iter().map(|s| s.2).sum();
         let trials: Vec<TrialSummary> = summarized.into_iter().map(|s| s.0).collect();

@@ -109,21 +109,6 @@ pub async fn load_ramp(
         .into_iter()
         .find(|t| t.id == trial.id)
         .expect("the summary's trial is stored");
-    let mut calls: Vec<_> = trial.verdicts.iter().filter(|v| v.repeat == 0).collect();
-    if calls.is_empty() {
-        return Err(invalid(format!(
-            "trial {} has no verdicts yet: run the experiment first",
-            trial.id
-        )));
-    }
-    // A seeded order, so that two ramps of the same trial send the same requests.
-    let mut rng = SplitMix64::new(mix(&[
-        summary.experiment.parsed.sweep.seed,
-        judgelab_core::hash::stable_u64("load"),
-    ]));
-    for i in (1..calls.len()).rev() {
-        calls.swap(i, rng.below(i as u64 + 1) as usize);
-    }
     let p = &trial.params;
     let output = summary
         .experiment
@@ -134,11 +119,7 @@ pub async fn load_ramp(
     let grammar = (p.constraint == Constraint::Grammar).then(|| {
         judgelab_core::verdict::grammar(output, summary.dataset.task, allow_tie(&summary.dataset))
     });
-    let mut prompts = Vec::with_capacity(calls.len());
-    for v in &calls {
-        let messages = verdict_prompt(store, &summary, trial, v).await?.messages;
-        prompts.push((v.item_id.clone(), v.swapped, v.seed, messages));
-    }
+    let prompts = ramp_prompts(store, &summary, trial).await?;
     // No request may be answered from a prompt cache: a server's holds every prompt the
     // sweep sent, so a remote ramp's requests all go out uncached; a local judge is loaded
     // afresh, so its first sight of each prompt goes out as it is (sharing a prefix with
@@ -189,21 +170,7 @@ pub async fn load_ramp(
             concurrency,
             requests: options.requests,
         });
-        let mut spec = ModelSpec::of(
-            &judge,
-            Path::new(&trial_row.model_path),
-            trial_row.model_sha256.as_deref().unwrap_or(""),
-            summary.dataset.task,
-            allow_tie(&summary.dataset),
-            options.threads,
-            false,
-        );
-        match &mut spec {
-            ModelSpec::Local(local) => local.parallel = concurrency as usize,
-            ModelSpec::Remote(remote) => {
-                remote.judge.endpoint.calls.concurrency = concurrency as usize
-            }
-        }
+        let spec = level_spec(&judge, &trial_row, &summary, &options, concurrency);
         let loader = Arc::clone(&loader);
         let model = tokio::task::spawn_blocking(move || loader.load(&spec))
             .await
@@ -255,6 +222,68 @@ pub async fn load_ramp(
     })
 }
 
+/// The requests of a ramp: each of the trial's calls of the first repeat, with its
+/// messages rendered again, in a seeded order, so that two ramps of the same trial send
+/// the same requests.
+async fn ramp_prompts(
+    store: &Store,
+    summary: &judgelab_core::results::ExperimentSummary,
+    trial: &judgelab_core::results::TrialSummary,
+) -> Result<Vec<Prompt>, EngineError> {
+    let mut calls: Vec<_> = trial.verdicts.iter().filter(|v| v.repeat == 0).collect();
+    if calls.is_empty() {
+        return Err(EngineError::Invalid {
+            path: summary.experiment.name.clone(),
+            message: format!(
+                "trial {} has no verdicts yet: run the experiment first",
+                trial.id
+            ),
+        });
+    }
+    // A seeded order, so that two ramps of the same trial send the same requests.
+    let mut rng = SplitMix64::new(mix(&[
+        summary.experiment.parsed.sweep.seed,
+        judgelab_core::hash::stable_u64("load"),
+    ]));
+    for i in (1..calls.len()).rev() {
+        calls.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    let mut prompts = Vec::with_capacity(calls.len());
+    for v in &calls {
+        let messages = verdict_prompt(store, summary, trial, v).await?.messages;
+        prompts.push((v.item_id.clone(), v.swapped, v.seed, messages));
+    }
+    Ok(prompts)
+}
+
+/// The judge of one level: the trial's, with `concurrency` requests in flight (a remote
+/// judge's `concurrency`, a local one's `parallel`).
+fn level_spec(
+    judge: &judgelab_core::experiment::NamedJudge,
+    trial_row: &judgelab_store::TrialRow,
+    summary: &judgelab_core::results::ExperimentSummary,
+    options: &LoadOptions,
+    concurrency: u32,
+) -> ModelSpec {
+    let mut spec = ModelSpec::of(
+        judge,
+        Path::new(&trial_row.model_path),
+        trial_row.model_sha256.as_deref().unwrap_or(""),
+        summary.dataset.task,
+        allow_tie(&summary.dataset),
+        options.threads,
+        false,
+    );
+    match &mut spec {
+        ModelSpec::Local(local) => local.parallel = concurrency as usize,
+        ModelSpec::Remote(remote) => remote.judge.endpoint.calls.concurrency = concurrency as usize,
+    }
+    spec
+}
+
+/// A ramp's request: its item, answer order, seed and messages.
+type Prompt = (String, bool, u32, Vec<judgelab_core::Message>);
+
 /// Sends `requests` as one batch on a worker thread, calling `on_response` as each returns;
 /// the responses, and the wall time from the first sent to the last returned.
 async fn send(
@@ -295,11 +324,7 @@ async fn send(
 }
 
 /// A response as the ramp stores it.
-fn call(
-    prompts: &[(String, bool, u32, Vec<judgelab_core::Message>)],
-    r: JudgeResponse,
-    warmup: bool,
-) -> TimedRequest {
+fn call(prompts: &[Prompt], r: JudgeResponse, warmup: bool) -> TimedRequest {
     let (item_id, swapped, _, _) = &prompts[r.key % prompts.len()];
     TimedRequest::new(item_id, *swapped, warmup, Some(r.result))
 }

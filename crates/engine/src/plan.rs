@@ -107,108 +107,17 @@ pub async fn plan(
     )?;
     let trials = e.trials();
     let judged: Vec<&Item> = s.judged.iter().map(|&i| &items[i]).collect();
-    let repeats = e.sweep.repeats as usize;
-
-    // Prompt tokens as the first local judge counts them.
-    let local = e.judges.iter().find_map(|j| Some((j, j.local()?)));
-    let judge = match (tokenizer, local) {
-        (Some(loader), Some((j, local))) => {
-            let (path, sha256) = r.model_file(&j.name);
-            Some(loader.load(&ModelSpec::Local(LocalModel {
-                name: j.name.clone(),
-                path: path.clone(),
-                sha256: sha256.clone(),
-                gpu_layers: Some(0),
-                context_size: local.context_size,
-                threads: Some(1),
-                parallel: 1,
-                share_prefix: false,
-            }))?)
-        }
-        _ => None,
+    let judge = tokenizer_judge(&r, tokenizer)?;
+    let sampled = Sampled {
+        r: &r,
+        judged: &judged,
+        pool: &s.pool,
+        judge: judge.as_deref(),
     };
-    let mut n_calls = 0;
-    let mut n_verdicts = 0;
-    let mut prompt_tokens = 0.0;
-    // Exact verdicts: trials showing the same prompts share their calls; the trials each
-    // pass serves, by the prompts' key.
-    let mut passes: Vec<(Prompts<'_>, usize)> = Vec::new();
-    // Remote trials at several loads: the same requests, made once.
-    let mut requests_seen = std::collections::HashSet::new();
-    // Calls per dev item of each trial that makes its own.
-    let mut per_item: Vec<usize> = Vec::new();
-    // Prompt tokens of one call, by the prompts' key: rendered on a sample of items.
-    let mut call_tokens: HashMap<Prompts<'_>, f64> = HashMap::new();
-    for params in &trials {
-        n_verdicts += judged.len() * repeats * params.order.calls().len();
-        let exact = e.exact(params);
-        // The sample timed at the trial's load: the timed calls, a warm-up and a tail.
-        let at_load = match params.concurrency {
-            Some(c) if r.judge(&params.judge).remote().is_some() => {
-                (judged.len() * params.order.calls().len()).min(timed_calls) + 2 * c as usize - 1
-            }
-            _ => 0,
-        };
-        let requests = TrialParams {
-            concurrency: None,
-            ..params.clone()
-        };
-        let shared = at_load > 0
-            && !requests_seen.insert(serde_json::to_string(&requests).expect("params serialise"));
-        let prompts = prompts_of(params);
-        if exact {
-            match passes.iter_mut().find(|(p, _)| *p == prompts) {
-                Some((_, served)) => {
-                    *served += 1;
-                    continue;
-                }
-                None => passes.push((prompts, 1)),
-            }
-        }
-        let calls_per_item = if exact { 1 } else { repeats } * params.order.calls().len();
-        if !shared {
-            per_item.push(calls_per_item);
-        }
-        let n = if shared {
-            0
-        } else {
-            judged.len() * calls_per_item
-        } + at_load;
-        n_calls += n;
-        let sampled = Sampled {
-            r: &r,
-            judged: &judged,
-            pool: &s.pool,
-            judge: judge.as_deref(),
-        };
-        let per_call = sampled.tokens(params, &mut call_tokens)?;
-        prompt_tokens += per_call * n as f64;
-    }
-    // The calls timed alone: one sample per request shape of the local trials, and a
-    // warm-up per local judge.
-    let shapes = timing_shapes(&r, &trials);
-    let sample_calls = |p: &TrialParams| (judged.len() * p.order.calls().len()).min(timed_calls);
-    let mut timing_tokens = 0.0;
-    let mut timed_rows = 0;
-    let mut timed_judges = std::collections::HashSet::new();
-    for shape in &shapes {
-        let calls = sample_calls(shape[0]);
-        let warmup = usize::from(calls > 0 && timed_judges.insert(&shape[0].judge));
-        let sampled = Sampled {
-            r: &r,
-            judged: &judged,
-            pool: &s.pool,
-            judge: judge.as_deref(),
-        };
-        timing_tokens += sampled.tokens(shape[0], &mut call_tokens)? * (calls + warmup) as f64;
-        timed_rows += calls * shape.len();
-    }
-    let timing = TimingPlan {
-        n_shapes: shapes.iter().filter(|s| sample_calls(s[0]) > 0).count(),
-        n_trials: shapes.iter().map(Vec::len).sum(),
-        n_calls: shapes.iter().map(|s| sample_calls(s[0])).sum::<usize>() + timed_judges.len(),
-        est_seconds: None,
-    };
+    let mut call_tokens = HashMap::new();
+    let counted = count_calls(&sampled, &trials, timed_calls, &mut call_tokens)?;
+    let (timing, timing_tokens, timed_rows) =
+        timed_phase(&sampled, &trials, timed_calls, &mut call_tokens)?;
 
     let existing = store.experiment_by_name(&e.name).await?;
     let conflicts = existing
@@ -223,6 +132,13 @@ pub async fn plan(
         Some((_, _, sha256)) => store.ms_per_prompt_token(sha256).await?,
         None => None,
     };
+    let Counted {
+        n_calls,
+        n_verdicts,
+        prompt_tokens,
+        passes,
+        per_item,
+    } = counted;
     let missing = n_verdicts.saturating_sub(n_done) as f64 / n_verdicts.max(1) as f64;
     let n_timed = match existing.as_ref().filter(|_| !conflicts) {
         Some(x) => store.count_timed_calls(x.id).await?,
@@ -233,20 +149,7 @@ pub async fn plan(
         est_seconds: speed.map(|ms| ms * timing_tokens * timing_missing / 1000.0),
         ..timing
     };
-    let race = e.selection.is_race().then(|| {
-        let rounds: Vec<race::Round> = race::rounds(judged.len(), &e.selection).collect();
-        let first_decision = rounds
-            .iter()
-            .find(|r| r.decides)
-            .map_or(judged.len(), |r| r.n_items);
-        let cheapest = per_item.iter().copied().min().unwrap_or(0);
-        RacePlan {
-            n_rounds: rounds.len() as u32,
-            first_decision,
-            min_calls: per_item.iter().sum::<usize>() * first_decision
-                + cheapest * (judged.len() - first_decision),
-        }
-    });
+    let race = race_plan(e, judged.len(), &per_item);
     Ok(Plan {
         experiment: e.name.clone(),
         dataset: r.dataset.name.clone(),
@@ -267,6 +170,151 @@ pub async fn plan(
         n_test: s.test.len(),
         test_calls_per_trial: s.test.len() * per_item.iter().copied().max().unwrap_or(0),
         race,
+    })
+}
+
+/// The first local judge, loaded to count prompt tokens; none without a loader or a
+/// local judge.
+fn tokenizer_judge(
+    r: &Resolved,
+    tokenizer: Option<&dyn JudgeLoader>,
+) -> Result<Option<std::sync::Arc<dyn Judge>>, EngineError> {
+    let e = &r.experiment;
+    let local = e.judges.iter().find_map(|j| Some((j, j.local()?)));
+    let (Some(loader), Some((j, local))) = (tokenizer, local) else {
+        return Ok(None);
+    };
+    let (path, sha256) = r.model_file(&j.name);
+    Ok(Some(loader.load(&ModelSpec::Local(LocalModel {
+        name: j.name.clone(),
+        path: path.clone(),
+        sha256: sha256.clone(),
+        gpu_layers: Some(0),
+        context_size: local.context_size,
+        threads: Some(1),
+        parallel: 1,
+        share_prefix: false,
+    }))?))
+}
+
+/// What the trials' own calls come to.
+struct Counted<'t> {
+    n_calls: usize,
+    n_verdicts: usize,
+    prompt_tokens: f64,
+    /// Exact verdicts: trials showing the same prompts share their calls; the trials each
+    /// pass serves, by the prompts' key.
+    passes: Vec<(Prompts<'t>, usize)>,
+    /// Calls per dev item of each trial that makes its own.
+    per_item: Vec<usize>,
+}
+
+/// Counts the calls, verdicts and prompt tokens of `trials`: an exact group's pass once,
+/// a remote trial swept over loads once, plus each timed sample at a load.
+fn count_calls<'t>(
+    sampled: &Sampled<'_>,
+    trials: &'t [TrialParams],
+    timed_calls: usize,
+    call_tokens: &mut HashMap<Prompts<'t>, f64>,
+) -> Result<Counted<'t>, EngineError> {
+    let (r, judged) = (sampled.r, sampled.judged);
+    let e = &r.experiment;
+    let repeats = e.sweep.repeats as usize;
+    let mut counted = Counted {
+        n_calls: 0,
+        n_verdicts: 0,
+        prompt_tokens: 0.0,
+        passes: Vec::new(),
+        per_item: Vec::new(),
+    };
+    // Remote trials at several loads: the same requests, made once.
+    let mut requests_seen = std::collections::HashSet::new();
+    for params in trials {
+        counted.n_verdicts += judged.len() * repeats * params.order.calls().len();
+        let exact = e.exact(params);
+        // The sample timed at the trial's load: the timed calls, a warm-up and a tail.
+        let at_load = match params.concurrency {
+            Some(c) if r.judge(&params.judge).remote().is_some() => {
+                (judged.len() * params.order.calls().len()).min(timed_calls) + 2 * c as usize - 1
+            }
+            _ => 0,
+        };
+        let requests = TrialParams {
+            concurrency: None,
+            ..params.clone()
+        };
+        let shared = at_load > 0
+            && !requests_seen.insert(serde_json::to_string(&requests).expect("params serialise"));
+        let prompts = prompts_of(params);
+        if exact {
+            match counted.passes.iter_mut().find(|(p, _)| *p == prompts) {
+                Some((_, served)) => {
+                    *served += 1;
+                    continue;
+                }
+                None => counted.passes.push((prompts, 1)),
+            }
+        }
+        let calls_per_item = if exact { 1 } else { repeats } * params.order.calls().len();
+        if !shared {
+            counted.per_item.push(calls_per_item);
+        }
+        let n = if shared {
+            0
+        } else {
+            judged.len() * calls_per_item
+        } + at_load;
+        counted.n_calls += n;
+        counted.prompt_tokens += sampled.tokens(params, call_tokens)? * n as f64;
+    }
+    Ok(counted)
+}
+
+/// The calls timed alone: one sample per request shape of the local trials, and a warm-up
+/// per local judge; with the prompt tokens they decode and the rows they store.
+fn timed_phase<'t>(
+    sampled: &Sampled<'_>,
+    trials: &'t [TrialParams],
+    timed_calls: usize,
+    call_tokens: &mut HashMap<Prompts<'t>, f64>,
+) -> Result<(TimingPlan, f64, usize), EngineError> {
+    let judged = sampled.judged;
+    let shapes = timing_shapes(sampled.r, trials);
+    let sample_calls = |p: &TrialParams| (judged.len() * p.order.calls().len()).min(timed_calls);
+    let mut timing_tokens = 0.0;
+    let mut timed_rows = 0;
+    let mut timed_judges = std::collections::HashSet::new();
+    for shape in &shapes {
+        let calls = sample_calls(shape[0]);
+        let warmup = usize::from(calls > 0 && timed_judges.insert(&shape[0].judge));
+        timing_tokens += sampled.tokens(shape[0], call_tokens)? * (calls + warmup) as f64;
+        timed_rows += calls * shape.len();
+    }
+    let timing = TimingPlan {
+        n_shapes: shapes.iter().filter(|s| sample_calls(s[0]) > 0).count(),
+        n_trials: shapes.iter().map(Vec::len).sum(),
+        n_calls: shapes.iter().map(|s| sample_calls(s[0])).sum::<usize>() + timed_judges.len(),
+        est_seconds: None,
+    };
+    Ok((timing, timing_tokens, timed_rows))
+}
+
+/// A race's rounds, and its floor against the full grid: every trial to the first deciding
+/// round, then the cheapest alone; none for a grid.
+fn race_plan(e: &Experiment, n_judged: usize, per_item: &[usize]) -> Option<RacePlan> {
+    e.selection.is_race().then(|| {
+        let rounds: Vec<race::Round> = race::rounds(n_judged, &e.selection).collect();
+        let first_decision = rounds
+            .iter()
+            .find(|r| r.decides)
+            .map_or(n_judged, |r| r.n_items);
+        let cheapest = per_item.iter().copied().min().unwrap_or(0);
+        RacePlan {
+            n_rounds: rounds.len() as u32,
+            first_decision,
+            min_calls: per_item.iter().sum::<usize>() * first_decision
+                + cheapest * (n_judged - first_decision),
+        }
     })
 }
 

@@ -374,50 +374,50 @@ fn backend_is_remote(
     }
 }
 
-/// One judge's backend settings from its table (`prefix` names it in errors).
-fn settings(
+/// A local judge's settings: no remote key, a context and a `parallel` in range.
+fn local_settings(
     raw: &RawJudge,
-    prefix: &str,
-    remote: bool,
+    key: &dyn Fn(&str) -> String,
     model: String,
-    price: Option<Price>,
     invalid: &Invalid<'_>,
 ) -> Result<JudgeBackend, ExperimentError> {
-    let key = |k: &str| format!("{prefix}.{k}");
-    if !remote {
-        if let Some(k) = raw.remote_keys().first() {
-            return Err(invalid(&key(k), "is for backend = \"openai\" only".into()));
-        }
-        let context_size = raw.context_size.unwrap_or(DEFAULT_CONTEXT);
-        if !(256..=1 << 20).contains(&context_size) {
+    if let Some(k) = raw.remote_keys().first() {
+        return Err(invalid(&key(k), "is for backend = \"openai\" only".into()));
+    }
+    let context_size = raw.context_size.unwrap_or(DEFAULT_CONTEXT);
+    if !(256..=1 << 20).contains(&context_size) {
+        return Err(invalid(
+            &key("context_size"),
+            format!("{context_size} must be between 256 and 1048576"),
+        ));
+    }
+    let parallel = match raw.parallel {
+        None => 4,
+        Some(n) if (1..=64).contains(&n) => n as usize,
+        Some(n) => {
             return Err(invalid(
-                &key("context_size"),
-                format!("{context_size} must be between 256 and 1048576"),
-            ));
+                &key("parallel"),
+                format!("{n} must be between 1 and 64"),
+            ))
         }
-        let parallel = match raw.parallel {
-            None => 4,
-            Some(n) if (1..=64).contains(&n) => n as usize,
-            Some(n) => {
-                return Err(invalid(
-                    &key("parallel"),
-                    format!("{n} must be between 1 and 64"),
-                ))
-            }
-        };
-        return Ok(JudgeBackend::Llama(LocalJudge {
-            model,
-            gpu_layers: raw.gpu_layers,
-            context_size,
-            exact: raw.exact,
-            parallel,
-        }));
-    }
-    if let Some(k) = raw.local_keys().first() {
-        return Err(invalid(&key(k), "is for backend = \"llama\" only".into()));
-    }
-    // One URL, or a pool of endpoints serving the same model. The first names the judge
-    // (it is in the identity and the response cache's key); the others only share its calls.
+    };
+    Ok(JudgeBackend::Llama(LocalJudge {
+        model,
+        gpu_layers: raw.gpu_layers,
+        context_size,
+        exact: raw.exact,
+        parallel,
+    }))
+}
+
+/// A remote judge's endpoints: one URL, or a pool of endpoints serving the same model.
+/// The first names the judge (it is in the identity and the response cache's key); the
+/// others only share its calls.
+fn base_urls(
+    raw: &RawJudge,
+    key: &dyn Fn(&str) -> String,
+    invalid: &Invalid<'_>,
+) -> Result<Vec<String>, ExperimentError> {
     let urls: Vec<String> = match &raw.base_url {
         None => Vec::new(),
         Some(urls) => urls.clone().into_vec(),
@@ -446,22 +446,16 @@ fn settings(
             ));
         }
     }
-    let count = |k: &str, value: Option<i64>, lo: i64, hi: i64| match value {
-        None => Ok(None),
-        Some(v) if (lo..=hi).contains(&v) => Ok(Some(v as u32)),
-        Some(v) => Err(invalid(
-            &key(k),
-            format!("{v} must be between {lo} and {hi}"),
-        )),
-    };
-    let defaults = RemoteCalls::default();
-    let timeout_s = raw.timeout_s.unwrap_or(defaults.timeout_s);
-    if !(timeout_s.is_finite() && (0.1..=3600.0).contains(&timeout_s)) {
-        return Err(invalid(
-            &key("timeout_s"),
-            format!("{timeout_s} must be between 0.1 and 3600"),
-        ));
-    }
+    Ok(urls)
+}
+
+/// A remote judge's API key settings (an environment variable's name, or a keychain
+/// entry, not both) and its prices (non-negative).
+fn check_key_and_prices(
+    raw: &RawJudge,
+    key: &dyn Fn(&str) -> String,
+    invalid: &Invalid<'_>,
+) -> Result<(), ExperimentError> {
     if let Some(env) = &raw.api_key_env {
         if env.is_empty() || !env.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
             return Err(invalid(
@@ -494,6 +488,43 @@ fn settings(
             return Err(invalid(&k, "prices must be non-negative numbers".into()));
         }
     }
+    Ok(())
+}
+
+/// One judge's backend settings from its table (`prefix` names it in errors).
+fn settings(
+    raw: &RawJudge,
+    prefix: &str,
+    remote: bool,
+    model: String,
+    price: Option<Price>,
+    invalid: &Invalid<'_>,
+) -> Result<JudgeBackend, ExperimentError> {
+    let key = |k: &str| format!("{prefix}.{k}");
+    if !remote {
+        return local_settings(raw, &key, model, invalid);
+    }
+    if let Some(k) = raw.local_keys().first() {
+        return Err(invalid(&key(k), "is for backend = \"llama\" only".into()));
+    }
+    let urls = base_urls(raw, &key, invalid)?;
+    let count = |k: &str, value: Option<i64>, lo: i64, hi: i64| match value {
+        None => Ok(None),
+        Some(v) if (lo..=hi).contains(&v) => Ok(Some(v as u32)),
+        Some(v) => Err(invalid(
+            &key(k),
+            format!("{v} must be between {lo} and {hi}"),
+        )),
+    };
+    let defaults = RemoteCalls::default();
+    let timeout_s = raw.timeout_s.unwrap_or(defaults.timeout_s);
+    if !(timeout_s.is_finite() && (0.1..=3600.0).contains(&timeout_s)) {
+        return Err(invalid(
+            &key("timeout_s"),
+            format!("{timeout_s} must be between 0.1 and 3600"),
+        ));
+    }
+    check_key_and_prices(raw, &key, invalid)?;
     Ok(JudgeBackend::OpenAi(RemoteJudge {
         model,
         price,

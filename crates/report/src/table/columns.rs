@@ -144,10 +144,12 @@ impl<'a> Def<'a> {
         self
     }
 
-    /// Shown in the report alone: a figure the exports have under other names.
-    fn report_only(mut self) -> Self {
+    /// Shown in the report and the app, not exported: a summary of figures the exports
+    /// have under their own names (the cost, as tokens or dollars).
+    fn summary(mut self) -> Self {
         self.column.outputs = Outputs {
             report: true,
+            app: true,
             ..Outputs::default()
         };
         self
@@ -214,13 +216,13 @@ pub(super) fn all<'a>(a: &'a Analysis<'a>, front: &[Objective]) -> Vec<Def<'a>> 
     out.extend([
         Def::new("n", Unit::Count, |s| Cell::Count(Some(s.metrics.n as u64)))
             .baseline(move |_| Cell::Count(Some(n_items as u64)))
-            .shown(true, true, true),
+            .shown(true, true, false),
         Def::new("n_errors", Unit::Count, |s| {
             Cell::Count(Some(s.metrics.n_errors as u64))
         })
         .short("err")
         .title("failed calls")
-        .shown(p.errors, p.errors, true),
+        .shown(p.errors, p.errors, p.errors),
     ]);
     out.extend(qualities(&p));
     out.extend(expected(&p));
@@ -254,7 +256,7 @@ fn parameters<'a>(a: &'a Analysis<'a>) -> Vec<Def<'a>> {
             })
             .short(axis.short())
             .title(axis.key())
-            .shown(terminal, varying, varying)
+            .shown(terminal, varying, false)
         })
         .collect()
 }
@@ -322,13 +324,12 @@ fn spend<'a>(a: &'a Analysis<'a>, p: &Present) -> Vec<Def<'a>> {
         .short("consistent")
         .title("consistent across orders")
         .digits(0)
-        .shown(p.orders, false, p.orders),
+        .shown(p.orders, false, false),
         Def::new("first_preferred", Unit::Share, move |s| {
             Cell::Value(s.metrics.position.as_ref().and_then(|p| p.first_preferred))
         })
         .title("first answer preferred")
-        .digits(0)
-        .shown(false, false, p.orders),
+        .digits(0),
         Def::new("parse_failure_rate", Unit::Share, |s| {
             Cell::Value(s.metrics.parse_failure_rate)
         })
@@ -340,14 +341,14 @@ fn spend<'a>(a: &'a Analysis<'a>, p: &Present) -> Vec<Def<'a>> {
         })
         .short("tok_in")
         .title("prompt tokens / item")
-        .shown(true, false, true),
+        .shown(true, false, false),
         Def::new("completion_tokens_per_item", Unit::Tokens, |s| {
             Cell::Value(s.metrics.completion_tokens_per_item)
         })
         .short("tok_out")
         .title("completion tokens / item")
         .digits(1)
-        .shown(true, false, true),
+        .shown(true, false, false),
         Def::new(
             "cost",
             if usd { Unit::Usd } else { Unit::Tokens },
@@ -359,13 +360,13 @@ fn spend<'a>(a: &'a Analysis<'a>, p: &Present) -> Vec<Def<'a>> {
             "tokens / item"
         })
         .digits(if usd { 3 } else { 0 })
-        .report_only(),
+        .summary(),
         Def::new("usd_per_1k_items", Unit::Usd, |s| {
             Cell::Value(s.metrics.usd_per_1k_items)
         })
         .short("usd_per_1k")
         .title("$ / 1,000 items")
-        .shown(p.priced, false, p.priced),
+        .shown(p.priced, false, p.priced && !usd),
     ]
 }
 
@@ -378,13 +379,13 @@ fn latency<'a>(a: &'a Analysis<'a>) -> Vec<Def<'a>> {
         })
         .short("conc")
         .title("requests in flight")
-        .shown(true, false, true),
+        .shown(true, false, false),
         Def::new("latency_p50_ms", Unit::Milliseconds, |s| {
             Cell::Value(s.metrics.latency_ms.p50)
         })
         .short("p50_ms")
         .title("p50 latency (ms)")
-        .shown(true, false, true),
+        .shown(true, false, false),
         Def::new("latency_p95_ms", Unit::Milliseconds, move |s| {
             let l = &s.metrics.latency_ms;
             Cell::Estimate(Estimate {
@@ -411,8 +412,7 @@ fn latency<'a>(a: &'a Analysis<'a>) -> Vec<Def<'a>> {
             Cell::Value(s.metrics.ttft_ms.p95)
         })
         .short("ttft_p95")
-        .title("p95 time to first token (ms)")
-        .shown(false, false, true),
+        .title("p95 time to first token (ms)"),
         Def::new("ttft_p99_ms", Unit::Milliseconds, |s| {
             Cell::Value(s.metrics.ttft_ms.p99)
         })
@@ -421,8 +421,7 @@ fn latency<'a>(a: &'a Analysis<'a>) -> Vec<Def<'a>> {
         Def::new("latency_n", Unit::Count, |s| {
             Cell::Count(Some(s.metrics.latency_ms.n as u64))
         })
-        .title("timed calls")
-        .shown(false, false, true),
+        .title("timed calls"),
     ]
 }
 
