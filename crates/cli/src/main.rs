@@ -163,41 +163,7 @@ enum Command {
     },
     /// A concurrency ramp against one trial's judge configuration: per level, throughput,
     /// TTFT and latency percentiles with intervals, errors and retries; then the knee
-    Load {
-        /// An experiment name, or its .toml file
-        experiment: String,
-        /// The trial, by its id as `show` prints it
-        #[arg(long)]
-        trial: i64,
-        /// Requests in flight, one level each
-        #[arg(
-            long,
-            value_name = "N,N,…",
-            value_delimiter = ',',
-            default_value = "1,2,4,8"
-        )]
-        concurrency: Vec<u32>,
-        /// Timed requests per level (p99 needs 100)
-        #[arg(long, value_name = "N", default_value_t = 100)]
-        requests: usize,
-        /// Warm-up requests before each level, left out of its figures (the first level's
-        /// are the cold start)
-        #[arg(long, value_name = "N", default_value_t = 2)]
-        warmup: usize,
-        /// Keep the knee where p99 time to first token is at most this
-        #[arg(long, value_name = "MS")]
-        slo_ms: Option<f64>,
-        /// CPU threads for a local model [default: all cores]
-        #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
-        threads: Option<u16>,
-        /// Let the server's prompt cache answer what it holds, as it did the sweep's
-        /// requests [default: no request is answered from a prompt cache]
-        #[arg(long)]
-        prompt_cache: bool,
-        /// Print the ramp as JSON, on its last line
-        #[arg(long)]
-        json: bool,
-    },
+    Load(LoadArgs),
     /// Judge items without a human label with one trial's configuration, and estimate
     /// their win rate, mean rating or pass rate corrected with the labelled items (PPI++,
     /// Rogan–Gladen), beside the judge's own figure; resumable, as a run is
@@ -244,6 +210,60 @@ enum Command {
     /// and of the hardware; with --peer, time the zero-shot grid against a one-call-per-cell
     /// tool's way on an OpenAI-compatible server
     Bench(bench::BenchArgs),
+}
+
+/// `judgelab load`'s arguments.
+#[derive(clap::Args)]
+struct LoadArgs {
+    /// An experiment name, or its .toml file
+    experiment: String,
+    /// The trial, by its id as `show` prints it
+    #[arg(long)]
+    trial: i64,
+    /// Requests in flight, one level each
+    #[arg(
+        long,
+        value_name = "N,N,…",
+        value_delimiter = ',',
+        default_value = "1,2,4,8"
+    )]
+    concurrency: Vec<u32>,
+    /// Timed requests per level (p99 needs 100)
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    requests: usize,
+    /// Warm-up requests before each level, left out of its figures (the first level's
+    /// are the cold start)
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    warmup: usize,
+    /// Keep the knee where p99 time to first token is at most this
+    #[arg(long, value_name = "MS")]
+    slo_ms: Option<f64>,
+    /// CPU threads for a local model [default: all cores]
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    threads: Option<u16>,
+    /// Let the server's prompt cache answer what it holds, as it did the sweep's
+    /// requests [default: no request is answered from a prompt cache]
+    #[arg(long)]
+    prompt_cache: bool,
+    /// Print the ramp as JSON, on its last line
+    #[arg(long)]
+    json: bool,
+}
+
+impl LoadArgs {
+    fn options(self) -> judgelab_engine::load::LoadOptions {
+        judgelab_engine::load::LoadOptions {
+            trial_id: self.trial,
+            levels: self.concurrency,
+            requests: self.requests,
+            warmup: self.warmup,
+            slo_ms: self.slo_ms,
+            prompt_cache: self.prompt_cache,
+            threads: self.threads.map(usize::from),
+            judges: None,
+            cancel: Default::default(),
+        }
+    }
 }
 
 /// Whose labels the metrics are against.
@@ -403,29 +423,10 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             show(&store, &experiment, json, &front, &labels, bootstrap.spec()).await?
         }
         Command::Label(args) => label::command(&store, args).await?,
-        Command::Load {
-            experiment,
-            trial,
-            concurrency,
-            requests,
-            warmup,
-            slo_ms,
-            threads,
-            prompt_cache,
-            json,
-        } => {
-            let options = judgelab_engine::load::LoadOptions {
-                trial_id: trial,
-                levels: concurrency,
-                requests,
-                warmup,
-                slo_ms,
-                prompt_cache,
-                threads: threads.map(usize::from),
-                judges: None,
-                cancel: Default::default(),
-            };
-            load(&store, &experiment, options, json).await?
+        Command::Load(args) => {
+            let json = args.json;
+            let experiment = args.experiment.clone();
+            load(&store, &experiment, args.options(), json).await?
         }
         Command::Report {
             experiment,

@@ -110,44 +110,8 @@ pub async fn load_ramp(
         .find(|t| t.id == trial.id)
         .expect("the summary's trial is stored");
     let p = &trial.params;
-    let output = summary
-        .experiment
-        .parsed
-        .judge
-        .output
-        .unwrap_or(judgelab_core::OutputKind::default_for(summary.dataset.task));
-    let grammar = (p.constraint == Constraint::Grammar).then(|| {
-        judgelab_core::verdict::grammar(output, summary.dataset.task, allow_tie(&summary.dataset))
-    });
     let prompts = ramp_prompts(store, &summary, trial).await?;
-    // No request may be answered from a prompt cache: a server's holds every prompt the
-    // sweep sent, so a remote ramp's requests all go out uncached; a local judge is loaded
-    // afresh, so its first sight of each prompt goes out as it is (sharing a prefix with
-    // the others, as distinct traffic does) and only a repeat uncached.
-    let remote = summary
-        .experiment
-        .parsed
-        .judge_named(&p.judge)
-        .is_some_and(|j| j.remote().is_some());
-    // `level_start`: the key of its level's first request; the local judge's cache holds
-    // only what its level sent.
-    let request = |key: usize, level_start: usize| {
-        let (_, _, seed, messages) = &prompts[key % prompts.len()];
-        JudgeRequest {
-            grammar: grammar.clone(),
-            uncached: !options.prompt_cache && (remote || key - level_start >= prompts.len()),
-            ..JudgeRequest::new(
-                key,
-                messages.clone(),
-                Sampling {
-                    temperature: p.temperature,
-                    top_p: p.top_p,
-                    max_tokens: p.max_tokens,
-                    seed: *seed,
-                },
-            )
-        }
-    };
+    let requests = Requests::of(&summary, p, &prompts, options.prompt_cache);
     let judge = summary
         .experiment
         .parsed
@@ -175,30 +139,17 @@ pub async fn load_ramp(
         let model = tokio::task::spawn_blocking(move || loader.load(&spec))
             .await
             .map_err(|e| EngineError::Judge(format!("loading panicked: {e}")))??;
-        let mut level = Vec::new();
-        let level_start = next;
-        let warm: Vec<JudgeRequest> = (next..next + options.warmup)
-            .map(|key| request(key, level_start))
-            .collect();
-        next += options.warmup;
-        let (warmed, _) = send(&model, warm, &options.cancel, &mut |_| {}).await?;
-        level.extend(warmed.into_iter().map(|r| call(&prompts, r, true)));
-        let timed: Vec<JudgeRequest> = (next..next + options.requests)
-            .map(|key| request(key, level_start))
-            .collect();
-        next += options.requests;
-        let mut done = 0;
-        let (answered, wall_s) = send(&model, timed, &options.cancel, &mut |_| {
-            done += 1;
-            on_event(LoadEvent::Request { concurrency, done });
-        })
-        .await?;
-        level.extend(answered.into_iter().map(|r| call(&prompts, r, false)));
-        runs.push(LevelRun {
-            concurrency,
-            wall_s,
-            calls: level,
-        });
+        runs.push(
+            level(
+                &model,
+                &requests,
+                &options,
+                concurrency,
+                &mut next,
+                on_event,
+            )
+            .await?,
+        );
         if options.cancel.load(std::sync::atomic::Ordering::SeqCst) {
             break;
         }
@@ -219,6 +170,116 @@ pub async fn load_ramp(
         created_at,
         requests: options.requests,
         ramp,
+    })
+}
+
+/// How a ramp's requests are made: its prompts, cycled through by key, at the trial's
+/// sampling.
+struct Requests<'a> {
+    prompts: &'a [Prompt],
+    grammar: Option<String>,
+    /// A remote ramp's requests all go out uncached (unless `prompt_cache`).
+    uncached_all: bool,
+    prompt_cache: bool,
+    params: &'a judgelab_core::TrialParams,
+}
+
+impl<'a> Requests<'a> {
+    /// A ramp's requests of `params` over `prompts`. No request may be answered from a
+    /// prompt cache (unless `prompt_cache`): a server's holds every prompt the sweep sent,
+    /// so a remote ramp's requests all go out uncached; a local judge is loaded afresh, so
+    /// its first sight of each prompt goes out as it is (sharing a prefix with the others,
+    /// as distinct traffic does) and only a repeat uncached.
+    fn of(
+        summary: &judgelab_core::results::ExperimentSummary,
+        params: &'a judgelab_core::TrialParams,
+        prompts: &'a [Prompt],
+        prompt_cache: bool,
+    ) -> Requests<'a> {
+        let task = summary.dataset.task;
+        let output = summary
+            .experiment
+            .parsed
+            .judge
+            .output
+            .unwrap_or(judgelab_core::OutputKind::default_for(task));
+        let grammar = (params.constraint == Constraint::Grammar)
+            .then(|| judgelab_core::verdict::grammar(output, task, allow_tie(&summary.dataset)));
+        let remote = summary
+            .experiment
+            .parsed
+            .judge_named(&params.judge)
+            .is_some_and(|j| j.remote().is_some());
+        Requests {
+            prompts,
+            grammar,
+            uncached_all: remote && !prompt_cache,
+            prompt_cache,
+            params,
+        }
+    }
+
+    /// The request of `key`, in the level that started at `level_start`: a local judge's
+    /// cache holds only what its level sent, so only a repeat within the level goes out
+    /// uncached.
+    fn request(&self, key: usize, level_start: usize) -> JudgeRequest {
+        let (_, _, seed, messages) = &self.prompts[key % self.prompts.len()];
+        let p = self.params;
+        JudgeRequest {
+            grammar: self.grammar.clone(),
+            uncached: self.uncached_all
+                || (!self.prompt_cache && key - level_start >= self.prompts.len()),
+            ..JudgeRequest::new(
+                key,
+                messages.clone(),
+                Sampling {
+                    temperature: p.temperature,
+                    top_p: p.top_p,
+                    max_tokens: p.max_tokens,
+                    seed: *seed,
+                },
+            )
+        }
+    }
+}
+
+/// One level of the ramp on `model`: its warm-up, then its timed requests, keys from
+/// `next` on.
+async fn level(
+    model: &Arc<dyn judgelab_core::Judge>,
+    requests: &Requests<'_>,
+    options: &LoadOptions,
+    concurrency: u32,
+    next: &mut usize,
+    on_event: &mut (dyn FnMut(LoadEvent) + Send),
+) -> Result<LevelRun, EngineError> {
+    let mut calls = Vec::new();
+    let level_start = *next;
+    let warm: Vec<JudgeRequest> = (*next..*next + options.warmup)
+        .map(|key| requests.request(key, level_start))
+        .collect();
+    *next += options.warmup;
+    let (warmed, _) = send(model, warm, &options.cancel, &mut |_| {}).await?;
+    calls.extend(warmed.into_iter().map(|r| call(requests.prompts, r, true)));
+    let timed: Vec<JudgeRequest> = (*next..*next + options.requests)
+        .map(|key| requests.request(key, level_start))
+        .collect();
+    *next += options.requests;
+    let mut done = 0;
+    let (answered, wall_s) = send(model, timed, &options.cancel, &mut |_| {
+        done += 1;
+        on_event(LoadEvent::Request { concurrency, done });
+    })
+    .await?;
+    calls.extend(
+        answered
+            .into_iter()
+            .map(|r| call(requests.prompts, r, false)),
+    );
+    Ok(LevelRun {
+        concurrency,
+        wall_s,
+        calls,
     })
 }
 

@@ -94,7 +94,67 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
         message,
     };
 
-    let (dataset_info, imported) = match locate(base, &experiment.dataset) {
+    let (dataset_info, imported) = dataset_of(store, base, &experiment, &invalid).await?;
+    let dataset = store.load_dataset(&dataset_info).await?;
+
+    let output = output_of(&experiment, &dataset, &invalid)?;
+    let templates = templates_of(base, &experiment, &dataset, output, &invalid)?;
+    // What ranks the trials must be a metric of this data, or a race could drop nothing
+    // and the test split would go to nobody.
+    let metric = experiment.selection.metric;
+    if !judgelab_core::metrics::Quality::for_task(dataset.task).contains(&metric) {
+        return Err(EngineError::Invalid {
+            path: path.display().to_string(),
+            message: format!(
+                "selection.metric: {metric} is not defined for {} data (it has {})",
+                dataset.task.name(),
+                judgelab_core::metrics::Quality::for_task(dataset.task)
+                    .iter()
+                    .map(|q| q.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        });
+    }
+
+    let models = models_of(base, &experiment, output, &invalid)?;
+    // The identity of an experiment is what changes its verdicts (`Experiment::identity`),
+    // the dataset's content, the output kind, the templates' and the model files' hashes.
+    let content_hash = judgelab_core::hash::sha256_hex(
+        json!({
+            "experiment": experiment.identity(),
+            "dataset": &dataset.content_hash,
+            "output": output,
+            "templates": templates.iter().map(|(_, t)| &t.hash).collect::<Vec<_>>(),
+            "models": models.iter().map(|(_, _, sha)| sha).collect::<Vec<_>>(),
+        })
+        .to_string(),
+    );
+    Ok(Resolved {
+        experiment,
+        spec,
+        dataset_info,
+        dataset,
+        imported,
+        output,
+        templates,
+        models,
+        content_hash,
+    })
+}
+
+/// The error of a key of the experiment file, with a message.
+type Invalid<'a> = dyn Fn(&str, String) -> EngineError + Sync + 'a;
+
+/// The experiment's dataset: a file, imported on the fly (and whether this call imported
+/// it), or the name of an imported one.
+async fn dataset_of(
+    store: &Store,
+    base: &Path,
+    experiment: &Experiment,
+    invalid: &Invalid<'_>,
+) -> Result<(DatasetInfo, bool), EngineError> {
+    Ok(match locate(base, &experiment.dataset) {
         Some(file) => {
             let imported = import_file(store, &file, &ImportOptions::default()).await?;
             (imported.dataset, !imported.already)
@@ -112,9 +172,16 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
                 ))
             }
         },
-    };
-    let dataset = store.load_dataset(&dataset_info).await?;
+    })
+}
 
+/// The output kind of the verdicts, checked against the task (and answer orders against
+/// a rating dataset).
+fn output_of(
+    experiment: &Experiment,
+    dataset: &Dataset,
+    invalid: &Invalid<'_>,
+) -> Result<OutputKind, EngineError> {
     let output = experiment
         .judge
         .output
@@ -141,6 +208,18 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
         ));
     }
 
+    Ok(output)
+}
+
+/// Each template the sweep names: built-in, or a `.jinja` file; each checked against the
+/// task and the output kind.
+fn templates_of(
+    base: &Path,
+    experiment: &Experiment,
+    dataset: &Dataset,
+    output: OutputKind,
+    invalid: &Invalid<'_>,
+) -> Result<Vec<(String, Template)>, EngineError> {
     let mut templates = Vec::new();
     for name in &experiment.sweep.templates {
         let template = match Template::builtin(name) {
@@ -165,24 +244,17 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
         template.validate(dataset.task, output)?;
         templates.push((name.clone(), template));
     }
-    // What ranks the trials must be a metric of this data, or a race could drop nothing
-    // and the test split would go to nobody.
-    let metric = experiment.selection.metric;
-    if !judgelab_core::metrics::Quality::for_task(dataset.task).contains(&metric) {
-        return Err(EngineError::Invalid {
-            path: path.display().to_string(),
-            message: format!(
-                "selection.metric: {metric} is not defined for {} data (it has {})",
-                dataset.task.name(),
-                judgelab_core::metrics::Quality::for_task(dataset.task)
-                    .iter()
-                    .map(|q| q.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        });
-    }
+    Ok(templates)
+}
 
+/// Each judge's local model file and its sha256 (both empty for a remote judge, whose
+/// settings are checked against the output and the environment instead).
+fn models_of(
+    base: &Path,
+    experiment: &Experiment,
+    output: OutputKind,
+    invalid: &Invalid<'_>,
+) -> Result<Vec<(String, PathBuf, String)>, EngineError> {
     let mut models = Vec::new();
     for judge in &experiment.judges {
         // Where an error names a judge's key: `judge.` in the single form.
@@ -233,29 +305,7 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
         }
     }
 
-    // The identity of an experiment is what changes its verdicts (`Experiment::identity`),
-    // the dataset's content, the output kind, the templates' and the model files' hashes.
-    let content_hash = judgelab_core::hash::sha256_hex(
-        json!({
-            "experiment": experiment.identity(),
-            "dataset": &dataset.content_hash,
-            "output": output,
-            "templates": templates.iter().map(|(_, t)| &t.hash).collect::<Vec<_>>(),
-            "models": models.iter().map(|(_, _, sha)| sha).collect::<Vec<_>>(),
-        })
-        .to_string(),
-    );
-    Ok(Resolved {
-        experiment,
-        spec,
-        dataset_info,
-        dataset,
-        imported,
-        output,
-        templates,
-        models,
-        content_hash,
-    })
+    Ok(models)
 }
 
 /// The stored experiment `row` resolved as its run resolved it: its dataset, the templates

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::pool::Attempt;
 use crate::sse::{Event, SseParser};
 use crate::wire::{context_overflow, request_body, shorten, Reply};
-use crate::{estimate_tokens, Inner};
+use crate::{estimate_tokens, Endpoint, Inner};
 
 /// Why an attempt failed.
 enum Failure {
@@ -182,101 +182,15 @@ async fn attempt_once(inner: &Inner, base_url: &str, body: &Value) -> Result<Com
     if let Some(key) = &endpoint.api_key {
         request = request.bearer_auth(&key.0);
     }
-    let mut response = request.send().await.map_err(from_reqwest)?;
+    let response = request.send().await.map_err(from_reqwest)?;
     let status = response.status();
     if !status.is_success() {
-        let after = retry_after(response.headers());
-        let text = response.text().await.unwrap_or_default();
-        if matches!(status.as_u16(), 400 | 413 | 422) {
-            if let Some(prompt_tokens) = context_overflow(&text) {
-                // No retry can make the prompt fit, and the next prompt may: a verdict that
-                // failed as the local judge's does, not a failed call and not a stop.
-                return Ok(too_long(prompt_tokens, started));
-            }
-        }
-        let message = format!("HTTP {} from {url}: {}", status, shorten(&text));
-        return Err(match status.as_u16() {
-            408 | 409 | 425 | 429 | 500..=599 => Failure::Retry {
-                message,
-                after,
-                health: Attempt::Failed,
-            },
-            401 | 403 => Failure::Fatal(format!(
-                "{message}; check the API key ({})",
-                endpoint.key_source
-            )),
-            404 => Failure::Fatal(format!(
-                "{message}; check base_url and the model name {:?}",
-                endpoint.model
-            )),
-            _ => Failure::Fatal(format!("{message}; the server rejected the request")),
-        });
+        return refused(endpoint, &url, response, started).await;
     }
-    let mut reply = Reply::default();
-    let mut ttft = None;
-    if endpoint.stream {
-        let mut parser = SseParser::default();
-        let mut done = false;
-        let mut handle = |events: Vec<Event>, reply: &mut Reply| -> Result<(), Failure> {
-            for event in events {
-                match event {
-                    Event::Done => done = true,
-                    Event::Data(data) => {
-                        let chunk: Value = serde_json::from_str(&data).map_err(|e| {
-                            retry(format!(
-                                "malformed stream chunk from {url}: {e}: {}",
-                                shorten(&data)
-                            ))
-                        })?;
-                        if chunk["error"].is_object() || chunk["error"].is_string() {
-                            return Err(retry(format!(
-                                "the stream from {url} reported an error: {}",
-                                shorten(&data)
-                            )));
-                        }
-                        if !reply.add_chunk(&chunk).is_empty() && ttft.is_none() {
-                            ttft = Some(started.elapsed().as_secs_f64() * 1000.0);
-                        }
-                    }
-                }
-            }
-            Ok(())
-        };
-        // A stream cut short, by an end before the reply's or by a broken body.
-        let mut broken = None;
-        loop {
-            match response.chunk().await {
-                Ok(Some(bytes)) => handle(parser.push(&bytes), &mut reply)?,
-                Ok(None) => break,
-                Err(e) => {
-                    broken = Some((e.is_timeout(), from_reqwest(e)));
-                    break;
-                }
-            }
-        }
-        if broken.is_none() {
-            handle(parser.finish(), &mut reply)?;
-        }
-        // Every server ends a whole reply's choice with a finish_reason. A stream that ends
-        // without one was cut, even where `[DONE]` closed it: llama-cpp-python ends a
-        // stream so, with no content, when a new request interrupts it.
-        if broken.is_some() || reply.finish_reason.is_none() {
-            if done && endpoint.concurrency > 1 {
-                // Retried, it would only cut the streams of the calls beside it.
-                return Err(Failure::Fatal(format!(
-                    "the stream from {url} ended with [DONE] and no finish_reason: the server ends a stream when another request arrives (llama-cpp-python does) and serves one request at a time: set concurrency = 1"
-                )));
-            }
-            let timed_out = broken.as_ref().is_some_and(|(t, _)| *t);
-            if let Some(completion) =
-                too_long_by_its_cut(inner, &url, body, &reply, timed_out, started).await
-            {
-                return Ok(completion);
-            }
-            return Err(broken.map_or_else(
-                || retry(format!("the stream from {url} ended before the reply did")),
-                |(_, failure)| failure,
-            ));
+    let (reply, ttft) = if endpoint.stream {
+        match read_stream(inner, &url, body, response, started).await? {
+            Streamed::Reply(reply, ttft) => (reply, ttft),
+            Streamed::TooLong(completion) => return Ok(completion),
         }
     } else {
         let text = response.text().await.map_err(from_reqwest)?;
@@ -286,8 +200,142 @@ async fn attempt_once(inner: &Inner, base_url: &str, body: &Value) -> Result<Com
                 shorten(&text)
             ))
         })?;
-        reply = Reply::from_response(&value).map_err(retry)?;
+        (Reply::from_response(&value).map_err(retry)?, None)
+    };
+    Ok(completion(inner, &url, body, reply, ttft, started).await)
+}
+
+/// What a non-success status means: a prompt too long for the context (a completion that
+/// failed as the local judge's does), a failure to retry, or one no retry can fix.
+async fn refused(
+    endpoint: &Endpoint,
+    url: &str,
+    response: reqwest::Response,
+    started: Instant,
+) -> Result<Completion, Failure> {
+    let status = response.status();
+    let after = retry_after(response.headers());
+    let text = response.text().await.unwrap_or_default();
+    if matches!(status.as_u16(), 400 | 413 | 422) {
+        if let Some(prompt_tokens) = context_overflow(&text) {
+            // No retry can make the prompt fit, and the next prompt may: a verdict that
+            // failed as the local judge's does, not a failed call and not a stop.
+            return Ok(too_long(prompt_tokens, started));
+        }
     }
+    let message = format!("HTTP {} from {url}: {}", status, shorten(&text));
+    Err(match status.as_u16() {
+        408 | 409 | 425 | 429 | 500..=599 => Failure::Retry {
+            message,
+            after,
+            health: Attempt::Failed,
+        },
+        401 | 403 => Failure::Fatal(format!(
+            "{message}; check the API key ({})",
+            endpoint.key_source
+        )),
+        404 => Failure::Fatal(format!(
+            "{message}; check base_url and the model name {:?}",
+            endpoint.model
+        )),
+        _ => Failure::Fatal(format!("{message}; the server rejected the request")),
+    })
+}
+
+/// What a stream came to: a whole reply and when its first content came, or a prompt too
+/// long for the context, which the server said when the cut request was asked again.
+enum Streamed {
+    Reply(Reply, Option<f64>),
+    TooLong(Completion),
+}
+
+/// Reads a streamed reply; a stream cut short is a failure (or a too-long prompt).
+async fn read_stream(
+    inner: &Inner,
+    url: &str,
+    body: &Value,
+    mut response: reqwest::Response,
+    started: Instant,
+) -> Result<Streamed, Failure> {
+    let endpoint = &inner.endpoint;
+    let mut reply = Reply::default();
+    let mut ttft = None;
+    let mut parser = SseParser::default();
+    let mut done = false;
+    let mut handle = |events: Vec<Event>, reply: &mut Reply| -> Result<(), Failure> {
+        for event in events {
+            match event {
+                Event::Done => done = true,
+                Event::Data(data) => {
+                    let chunk: Value = serde_json::from_str(&data).map_err(|e| {
+                        retry(format!(
+                            "malformed stream chunk from {url}: {e}: {}",
+                            shorten(&data)
+                        ))
+                    })?;
+                    if chunk["error"].is_object() || chunk["error"].is_string() {
+                        return Err(retry(format!(
+                            "the stream from {url} reported an error: {}",
+                            shorten(&data)
+                        )));
+                    }
+                    if !reply.add_chunk(&chunk).is_empty() && ttft.is_none() {
+                        ttft = Some(started.elapsed().as_secs_f64() * 1000.0);
+                    }
+                }
+            }
+        }
+        Ok(())
+    };
+    // A stream cut short, by an end before the reply's or by a broken body.
+    let mut broken = None;
+    loop {
+        match response.chunk().await {
+            Ok(Some(bytes)) => handle(parser.push(&bytes), &mut reply)?,
+            Ok(None) => break,
+            Err(e) => {
+                broken = Some((e.is_timeout(), from_reqwest(e)));
+                break;
+            }
+        }
+    }
+    if broken.is_none() {
+        handle(parser.finish(), &mut reply)?;
+    }
+    // Every server ends a whole reply's choice with a finish_reason. A stream that ends
+    // without one was cut, even where `[DONE]` closed it: llama-cpp-python ends a
+    // stream so, with no content, when a new request interrupts it.
+    if broken.is_some() || reply.finish_reason.is_none() {
+        if done && endpoint.concurrency > 1 {
+            // Retried, it would only cut the streams of the calls beside it.
+            return Err(Failure::Fatal(format!(
+                "the stream from {url} ended with [DONE] and no finish_reason: the server ends a stream when another request arrives (llama-cpp-python does) and serves one request at a time: set concurrency = 1"
+            )));
+        }
+        let timed_out = broken.as_ref().is_some_and(|(t, _)| *t);
+        if let Some(completion) =
+            too_long_by_its_cut(inner, url, body, &reply, timed_out, started).await
+        {
+            return Ok(Streamed::TooLong(completion));
+        }
+        return Err(broken.map_or_else(
+            || retry(format!("the stream from {url} ended before the reply did")),
+            |(_, failure)| failure,
+        ));
+    }
+    Ok(Streamed::Reply(reply, ttft))
+}
+
+/// The completion a whole reply makes, its prompt counted where the stream had no usage.
+async fn completion(
+    inner: &Inner,
+    url: &str,
+    body: &Value,
+    reply: Reply,
+    ttft: Option<f64>,
+    started: Instant,
+) -> Completion {
+    let endpoint = &inner.endpoint;
     let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
     if reply.llama_cpp {
         inner
@@ -304,10 +352,10 @@ async fn attempt_once(inner: &Inner, base_url: &str, body: &Value) -> Result<Com
     // distinct prompt, made after the call was timed.
     let prompt_tokens = match reply.prompt_tokens {
         Some(n) => n,
-        None if endpoint.stream => count_prompt(inner, &url, body).await.unwrap_or(0),
+        None if endpoint.stream => count_prompt(inner, url, body).await.unwrap_or(0),
         None => 0,
     };
-    Ok(Completion {
+    Completion {
         stop: match reply.finish_reason.as_deref() {
             Some("length") => StopReason::MaxTokens,
             _ => StopReason::EndOfTurn,
@@ -323,7 +371,7 @@ async fn attempt_once(inner: &Inner, base_url: &str, body: &Value) -> Result<Com
         decoded_tokens: None,
         endpoint: None,
         logits: None,
-    })
+    }
 }
 
 /// A stream cut before any content, as llama-cpp-python cuts one when the prompt does not

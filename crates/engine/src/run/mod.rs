@@ -106,37 +106,8 @@ pub async fn run_experiment(
         None
     };
     // The test split, once the dev split is complete, by the trials chosen for it.
-    let mut trials = trials;
-    let mut dev_complete = false;
-    if !cancelled() {
-        let out_of_race = choose::dropped(&run, &row).await?;
-        let survivors: Vec<&TrialRow> = trials
-            .iter()
-            .filter(|t| !out_of_race.contains(&t.id))
-            .collect();
-        dev_complete = missing(&run, &survivors, &row.judged)
-            .await?
-            .iter()
-            .all(|(_, calls)| calls.is_empty());
-    }
-    if dev_complete && !row.test.is_empty() {
-        let current = store
-            .experiment_by_name(&row.name)
-            .await?
-            .ok_or_else(|| EngineError::UnknownExperiment(row.name.clone()))?;
-        if !current.selected {
-            choose::select(&run, &current, &trials, on_event).await?;
-            trials = store.trials(row.id).await?;
-        }
-        let out_of_race = choose::dropped(&run, &row).await?;
-        run.total.store(
-            needed(&run, &row, &trials, &out_of_race).await?.0,
-            Ordering::SeqCst,
-        );
-        let kept: Vec<&TrialRow> = trials.iter().filter(|t| t.test_role.is_some()).collect();
-        let todo = missing(&run, &kept, &row.test).await?;
-        judge_all(&run, &mut judges, todo, &mut tally, on_event).await?;
-    }
+    let (trials, dev_complete) =
+        test_split(&run, &mut judges, &row, trials, &mut tally, on_event).await?;
     let out_of_race = choose::dropped(&run, &row).await?;
     let timed: Vec<TrialRow> = trials
         .iter()
@@ -173,6 +144,52 @@ pub async fn run_experiment(
         test_waits: !row.test.is_empty() && !dev_complete,
         failures: FailureCause::ranked(tally.errors),
     })
+}
+
+/// Once the dev split is complete (and no cancel came first), chooses the trials that
+/// judge the test split, if not chosen yet, and judges what they miss of it. The trials,
+/// as stored after the choice, and whether the dev split is complete.
+async fn test_split(
+    run: &Run<'_>,
+    judges: &mut Judges<'_>,
+    row: &ExperimentRow,
+    trials: Vec<TrialRow>,
+    tally: &mut Tally,
+    on_event: &mut (dyn FnMut(RunEvent) + Send),
+) -> Result<(Vec<TrialRow>, bool), EngineError> {
+    let mut trials = trials;
+    let mut dev_complete = false;
+    if !run.options.cancel.load(Ordering::SeqCst) {
+        let out_of_race = choose::dropped(run, row).await?;
+        let survivors: Vec<&TrialRow> = trials
+            .iter()
+            .filter(|t| !out_of_race.contains(&t.id))
+            .collect();
+        dev_complete = missing(run, &survivors, &row.judged)
+            .await?
+            .iter()
+            .all(|(_, calls)| calls.is_empty());
+    }
+    if dev_complete && !row.test.is_empty() {
+        let current = run
+            .store
+            .experiment_by_name(&row.name)
+            .await?
+            .ok_or_else(|| EngineError::UnknownExperiment(row.name.clone()))?;
+        if !current.selected {
+            choose::select(run, &current, &trials, on_event).await?;
+            trials = run.store.trials(row.id).await?;
+        }
+        let out_of_race = choose::dropped(run, row).await?;
+        run.total.store(
+            needed(run, row, &trials, &out_of_race).await?.0,
+            Ordering::SeqCst,
+        );
+        let kept: Vec<&TrialRow> = trials.iter().filter(|t| t.test_role.is_some()).collect();
+        let todo = missing(run, &kept, &row.test).await?;
+        judge_all(run, judges, todo, tally, on_event).await?;
+    }
+    Ok((trials, dev_complete))
 }
 
 /// Judges `todo` group by group, until the run is cancelled.
