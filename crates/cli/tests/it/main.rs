@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use judgelab_testkit::{free_port, Faults, LlamaCppPython, LlamaServer, Refuser, Slots};
 use serde_json::Value;
 
+mod architecture;
 mod estimate;
 mod label;
 mod old_databases;
