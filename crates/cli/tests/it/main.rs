@@ -1062,8 +1062,8 @@ fn a_local_and_a_remote_judge_in_one_experiment() {
 }
 
 /// A run against an endpoint that refuses the key says why its calls failed: the 401 and
-/// where the key came from, with how many calls it failed (each one request: a 401 is
-/// never retried).
+/// where the key came from, with how many calls it failed (each at most one request: a 401
+/// is never retried, and stops the judge's other calls).
 #[test]
 fn a_refused_key_is_printed_with_its_source() {
     let env = Env::new();
@@ -1094,8 +1094,15 @@ fn a_refused_key_is_printed_with_its_source() {
         !err.contains("sk-judgelab-bad"),
         "the key is never printed: {err}"
     );
-    assert_eq!(refuser.completions(), 3);
-    assert_eq!(stored_attempts(&env, "bad-key"), [1, 1, 1]);
+    // The calls go out together, but one that starts after the first 401 came back sees
+    // the judge stopped and sends nothing: how many reach the server is a race. What holds
+    // is that none is retried, and each request is one a call recorded.
+    let attempts = stored_attempts(&env, "bad-key");
+    assert_eq!(attempts.len(), 3);
+    assert!(attempts.iter().all(|&a| a <= 1), "{attempts:?}");
+    let sent = refuser.completions();
+    assert!((1..=3).contains(&sent), "{sent}");
+    assert_eq!(attempts.iter().sum::<u32>() as usize, sent, "{attempts:?}");
 }
 
 /// A prompt longer than a real llama-server's context is a `prompt_too_long` verdict after
