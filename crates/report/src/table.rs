@@ -25,8 +25,7 @@ use crate::analysis::{baseline_title, cascade_label, panel_label, Analysis};
 pub use cell::{Cell, Style};
 
 /// What a row is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RowKind {
     Trial,
     /// Composed from two trials' stored verdicts ([`judgelab_core::trust::cascade`]).
@@ -50,8 +49,7 @@ impl RowKind {
 }
 
 /// What a column's values are, and so how each output writes them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
     Text,
     /// A trial's parameter, as its axis labels it.
@@ -92,6 +90,19 @@ impl Unit {
             Unit::Standing => "standing",
             Unit::Role => "role",
         }
+    }
+}
+
+/// A row's kind and a column's unit are written by their names, one home for each.
+impl Serialize for RowKind {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl Serialize for Unit {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
     }
 }
 

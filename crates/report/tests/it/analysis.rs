@@ -6,7 +6,7 @@ use judgelab_core::Task;
 use judgelab_report::analysis::Analysis;
 use judgelab_report::table::ResultsTable;
 
-use crate::fixture::{believed, summary, trial};
+use crate::fixture::{believed, summary, trial, with_vote3};
 
 #[test]
 fn a_cheaper_trial_the_data_cannot_tell_from_the_best_is_recommended() {
@@ -155,19 +155,7 @@ fn a_panel_is_drawn_listed_and_read_beside_its_members() {
         trial(2, 0.5, 100, |i| i % 5 != 1),
         trial(3, 1.0, 100, |i| i % 10 >= 3),
     ]);
-    let spec = judgelab_core::experiment::PanelSpec {
-        name: "vote3".into(),
-        members: vec![1, 2, 3],
-        rule: Default::default(),
-        ties: None,
-    };
-    s.panels = judgelab_core::results::panels(
-        Task::Pairwise,
-        &s.experiment.parsed,
-        &s.trials,
-        &[spec],
-        &BootstrapSpec::default(),
-    );
+    with_vote3(&mut s);
     assert_eq!(s.panels.len(), 1);
     let p = &s.panels[0];
     // Wrong where two of three are: items i % 10 = 0 (trials 1 and 3) and 1 (2 and 3).

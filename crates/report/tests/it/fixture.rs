@@ -214,6 +214,12 @@ pub fn renderers() -> ExperimentSummary {
     let spec = BootstrapSpec::default();
     s.cascades =
         judgelab_core::results::cascades(Task::Pairwise, &s.trials, Quality::Accuracy, None, &spec);
+    with_vote3(&mut s);
+    s
+}
+
+/// `s` with the majority panel `vote3` of trials 1, 2 and 3 composed.
+pub fn with_vote3(s: &mut ExperimentSummary) {
     let panel = judgelab_core::experiment::PanelSpec {
         name: "vote3".into(),
         members: vec![1, 2, 3],
@@ -225,7 +231,6 @@ pub fn renderers() -> ExperimentSummary {
         &s.experiment.parsed,
         &s.trials,
         &[panel],
-        &spec,
+        &BootstrapSpec::default(),
     );
-    s
 }
