@@ -29,7 +29,7 @@ use judgelab_store::TrialRow;
 
 use crate::exact::{Reader, TrialDistribution};
 use crate::prompt::PromptInput;
-use crate::resolve::Resolved;
+use crate::resolve::{Resolved, Trial};
 use crate::EngineError;
 
 /// A verdict to judge: an item, a repeat, and whether its answers are shown swapped.
@@ -42,25 +42,23 @@ pub(crate) struct Call<'a> {
 
 /// Trials whose calls are made together, each with its missing calls.
 pub(crate) struct Group<'a> {
-    pub trials: Vec<(&'a TrialRow, Vec<Call<'a>>)>,
+    pub trials: Vec<(&'a Trial<'a>, Vec<Call<'a>>)>,
     /// Verdicts come from first-token distributions.
     pub exact: bool,
 }
 
-impl Group<'_> {
-    pub fn first(&self) -> &TrialRow {
+impl<'a> Group<'a> {
+    pub fn first(&self) -> &'a Trial<'a> {
         self.trials[0].0
     }
 }
 
 /// Groups trials that share their prompts when their judge's verdicts are exact (`exact`
-/// says which), and consecutive trials of the same remote judge (`remote` says which
-/// judges are); otherwise each trial with anything missing is a group of its own. Trial
+/// says which), and consecutive trials of the same remote judge; otherwise each trial with anything missing is a group of its own. Trial
 /// order is kept.
 pub(crate) fn groups<'a>(
-    missing: Vec<(&'a TrialRow, Vec<Call<'a>>)>,
-    exact: impl Fn(&TrialRow) -> bool,
-    remote: impl Fn(&TrialRow) -> bool,
+    missing: Vec<(&'a Trial<'a>, Vec<Call<'a>>)>,
+    exact: impl Fn(&Trial) -> bool,
 ) -> Vec<Group<'a>> {
     let mut out: Vec<Group<'a>> = Vec::new();
     for (trial, todo) in missing {
@@ -73,7 +71,7 @@ pub(crate) fn groups<'a>(
                 group.trials.push((trial, todo));
                 continue;
             }
-        } else if remote(trial) {
+        } else if trial.judge.remote().is_some() {
             if let Some(group) = out
                 .last_mut()
                 .filter(|g| !g.exact && g.first().params.judge == trial.params.judge)
@@ -140,15 +138,15 @@ pub(crate) fn prepare(
         .map(|(t, _)| t.examples.iter().map(|id| index[id.as_str()]).collect())
         .collect();
     let shown = |trial_idx: usize| {
-        let params = &group.trials[trial_idx].0.params;
-        let template = r.template(&params.template);
+        let trial = group.trials[trial_idx].0;
+        let params = &trial.params;
         let grammar = (params.constraint == Constraint::Grammar)
             .then(|| verdict::grammar(r.output, r.dataset.task, r.allow_tie()));
         let input = PromptInput {
             task: r.dataset.task,
             output: r.output,
             allow_tie: r.allow_tie(),
-            template,
+            template: trial.template,
             examples: &examples[trial_idx],
         };
         (input, grammar)
@@ -194,7 +192,7 @@ pub(crate) fn prepare(
                 }
             };
             // Keyed by what the endpoint is sent: a judge renamed keeps its answers.
-            let cache_key = r.judge(&p.judge).remote().map(|remote| {
+            let cache_key = trial.judge.remote().map(|remote| {
                 let endpoint = &remote.endpoint;
                 judgelab_core::hash::sha256_hex(
                     serde_json::json!({
@@ -334,8 +332,8 @@ pub(crate) fn rows(
                     );
                     VerdictRecord {
                         raw_output: Some(c.text.clone()),
-                        cost_usd: r
-                            .judge(&trial.params.judge)
+                        cost_usd: trial
+                            .judge
                             .remote()
                             .and_then(|remote| remote.price)
                             .map(|price| price.cost(c.prompt_tokens, c.completion_tokens)),

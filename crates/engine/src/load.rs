@@ -108,7 +108,7 @@ pub async fn load_ramp(
         .await?
         .into_iter()
         .find(|t| t.id == trial.id)
-        .expect("the summary's trial is stored");
+        .ok_or_else(|| invalid(format!("trial {} is not stored", trial.id)))?;
     let p = &trial.params;
     let prompts = ramp_prompts(store, &summary, trial).await?;
     let requests = Requests::of(&summary, p, &prompts, options.prompt_cache);

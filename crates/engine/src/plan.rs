@@ -128,8 +128,8 @@ pub async fn plan(
         None => 0,
     };
     // Measured for the first local model; remote judges' time is not estimated.
-    let speed = match r.models.iter().find(|(_, _, sha256)| !sha256.is_empty()) {
-        Some((_, _, sha256)) => store.ms_per_prompt_token(sha256).await?,
+    let speed = match r.judges.iter().find(|j| !j.sha256.is_empty()) {
+        Some(j) => store.ms_per_prompt_token(&j.sha256).await?,
         None => None,
     };
     let Counted {
@@ -179,16 +179,14 @@ fn tokenizer_judge(
     r: &Resolved,
     tokenizer: Option<&dyn JudgeLoader>,
 ) -> Result<Option<std::sync::Arc<dyn Judge>>, EngineError> {
-    let e = &r.experiment;
-    let local = e.judges.iter().find_map(|j| Some((j, j.local()?)));
+    let local = r.judges.iter().find_map(|j| Some((j, j.local()?)));
     let (Some(loader), Some((j, local))) = (tokenizer, local) else {
         return Ok(None);
     };
-    let (path, sha256) = r.model_file(&j.name);
     Ok(Some(loader.load(&ModelSpec::Local(LocalModel {
-        name: j.name.clone(),
-        path: path.clone(),
-        sha256: sha256.clone(),
+        name: j.name().to_string(),
+        path: j.path.clone(),
+        sha256: j.sha256.clone(),
         gpu_layers: Some(0),
         context_size: local.context_size,
         threads: Some(1),
@@ -234,7 +232,7 @@ fn count_calls<'t>(
         let exact = e.exact(params);
         // The sample timed at the trial's load: the timed calls, a warm-up and a tail.
         let at_load = match params.concurrency {
-            Some(c) if r.judge(&params.judge).remote().is_some() => {
+            Some(c) if r.parts(params)?.judge.remote().is_some() => {
                 (judged.len() * params.order.calls().len()).min(timed_calls) + 2 * c as usize - 1
             }
             _ => 0,
@@ -279,7 +277,7 @@ fn timed_phase<'t>(
     call_tokens: &mut HashMap<Prompts<'t>, f64>,
 ) -> Result<(TimingPlan, f64, usize), EngineError> {
     let judged = sampled.judged;
-    let shapes = timing_shapes(sampled.r, trials);
+    let shapes = timing_shapes(sampled.r, trials)?;
     let sample_calls = |p: &TrialParams| (judged.len() * p.order.calls().len()).min(timed_calls);
     let mut timing_tokens = 0.0;
     let mut timed_rows = 0;
@@ -335,18 +333,21 @@ fn prompts_of(p: &TrialParams) -> Prompts<'_> {
 
 /// The local trials in groups whose timed requests are the same
 /// (`sweep::same_request_shape`), as the run times them.
-fn timing_shapes<'t>(r: &Resolved, trials: &'t [TrialParams]) -> Vec<Vec<&'t TrialParams>> {
+fn timing_shapes<'t>(
+    r: &Resolved,
+    trials: &'t [TrialParams],
+) -> Result<Vec<Vec<&'t TrialParams>>, EngineError> {
     let mut shapes: Vec<Vec<&TrialParams>> = Vec::new();
-    for t in trials
-        .iter()
-        .filter(|t| r.judge(&t.judge).local().is_some())
-    {
+    for t in trials {
+        if r.parts(t)?.judge.local().is_none() {
+            continue;
+        }
         match shapes.iter_mut().find(|s| same_request_shape(s[0], t)) {
             Some(shape) => shape.push(t),
             None => shapes.push(vec![t]),
         }
     }
-    shapes
+    Ok(shapes)
 }
 
 /// Renders a trial's prompts on a sample of the judged items to count their tokens.
@@ -387,7 +388,7 @@ impl Sampled<'_> {
             task: r.dataset.task,
             output: r.output,
             allow_tie: r.allow_tie(),
-            template: r.template(&params.template),
+            template: r.parts(params)?.template,
             examples: &examples,
         };
         let sample: Vec<&Item> = self.judged.iter().copied().take(SAMPLE).collect();

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use judgelab_core::dataset::ImportOptions;
 use judgelab_core::experiment::{JudgeBackend, NamedJudge};
-use judgelab_core::{Dataset, Experiment, Order, OutputKind, Task, Template};
-use judgelab_store::{DatasetInfo, Store};
+use judgelab_core::{Dataset, Experiment, Order, OutputKind, Task, Template, TrialParams};
+use judgelab_store::{DatasetInfo, Store, TrialRow};
 use serde_json::json;
 
 use crate::{default_model_path, import_file, EngineError};
@@ -23,10 +23,65 @@ pub(crate) struct Resolved {
     pub output: OutputKind,
     /// By template name as written in the experiment.
     pub templates: Vec<(String, Template)>,
-    /// By judge name, in the experiment's order: the local model file and its sha256; both
-    /// empty for a remote judge.
-    pub models: Vec<(String, PathBuf, String)>,
+    /// In the experiment's order, each with its model file.
+    pub judges: Vec<ResolvedJudge>,
     pub content_hash: String,
+}
+
+/// A judge of the experiment with its model file resolved.
+pub(crate) struct ResolvedJudge {
+    pub judge: NamedJudge,
+    /// The local model file; empty for a remote judge.
+    pub path: PathBuf,
+    /// The model file's sha256; empty for a remote judge.
+    pub sha256: String,
+}
+
+impl ResolvedJudge {
+    /// A judge with no model file of ours: remote, or (for a stored experiment) never used.
+    fn remote_judge(judge: &NamedJudge) -> Self {
+        ResolvedJudge {
+            judge: judge.clone(),
+            path: PathBuf::new(),
+            sha256: String::new(),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.judge.name
+    }
+
+    pub fn remote(&self) -> Option<&judgelab_core::experiment::RemoteJudge> {
+        self.judge.remote()
+    }
+
+    pub fn local(&self) -> Option<&judgelab_core::experiment::LocalJudge> {
+        self.judge.local()
+    }
+}
+
+/// What a trial names, resolved once: its judge and its template.
+#[derive(Clone, Copy)]
+pub(crate) struct Parts<'r> {
+    pub judge: &'r ResolvedJudge,
+    pub template: &'r Template,
+}
+
+/// A stored trial with what it names resolved: what every step of a run takes, so that no
+/// step looks a name up again.
+#[derive(Clone)]
+pub(crate) struct Trial<'r> {
+    pub row: TrialRow,
+    pub judge: &'r ResolvedJudge,
+    pub template: &'r Template,
+}
+
+impl std::ops::Deref for Trial<'_> {
+    type Target = TrialRow;
+
+    fn deref(&self) -> &TrialRow {
+        &self.row
+    }
 }
 
 /// A path as written, relative to the experiment file's folder if it exists there, else to
@@ -44,31 +99,38 @@ impl Resolved {
         allow_tie(&self.dataset)
     }
 
-    /// The judge a trial names.
-    pub fn judge(&self, name: &str) -> &NamedJudge {
-        self.experiment
-            .judge_named(name)
-            .expect("trials only name judges of the experiment")
-    }
-
-    /// The template a trial names.
-    pub fn template(&self, name: &str) -> &Template {
+    /// The judge and template `params` names; an error where the experiment has no such
+    /// judge or template (a stored trial of an experiment whose file changed).
+    pub fn parts(&self, params: &TrialParams) -> Result<Parts<'_>, EngineError> {
+        let missing = |what: &str, name: &str| EngineError::Invalid {
+            path: self.experiment.name.clone(),
+            message: format!("a trial names the {what} {name:?}, which the experiment has not"),
+        };
+        let judge = self
+            .judges
+            .iter()
+            .find(|j| j.name() == params.judge)
+            .ok_or_else(|| missing("judge", &params.judge))?;
         let (_, template) = self
             .templates
             .iter()
-            .find(|(n, _)| n == name)
-            .expect("trials only name templates of the experiment");
-        template
+            .find(|(n, _)| *n == params.template)
+            .ok_or_else(|| missing("template", &params.template))?;
+        Ok(Parts { judge, template })
     }
 
-    /// A judge's local model file and its sha256 (both empty for a remote judge).
-    pub fn model_file(&self, name: &str) -> (&PathBuf, &String) {
-        let (_, path, sha256) = self
-            .models
-            .iter()
-            .find(|(n, _, _)| n == name)
-            .expect("every judge is resolved");
-        (path, sha256)
+    /// The stored trials, each with what it names.
+    pub fn trials(&self, rows: Vec<TrialRow>) -> Result<Vec<Trial<'_>>, EngineError> {
+        rows.into_iter()
+            .map(|row| {
+                let Parts { judge, template } = self.parts(&row.params)?;
+                Ok(Trial {
+                    row,
+                    judge,
+                    template,
+                })
+            })
+            .collect()
     }
 }
 
@@ -117,7 +179,7 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
         });
     }
 
-    let models = models_of(base, &experiment, output, &invalid)?;
+    let judges = judges_of(base, &experiment, output, &invalid)?;
     // The identity of an experiment is what changes its verdicts (`Experiment::identity`),
     // the dataset's content, the output kind, the templates' and the model files' hashes.
     let content_hash = judgelab_core::hash::sha256_hex(
@@ -126,7 +188,7 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
             "dataset": &dataset.content_hash,
             "output": output,
             "templates": templates.iter().map(|(_, t)| &t.hash).collect::<Vec<_>>(),
-            "models": models.iter().map(|(_, _, sha)| sha).collect::<Vec<_>>(),
+            "models": judges.iter().map(|j| &j.sha256).collect::<Vec<_>>(),
         })
         .to_string(),
     );
@@ -138,7 +200,7 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
         imported,
         output,
         templates,
-        models,
+        judges,
         content_hash,
     })
 }
@@ -247,15 +309,15 @@ fn templates_of(
     Ok(templates)
 }
 
-/// Each judge's local model file and its sha256 (both empty for a remote judge, whose
-/// settings are checked against the output and the environment instead).
-fn models_of(
+/// Each judge with its local model file and its sha256 (both empty for a remote judge,
+/// whose settings are checked against the output and the environment instead).
+fn judges_of(
     base: &Path,
     experiment: &Experiment,
     output: OutputKind,
     invalid: &Invalid<'_>,
-) -> Result<Vec<(String, PathBuf, String)>, EngineError> {
-    let mut models = Vec::new();
+) -> Result<Vec<ResolvedJudge>, EngineError> {
+    let mut judges = Vec::new();
     for judge in &experiment.judges {
         // Where an error names a judge's key: `judge.` in the single form.
         let key = |k: &str| {
@@ -284,7 +346,7 @@ fn models_of(
                         ));
                     }
                 }
-                models.push((judge.name.clone(), PathBuf::new(), String::new()));
+                judges.push(ResolvedJudge::remote_judge(judge));
             }
             JudgeBackend::Llama(local) => {
                 let name = &local.model;
@@ -300,12 +362,15 @@ fn models_of(
                         sha256,
                     });
                 }
-                models.push((judge.name.clone(), file, sha256));
+                judges.push(ResolvedJudge {
+                    judge: judge.clone(),
+                    path: file,
+                    sha256,
+                });
             }
         }
     }
-
-    Ok(models)
+    Ok(judges)
 }
 
 /// The stored experiment `row` resolved as its run resolved it: its dataset, the templates
@@ -343,7 +408,7 @@ pub(crate) async fn resolve_stored(
             .ok_or_else(|| invalid(format!("template {name:?} is not stored")))?;
         templates.push((name.clone(), template));
     }
-    let mut models = Vec::new();
+    let mut judges = Vec::new();
     for judge in &experiment.judges {
         let trial = trials.iter().find(|t| t.params.judge == judge.name);
         match (&judge.backend, trial) {
@@ -357,9 +422,13 @@ pub(crate) async fn resolve_stored(
                         file.display()
                     )));
                 }
-                models.push((judge.name.clone(), file, sha256));
+                judges.push(ResolvedJudge {
+                    judge: judge.clone(),
+                    path: file,
+                    sha256,
+                });
             }
-            _ => models.push((judge.name.clone(), PathBuf::new(), String::new())),
+            _ => judges.push(ResolvedJudge::remote_judge(judge)),
         }
     }
     Ok(Resolved {
@@ -370,7 +439,7 @@ pub(crate) async fn resolve_stored(
         imported: false,
         output,
         templates,
-        models,
+        judges,
         content_hash: row.content_hash.clone(),
     })
 }

@@ -191,7 +191,7 @@ pub async fn bench(
 
     let sweep = Stored::load(&store, &file).await?;
     let (r, trials, items) = (&sweep.r, &sweep.trials, sweep.items());
-    let model_path = r.models[0].1.clone();
+    let model_path = r.judges[0].path.clone();
 
     // The floors next, while the host is as it was for the planned run.
     let floors = sweep
@@ -208,7 +208,7 @@ pub async fn bench(
     let start = Instant::now();
     let judge = LlamaJudge::load(LlamaOptions {
         threads: options.threads,
-        sha256: Some(r.models[0].2.clone()),
+        sha256: Some(r.judges[0].sha256.clone()),
         parallel: 1,
         share_prefix: false,
         ..LlamaOptions::new("default", &model_path)
@@ -334,7 +334,15 @@ impl Stored {
             .into_iter()
             .map(|item| self.request(&self.trials[0], item).map(|r| r.messages))
             .collect::<Result<Vec<_>, _>>()?;
-        floor::measure(&self.r.models[0].1, prompts, threads, tool, dir, on_phase).await
+        floor::measure(
+            &self.r.judges[0].path,
+            prompts,
+            threads,
+            tool,
+            dir,
+            on_phase,
+        )
+        .await
     }
 
     /// The judged items, in the experiment's order.

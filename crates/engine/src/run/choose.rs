@@ -22,6 +22,8 @@ use judgelab_core::selection::{self, Ties};
 use judgelab_core::Item;
 use judgelab_store::{ExperimentRow, TrialRow};
 
+use crate::resolve::Trial;
+
 use super::group::{Run, Tally};
 use super::interface::RunEvent;
 use super::loaded::Judges;
@@ -60,7 +62,7 @@ pub(super) async fn race<'a>(
     run: &Run<'a>,
     judges: &mut Judges<'_>,
     row: &ExperimentRow,
-    trials: &'a [TrialRow],
+    trials: &'a [Trial<'a>],
     tally: &mut Tally,
     on_event: &mut (dyn FnMut(RunEvent) + Send),
 ) -> Result<RaceState, EngineError> {
@@ -78,7 +80,7 @@ pub(super) async fn race<'a>(
             break;
         }
         let (round, upto) = (r.round, r.n_items);
-        let survivors: Vec<&'a TrialRow> = trials
+        let survivors: Vec<&'a Trial<'a>> = trials
             .iter()
             .filter(|t| !out_of_race.contains(&t.id))
             .collect();
@@ -136,14 +138,13 @@ pub(super) async fn race<'a>(
 /// (an exact judge's trials that differ only in sampling, a remote judge's that differ
 /// only in the load their latency is measured at) race together. Keyed by store id,
 /// valued by the first such trial's id.
-fn race_groups(run: &Run<'_>, trials: &[TrialRow]) -> HashMap<i64, usize> {
+fn race_groups(run: &Run<'_>, trials: &[Trial<'_>]) -> HashMap<i64, usize> {
     let mut out = HashMap::new();
     for (i, t) in trials.iter().enumerate() {
-        let judge = run.r.judge(&t.params.judge);
         let shares = |o: &TrialRow| {
             if run.r.experiment.exact(&t.params) && !run.options.naive {
                 judgelab_core::sweep::same_prompts(&o.params, &t.params) && o.examples == t.examples
-            } else if judge.remote().is_some() {
+            } else if t.judge.remote().is_some() {
                 let (mut a, mut b) = (o.params.clone(), t.params.clone());
                 (a.concurrency, b.concurrency) = (None, None);
                 a == b
@@ -163,7 +164,7 @@ fn race_groups(run: &Run<'_>, trials: &[TrialRow]) -> HashMap<i64, usize> {
 /// Each trial's stored calls on `items`, units numbered by their place in `items`.
 async fn observations(
     run: &Run<'_>,
-    trials: &[&TrialRow],
+    trials: &[&Trial<'_>],
     items: &[String],
 ) -> Result<Vec<Vec<Observation>>, EngineError> {
     let units: HashMap<&str, usize> = items
@@ -193,11 +194,11 @@ async fn observations(
 pub(super) async fn select(
     run: &Run<'_>,
     row: &ExperimentRow,
-    trials: &[TrialRow],
+    trials: &[Trial<'_>],
     on_event: &mut (dyn FnMut(RunEvent) + Send),
 ) -> Result<(), EngineError> {
     let out_of_race = dropped(run, row).await?;
-    let candidates: Vec<&TrialRow> = trials
+    let candidates: Vec<&Trial> = trials
         .iter()
         .filter(|t| !out_of_race.contains(&t.id))
         .collect();

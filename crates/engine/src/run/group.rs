@@ -122,7 +122,7 @@ pub(super) async fn judge_group(
     tally: &mut Tally,
     on_event: &mut (dyn FnMut(RunEvent) + Send),
 ) -> Result<(), EngineError> {
-    let judge = judges.get(&group.first().params.judge, on_event).await?;
+    let judge = judges.get(group.first().judge, on_event).await?;
     let reader = if group.exact {
         Some(reader(run.r, group, judge.as_ref())?)
     } else {
@@ -130,7 +130,7 @@ pub(super) async fn judge_group(
     };
     let (pending, requests) = prepare(run.r, group, run.index)?;
     let (hits, misses) = replay(run, &pending, requests).await?;
-    let remote = run.r.judge(&group.first().params.judge).remote();
+    let remote = group.first().judge.remote();
     let misses = match remote {
         Some(remote) => in_rounds(misses, &pending, remote.endpoint.calls.concurrency),
         None => misses,

@@ -9,7 +9,7 @@ use judgelab_core::Judge;
 
 use super::interface::{RunEvent, RunOptions};
 use crate::judges::{JudgeLoader, LocalModels, ModelSpec};
-use crate::resolve::Resolved;
+use crate::resolve::{Resolved, ResolvedJudge};
 use crate::EngineError;
 
 /// The judges of one run, loaded on first use; one model is held in memory at a time.
@@ -29,43 +29,42 @@ impl<'r> Judges<'r> {
         }
     }
 
-    /// The judge named `name`, loaded if it is not the one in memory.
+    /// `judge`, loaded if it is not the one in memory.
     pub(crate) async fn get(
         &mut self,
-        name: &str,
+        judge: &ResolvedJudge,
         on_event: &mut (dyn FnMut(RunEvent) + Send),
     ) -> Result<Arc<dyn Judge>, EngineError> {
-        self.load(name, None, on_event).await
+        self.load(judge, None, on_event).await
     }
 
-    /// The remote judge named `name` keeping `concurrency` requests in flight.
+    /// The remote `judge` keeping `concurrency` requests in flight.
     pub(crate) async fn at_load(
         &mut self,
-        name: &str,
+        judge: &ResolvedJudge,
         concurrency: usize,
         on_event: &mut (dyn FnMut(RunEvent) + Send),
     ) -> Result<Arc<dyn Judge>, EngineError> {
-        self.load(name, Some(concurrency), on_event).await
+        self.load(judge, Some(concurrency), on_event).await
     }
 
     async fn load(
         &mut self,
-        name: &str,
+        resolved: &ResolvedJudge,
         concurrency: Option<usize>,
         on_event: &mut (dyn FnMut(RunEvent) + Send),
     ) -> Result<Arc<dyn Judge>, EngineError> {
-        let key = (name.to_string(), concurrency);
+        let key = (resolved.name().to_string(), concurrency);
         if let Some(judge) = self.loaded.get(&key) {
             return Ok(Arc::clone(judge));
         }
         self.loaded.clear();
         let r = self.r;
-        let judge = r.judge(name);
-        let (path, sha256) = r.model_file(name);
+        let judge = &resolved.judge;
         // The same endpoint at another load is not news.
         if concurrency.is_none() {
             on_event(RunEvent::Loading {
-                model: name.to_string(),
+                model: resolved.name().to_string(),
                 path: match judge.remote() {
                     Some(remote) => match remote.endpoint.calls.pool.len() {
                         0 => format!("{} at {}", remote.model, remote.endpoint.base_url),
@@ -74,15 +73,15 @@ impl<'r> Judges<'r> {
                             remote.model, remote.endpoint.base_url
                         ),
                     },
-                    None => path.display().to_string(),
+                    None => resolved.path.display().to_string(),
                 },
                 local: judge.local().is_some(),
             });
         }
         let mut spec = ModelSpec::of(
             judge,
-            path,
-            sha256,
+            &resolved.path,
+            &resolved.sha256,
             r.dataset.task,
             r.allow_tie(),
             self.options.threads,

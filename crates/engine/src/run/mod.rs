@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use judgelab_core::split;
 use judgelab_core::template::ExampleContext;
 use judgelab_core::{Item, Message};
-use judgelab_store::{ExperimentRow, NewExperiment, NewTrial, Store, TrialRow};
+use judgelab_store::{ExperimentRow, NewExperiment, NewTrial, Store};
 
 mod choose;
 mod group;
@@ -28,7 +28,7 @@ use loaded::Judges;
 pub use unlabelled::{judge_unlabelled, UnlabelledRequest, UnlabelledRun};
 
 use crate::calls::{groups, Call};
-use crate::resolve::{resolve, Resolved};
+use crate::resolve::{resolve, Resolved, Trial};
 use crate::EngineError;
 
 /// Runs (or resumes) the experiment in the file at `path`.
@@ -53,7 +53,7 @@ pub async fn run_experiment(
     // Its panels name its trials, which exist from here on: a panel that cannot be
     // composed is refused before anything is judged.
     crate::panels::check(store, &row).await?;
-    let trials = store.trials(row.id).await?;
+    let trials = r.trials(store.trials(row.id).await?)?;
     let index: HashMap<&str, &Item> = r.dataset.items.iter().map(|i| (i.id.as_str(), i)).collect();
     let budget = Budget::start(store, &r, &row).await?;
     let mut run = Run {
@@ -94,7 +94,7 @@ pub async fn run_experiment(
         );
         Some(state)
     } else {
-        let all: Vec<&TrialRow> = trials.iter().collect();
+        let all: Vec<&Trial> = trials.iter().collect();
         judge_all(
             &run,
             &mut judges,
@@ -109,7 +109,7 @@ pub async fn run_experiment(
     let (trials, dev_complete) =
         test_split(&run, &mut judges, &row, trials, &mut tally, on_event).await?;
     let out_of_race = choose::dropped(&run, &row).await?;
-    let timed: Vec<TrialRow> = trials
+    let timed: Vec<Trial> = trials
         .iter()
         .filter(|t| !out_of_race.contains(&t.id))
         .cloned()
@@ -149,19 +149,19 @@ pub async fn run_experiment(
 /// Once the dev split is complete (and no cancel came first), chooses the trials that
 /// judge the test split, if not chosen yet, and judges what they miss of it. The trials,
 /// as stored after the choice, and whether the dev split is complete.
-async fn test_split(
-    run: &Run<'_>,
+async fn test_split<'r>(
+    run: &Run<'r>,
     judges: &mut Judges<'_>,
     row: &ExperimentRow,
-    trials: Vec<TrialRow>,
+    trials: Vec<Trial<'r>>,
     tally: &mut Tally,
     on_event: &mut (dyn FnMut(RunEvent) + Send),
-) -> Result<(Vec<TrialRow>, bool), EngineError> {
+) -> Result<(Vec<Trial<'r>>, bool), EngineError> {
     let mut trials = trials;
     let mut dev_complete = false;
     if !run.options.cancel.load(Ordering::SeqCst) {
         let out_of_race = choose::dropped(run, row).await?;
-        let survivors: Vec<&TrialRow> = trials
+        let survivors: Vec<&Trial> = trials
             .iter()
             .filter(|t| !out_of_race.contains(&t.id))
             .collect();
@@ -178,14 +178,14 @@ async fn test_split(
             .ok_or_else(|| EngineError::UnknownExperiment(row.name.clone()))?;
         if !current.selected {
             choose::select(run, &current, &trials, on_event).await?;
-            trials = run.store.trials(row.id).await?;
+            trials = run.r.trials(run.store.trials(row.id).await?)?;
         }
         let out_of_race = choose::dropped(run, row).await?;
         run.total.store(
             needed(run, row, &trials, &out_of_race).await?.0,
             Ordering::SeqCst,
         );
-        let kept: Vec<&TrialRow> = trials.iter().filter(|t| t.test_role.is_some()).collect();
+        let kept: Vec<&Trial> = trials.iter().filter(|t| t.test_role.is_some()).collect();
         let todo = missing(run, &kept, &row.test).await?;
         judge_all(run, judges, todo, tally, on_event).await?;
     }
@@ -196,13 +196,12 @@ async fn test_split(
 async fn judge_all(
     run: &Run<'_>,
     judges: &mut Judges<'_>,
-    todo: Vec<(&TrialRow, Vec<Call<'_>>)>,
+    todo: Vec<(&Trial<'_>, Vec<Call<'_>>)>,
     tally: &mut Tally,
     on_event: &mut (dyn FnMut(RunEvent) + Send),
 ) -> Result<(), EngineError> {
-    let exact = |t: &TrialRow| run.r.experiment.exact(&t.params) && !run.options.naive;
-    let remote = |t: &TrialRow| run.r.judge(&t.params.judge).remote().is_some();
-    for group in groups(todo, exact, remote) {
+    let exact = |t: &Trial| run.r.experiment.exact(&t.params) && !run.options.naive;
+    for group in groups(todo, exact) {
         if run.options.cancel.load(Ordering::SeqCst) {
             break;
         }
@@ -217,7 +216,7 @@ async fn judge_all(
 async fn needed(
     run: &Run<'_>,
     row: &ExperimentRow,
-    trials: &[TrialRow],
+    trials: &[Trial<'_>],
     out_of_race: &HashSet<i64>,
 ) -> Result<(usize, usize), EngineError> {
     let drops: HashMap<i64, usize> = run
@@ -286,16 +285,16 @@ async fn open(
 }
 
 /// The calls of a trial per item: one per repeat and answer order.
-fn n_per_item(r: &Resolved, trial: &TrialRow) -> usize {
+fn n_per_item(r: &Resolved, trial: &Trial) -> usize {
     r.experiment.sweep.repeats as usize * trial.params.order.calls().len()
 }
 
 /// What of `items` has no successful verdict yet, per trial of `trials`, in trial order.
 async fn missing<'a>(
     run: &Run<'a>,
-    trials: &[&'a TrialRow],
+    trials: &[&'a Trial<'a>],
     items: &[String],
-) -> Result<Vec<(&'a TrialRow, Vec<Call<'a>>)>, EngineError> {
+) -> Result<Vec<(&'a Trial<'a>, Vec<Call<'a>>)>, EngineError> {
     let mut missing = Vec::new();
     for &trial in trials {
         let done = run.store.done_keys(trial.id).await?;
@@ -348,14 +347,14 @@ async fn readable(
 ) -> Result<Vec<judgelab_core::TrialParams>, EngineError> {
     let mut checked: HashMap<String, bool> = HashMap::new();
     for t in trials.iter_mut().filter(|t| t.exact) {
-        let judge = r.judge(&t.judge);
+        let judge = r.parts(t)?.judge;
         if judge.local().is_some_and(|l| l.exact.is_some()) {
             continue;
         }
         let readable = match checked.get(&t.judge) {
             Some(&ok) => ok,
             None => {
-                let loaded = judges.get(&t.judge, on_event).await?;
+                let loaded = judges.get(judge, on_event).await?;
                 let ok = loaded.vocabulary().is_some_and(|v| {
                     crate::exact::Reader::new(
                         v,
@@ -389,7 +388,7 @@ async fn create(
     let limits = &e.sweep.few_shot_max_tokens;
     let lengths: Vec<usize> = if e.pool_size() > 0 && limits.iter().any(Option::is_some) {
         // Lengths in the first judge's tokens.
-        let judge = judges.get(&e.judges[0].name, on_event).await?;
+        let judge = judges.get(&r.judges[0], on_event).await?;
         let messages: Vec<Message> = items.iter().map(example_text).collect();
         tokio::task::spawn_blocking(move || {
             messages
@@ -416,8 +415,7 @@ async fn create(
         |idxs: &[usize]| -> Vec<String> { idxs.iter().map(|&i| items[i].id.clone()).collect() };
     let mut trials = Vec::new();
     for params in readable(r, judges, e.trials(), on_event).await? {
-        let template = r.template(&params.template);
-        let (path, sha256) = r.model_file(&params.judge);
+        let parts = r.parts(&params)?;
         let examples = split::examples(
             items,
             &s.pool,
@@ -427,15 +425,18 @@ async fn create(
             e.sweep.seed,
             &length,
         );
-        let (model_path, model_sha256) = match r.judge(&params.judge).remote() {
+        let (model_path, model_sha256) = match parts.judge.remote() {
             Some(remote) => (
                 format!("{}#{}", remote.endpoint.base_url, remote.model),
                 None,
             ),
-            None => (path.display().to_string(), Some(sha256.clone())),
+            None => (
+                parts.judge.path.display().to_string(),
+                Some(parts.judge.sha256.clone()),
+            ),
         };
         trials.push(NewTrial {
-            template_hash: template.hash.clone(),
+            template_hash: parts.template.hash.clone(),
             model_path,
             model_sha256,
             examples: ids(&examples),

@@ -29,12 +29,13 @@ use judgelab_core::results::TimedCall;
 use judgelab_core::rng::{mix, SplitMix64};
 use judgelab_core::sweep::same_request_shape;
 use judgelab_core::JudgeResponse;
-use judgelab_store::{ExperimentRow, TrialRow};
+use judgelab_store::ExperimentRow;
 
 use super::group::Run;
 use super::interface::RunEvent;
 use super::loaded::Judges;
 use crate::calls::{prepare, Call, Group};
+use crate::resolve::Trial;
 use crate::EngineError;
 
 /// Times what each local trial's sample is missing; returns how many calls it timed.
@@ -45,18 +46,18 @@ pub(super) async fn time_alone(
     run: &Run<'_>,
     judges: &mut Judges<'_>,
     row: &ExperimentRow,
-    trials: &[TrialRow],
+    trials: &[Trial<'_>],
     on_event: &mut (dyn FnMut(RunEvent) + Send),
 ) -> Result<usize, EngineError> {
     let n = run.options.timed_calls;
     if n == 0 {
         return Ok(0);
     }
-    let local: Vec<&TrialRow> = trials
+    let local: Vec<&Trial> = trials
         .iter()
-        .filter(|t| run.r.judge(&t.params.judge).local().is_some())
+        .filter(|t| t.judge.local().is_some())
         .collect();
-    let mut todo: Vec<(Vec<&TrialRow>, Vec<Call<'_>>)> = Vec::new();
+    let mut todo: Vec<(Vec<&Trial>, Vec<Call<'_>>)> = Vec::new();
     for shape in shapes(&local) {
         let mut stored: Vec<HashMap<(String, bool), TimedCall>> = Vec::new();
         for trial in &shape {
@@ -97,7 +98,7 @@ pub(super) async fn time_alone(
     let mut warmed: HashSet<&str> = HashSet::new();
     let mut done = 0;
     for (shape, calls) in todo {
-        let judge = judges.get(&shape[0].params.judge, on_event).await?;
+        let judge = judges.get(shape[0].judge, on_event).await?;
         if warmed.insert(shape[0].params.judge.as_str()) {
             time_one(run, &judge, &shape[..1], &calls[0], true).await?;
         }
@@ -120,10 +121,10 @@ pub(super) async fn time_alone(
 /// The trials, in groups whose timed requests are the same: the same judge, template
 /// and examples, and [`same_request_shape`] (the prompt, max_tokens and constraint, and
 /// an output whose length sampling cannot change), in trial order.
-pub(crate) fn shapes<'t>(trials: &[&'t TrialRow]) -> Vec<Vec<&'t TrialRow>> {
-    let mut shapes: Vec<Vec<&TrialRow>> = Vec::new();
+fn shapes<'t, 'r>(trials: &[&'t Trial<'r>]) -> Vec<Vec<&'t Trial<'r>>> {
+    let mut shapes: Vec<Vec<&Trial>> = Vec::new();
     for &trial in trials {
-        let same = |o: &&TrialRow| {
+        let same = |o: &&Trial| {
             same_request_shape(&o.params, &trial.params)
                 && o.examples == trial.examples
                 && o.template_hash == trial.template_hash
@@ -142,16 +143,16 @@ pub(super) async fn time_at_load(
     run: &Run<'_>,
     judges: &mut Judges<'_>,
     row: &ExperimentRow,
-    trials: &[TrialRow],
+    trials: &[Trial<'_>],
     on_event: &mut (dyn FnMut(RunEvent) + Send),
 ) -> Result<usize, EngineError> {
     let n = run.options.timed_calls;
-    let mut todo: Vec<(&TrialRow, u32, Vec<Call<'_>>, Vec<Call<'_>>)> = Vec::new();
+    let mut todo: Vec<(&Trial<'_>, u32, Vec<Call<'_>>, Vec<Call<'_>>)> = Vec::new();
     for trial in trials {
         let Some(level) = trial.params.concurrency else {
             continue;
         };
-        if n == 0 || run.r.judge(&trial.params.judge).remote().is_none() {
+        if n == 0 || trial.judge.remote().is_none() {
             continue;
         }
         let done = timed_keys(run, trial, level).await?;
@@ -192,7 +193,7 @@ pub(super) async fn time_at_load(
             concurrency: Some(level),
         });
         let judge = judges
-            .at_load(&trial.params.judge, level as usize, on_event)
+            .at_load(trial.judge, level as usize, on_event)
             .await?;
         // A warm-up of `level`, the timed calls, then `level - 1` more.
         let (warm, tail) = load.split_at(level as usize);
@@ -250,7 +251,7 @@ pub(super) async fn time_at_load(
 /// A trial's calls timed successfully at `level`, by (item, answer order).
 async fn timed_at(
     run: &Run<'_>,
-    trial: &TrialRow,
+    trial: &Trial<'_>,
     level: u32,
 ) -> Result<HashMap<(String, bool), TimedCall>, EngineError> {
     Ok(run
@@ -266,7 +267,7 @@ async fn timed_at(
 /// The (item, answer order) of a trial's calls timed successfully at `level`.
 async fn timed_keys(
     run: &Run<'_>,
-    trial: &TrialRow,
+    trial: &Trial<'_>,
     level: u32,
 ) -> Result<HashSet<(String, bool)>, EngineError> {
     Ok(timed_at(run, trial, level).await?.into_keys().collect())
@@ -275,7 +276,7 @@ async fn timed_keys(
 /// The request of one of a trial's calls, made on its own (not answered from the cache).
 fn request_of(
     run: &Run<'_>,
-    trial: &TrialRow,
+    trial: &Trial<'_>,
     call: &Call<'_>,
 ) -> Result<judgelab_core::JudgeRequest, EngineError> {
     let group = Group {
@@ -289,7 +290,7 @@ fn request_of(
 /// The first `n` calls of a trial in the sample's order: the judged items in an order
 /// seeded by the experiment's seed (the same for every trial), each with its answer
 /// orders, repeat 0.
-fn sample<'a>(run: &Run<'a>, row: &ExperimentRow, trial: &TrialRow, n: usize) -> Vec<Call<'a>> {
+fn sample<'a>(run: &Run<'a>, row: &ExperimentRow, trial: &Trial<'_>, n: usize) -> Vec<Call<'a>> {
     let mut items: Vec<&str> = row.judged.iter().map(String::as_str).collect();
     let seed = mix(&[
         run.r.experiment.sweep.seed,
@@ -317,7 +318,7 @@ fn sample<'a>(run: &Run<'a>, row: &ExperimentRow, trial: &TrialRow, n: usize) ->
 async fn time_one(
     run: &Run<'_>,
     judge: &Arc<dyn Judge>,
-    shape: &[&TrialRow],
+    shape: &[&Trial<'_>],
     call: &Call<'_>,
     warmup: bool,
 ) -> Result<(), EngineError> {

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use judgelab_core::{Dataset, Item};
-use judgelab_store::{Store, TrialRow};
+use judgelab_store::Store;
 
 use super::group::{Budget, Run, Tally};
 use super::interface::{FailureCause, RunEvent, RunOptions};
@@ -18,7 +18,7 @@ use super::judge_all;
 use super::loaded::Judges;
 use crate::calls::Call;
 use crate::prompt::PromptInput;
-use crate::resolve::{locate, resolve_stored, Resolved};
+use crate::resolve::{locate, resolve_stored, Resolved, Trial};
 use crate::{import_file, EngineError};
 
 /// What to judge: the trial (its store id) and where the items come from (a dataset's
@@ -70,7 +70,7 @@ pub async fn judge_unlabelled(
         .await?
         .ok_or_else(|| EngineError::UnknownExperiment(experiment.to_string()))?;
     let r = resolve_stored(store, &row).await?;
-    let trials = store.trials(row.id).await?;
+    let trials = r.trials(store.trials(row.id).await?)?;
     let trial = trials
         .iter()
         .find(|t| t.id == request.trial_id)
@@ -195,7 +195,7 @@ async fn check_ids(
     store: &Store,
     r: &Resolved,
     index: &HashMap<&str, &Item>,
-    trial: &TrialRow,
+    trial: &Trial<'_>,
     dataset: &Dataset,
     invalid: &dyn Fn(String) -> EngineError,
 ) -> Result<(), EngineError> {
@@ -220,7 +220,7 @@ async fn check_ids(
         task: r.dataset.task,
         output: r.output,
         allow_tie: r.allow_tie(),
-        template: r.template(&trial.params.template),
+        template: trial.template,
         examples: &examples,
     };
     for item in &dataset.unlabelled {
