@@ -630,7 +630,7 @@ impl RunBar {
                 }
                 if done < total {
                     start_bar(
-                        &bar,
+                        bar,
                         total,
                         done,
                         "{bar:30} {pos}/{len} verdicts  {per_sec}  ETA {eta}  {msg}",
@@ -687,7 +687,7 @@ impl RunBar {
                 if done == 0 || self.timing != concurrency {
                     self.timing = concurrency;
                     start_bar(
-                        &bar,
+                        bar,
                         total,
                         done,
                         &format!("{{bar:30}} {{pos}}/{{len}} {what}  ETA {{eta}}"),

@@ -22,6 +22,7 @@ pub mod record;
 mod reference;
 pub mod results;
 pub mod rng;
+pub mod rubric;
 pub mod sampling;
 pub mod selection;
 pub mod split;

@@ -44,6 +44,10 @@ pub struct Sweep {
     /// `None`, like `order`.
     #[serde(skip_serializing_if = "only_unset")]
     pub concurrency: Vec<Option<u32>>,
+    /// How a rubric's criteria are asked (experiments with `[rubric]`); left out while it
+    /// is only `rubric`, like `order`.
+    #[serde(skip_serializing_if = "Style::only_rubric")]
+    pub style: Vec<Style>,
     pub repeats: u32,
     pub seed: u64,
     /// Judge a seeded random subset of this many of the grid's trials (`sample = 24`), for
@@ -133,6 +137,40 @@ impl Constraint {
     }
 }
 
+/// How a rubric's criteria are asked ([`crate::rubric`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Style {
+    /// Every criterion in one call, answered with a value per criterion.
+    #[default]
+    Rubric,
+    /// Each criterion in a call of its own, answered with one value.
+    Checklist,
+}
+
+impl Style {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Style::Rubric => "rubric",
+            Style::Checklist => "checklist",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Style> {
+        [Style::Rubric, Style::Checklist]
+            .into_iter()
+            .find(|s| s.as_str() == name)
+    }
+
+    fn is_rubric(&self) -> bool {
+        *self == Style::Rubric
+    }
+
+    fn only_rubric(styles: &[Style]) -> bool {
+        styles == [Style::Rubric]
+    }
+}
+
 /// The parameters of one trial: one point of the grid (its axes: `crate::sweep`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TrialParams {
@@ -165,6 +203,9 @@ pub struct TrialParams {
     /// their judge's written `exact`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub exact: bool,
+    /// Absent from trials stored before rubrics existed, and from trials without one.
+    #[serde(default, skip_serializing_if = "Style::is_rubric")]
+    pub style: Style,
 }
 
 fn only_unset(levels: &[Option<u32>]) -> bool {
@@ -194,6 +235,7 @@ pub enum Axis {
     Order,
     Constraint,
     Concurrency,
+    Style,
 }
 
 /// Where an axis is written in the experiment file.
@@ -229,6 +271,8 @@ pub enum Applies {
     Local,
     /// Remote judges only (requests in flight at an endpoint).
     Remote,
+    /// Experiments with a `[rubric]` only (how its criteria are asked).
+    Rubric,
 }
 
 /// What is declared of an axis.
@@ -278,7 +322,7 @@ fn none(_: &TrialParams) -> Option<f64> {
     None
 }
 
-static AXES: [AxisInfo; 11] = [
+static AXES: [AxisInfo; 12] = [
     AxisInfo {
         axis: Axis::Judge,
         key: "judge",
@@ -535,11 +579,32 @@ static AXES: [AxisInfo; 11] = [
         text: |p| p.concurrency.map_or(String::new(), |n| n.to_string()),
         number: |p| p.concurrency.map(f64::from),
     },
+    AxisInfo {
+        axis: Axis::Style,
+        key: "style",
+        export: "style",
+        section: Section::Sweep,
+        short: "style",
+        title: "rubric style",
+        help: "experiments with a [rubric]: rubric (every criterion in one call) or checklist (a call per criterion)",
+        default: "rubric",
+        kind: Kind::Choice,
+        applies: Applies::Rubric,
+        choices: &["rubric", "checklist"],
+        changes_prompt: true,
+        identity: true,
+        numeric: false,
+        always_shown: false,
+        count: |s| s.style.len(),
+        set: |s, i, p| p.style = s.style[i],
+        text: |p| p.style.as_str().to_string(),
+        number: none,
+    },
 ];
 
 impl Axis {
     /// Every axis, in the order trials expand (the last varies fastest).
-    pub const ALL: [Axis; 11] = [
+    pub const ALL: [Axis; 12] = [
         Axis::Judge,
         Axis::Template,
         Axis::FewShot,
@@ -551,6 +616,7 @@ impl Axis {
         Axis::Order,
         Axis::Constraint,
         Axis::Concurrency,
+        Axis::Style,
     ];
 
     pub fn info(self) -> &'static AxisInfo {

@@ -2,9 +2,10 @@
 //!
 //! A template may define a `system` block and a `user` block; without a `user` block the
 //! whole template is the user message. The variables a template can use are listed in
-//! [`VARIABLES`]; any other variable is a validation error before any model is loaded.
+//! [`VARIABLES`]; any other variable is a validation error before any model is loaded. A
+//! template that sets `criteria` at its top is a rubric ([`crate::rubric`]).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use minijinja::{Environment, ErrorKind, UndefinedBehavior};
 use serde::Serialize;
@@ -13,10 +14,12 @@ use serde_json::Value;
 use crate::dataset::{Choice, Item, ItemText, Label, Task};
 use crate::hash::sha256_hex;
 use crate::judge::Message;
+use crate::rubric::{Asked, Declared};
+use crate::sweep::Style;
 use crate::verdict::OutputKind;
 
 /// The variables a template can reference.
-pub const VARIABLES: [&str; 11] = [
+pub const VARIABLES: [&str; 13] = [
     "question",
     "answer_a",
     "answer_b",
@@ -28,11 +31,21 @@ pub const VARIABLES: [&str; 11] = [
     "allow_tie",
     "scale_min",
     "scale_max",
+    "rubric",
+    "style",
 ];
 
-const BUILTINS: [(&str, &str); 2] = [
+const BUILTINS: [(&str, &str); 4] = [
     ("pairwise", include_str!("templates/pairwise.jinja")),
     ("single", include_str!("templates/single.jinja")),
+    (
+        "dialogue_rubric",
+        include_str!("templates/dialogue_rubric.jinja"),
+    ),
+    (
+        "summary_rubric",
+        include_str!("templates/summary_rubric.jinja"),
+    ),
 ];
 
 /// A judge prompt template, identified by the hash of its source.
@@ -71,6 +84,20 @@ pub struct RenderContext<'a> {
     pub allow_tie: bool,
     pub scale_min: Option<i64>,
     pub scale_max: Option<i64>,
+    /// The criteria a rubric template's call asks (all of them, or one for a checklist
+    /// call); empty for other templates.
+    pub rubric: Vec<AskedContext<'a>>,
+    /// How a rubric's criteria are asked: `rubric` or `checklist`.
+    pub style: &'static str,
+}
+
+/// A criterion as a template sees it.
+#[derive(Debug, Clone, Serialize)]
+pub struct AskedContext<'a> {
+    pub name: &'a str,
+    pub definition: &'a str,
+    pub scale_min: Option<i64>,
+    pub scale_max: Option<i64>,
 }
 
 /// A few-shot example as a template sees it: the item and its human label.
@@ -86,6 +113,8 @@ pub struct ExampleContext<'a> {
     pub reference: Option<&'a str>,
     /// `A`, `B`, `tie`, or the rating rounded to the scale.
     pub label: String,
+    /// Its labels on the dataset's criteria, written as `label` is.
+    pub labels: BTreeMap<&'a str, String>,
 }
 
 impl<'a> RenderContext<'a> {
@@ -115,6 +144,35 @@ impl<'a> RenderContext<'a> {
             allow_tie,
             scale_min,
             scale_max,
+            rubric: Vec::new(),
+            style: Style::default().as_str(),
+        }
+    }
+
+    /// The context of a rubric call: the criteria it asks, in `style`.
+    pub fn asking(self, style: Style, asked: &'a [Asked]) -> Self {
+        let rubric = asked
+            .iter()
+            .map(|a| {
+                let (scale_min, scale_max) = match a.task {
+                    Task::Single {
+                        scale_min,
+                        scale_max,
+                    } => (Some(scale_min), Some(scale_max)),
+                    Task::Pairwise => (None, None),
+                };
+                AskedContext {
+                    name: &a.name,
+                    definition: &a.definition,
+                    scale_min,
+                    scale_max,
+                }
+            })
+            .collect();
+        RenderContext {
+            rubric,
+            style: style.as_str(),
+            ..self
         }
     }
 }
@@ -128,6 +186,11 @@ impl<'a> ExampleContext<'a> {
             answer: item.answer.as_deref(),
             reference: item.reference.as_deref(),
             label: item.human_label.category(),
+            labels: item
+                .human_labels
+                .iter()
+                .map(|(name, label)| (name.as_str(), label.category()))
+                .collect(),
         }
     }
 }
@@ -153,6 +216,27 @@ impl Template {
             source: source.to_string(),
             hash: sha256_hex(source),
         }
+    }
+
+    /// The criteria a rubric template declares (`{% set criteria = [...] %}` at its top);
+    /// none for other templates.
+    pub fn criteria(&self) -> Result<Vec<Declared>, TemplateError> {
+        // Evaluated with nothing in its context only to read what its top sets: whatever
+        // else it references is undefined here and may stay so.
+        let mut env = environment();
+        env.set_undefined_behavior(UndefinedBehavior::Chainable);
+        let compiled = env
+            .template_from_str(&self.source)
+            .map_err(|e| self.invalid(describe(&e)))?;
+        #[allow(deprecated)]
+        let state = compiled
+            .eval_to_state(())
+            .map_err(|e| self.invalid(describe(&e)))?;
+        let Some(value) = state.lookup("criteria") else {
+            return Ok(Vec::new());
+        };
+        let value = serde_json::to_value(&value).map_err(|e| self.invalid(e))?;
+        declared(&value).map_err(|message| self.invalid(format!("criteria: {message}")))
     }
 
     fn invalid(&self, e: impl std::fmt::Display) -> TemplateError {
@@ -181,31 +265,60 @@ impl Template {
                 variable,
             });
         }
-        let sample = sample_item(task);
+        // A rubric template is rendered as each style asks it: every criterion, and one.
+        let asked: Vec<Asked> = self
+            .criteria()?
+            .into_iter()
+            .map(|d| {
+                let (scale_min, scale_max) = d.scale.unwrap_or((1, 5));
+                Asked {
+                    name: d.name,
+                    definition: d.definition,
+                    task: Task::Single {
+                        scale_min,
+                        scale_max,
+                    },
+                }
+            })
+            .collect();
+        let mut sample = sample_item(task);
+        sample.human_labels = asked
+            .iter()
+            .map(|a| (a.name.clone(), sample_item(a.task).human_label))
+            .collect();
+        let plain = RenderContext::new(task, output, true, sample.text(), &[&sample, &sample]);
+        let contexts = match asked.first() {
+            None => vec![plain],
+            Some(_) => vec![
+                plain.clone().asking(Style::Rubric, &asked),
+                plain.asking(Style::Checklist, &asked[..1]),
+            ],
+        };
+        for ctx in &contexts {
+            self.check_renders(task, ctx)?;
+        }
+        Ok(())
+    }
+
+    /// Renders `ctx` and refuses an error or an empty user message, naming the fields a
+    /// `task` item has where a variable is undefined.
+    fn check_renders(&self, task: Task, ctx: &RenderContext<'_>) -> Result<(), TemplateError> {
         let fields = match task {
             Task::Pairwise => "question, answer_a, answer_b, reference",
             Task::Single { .. } => "question, answer, reference",
         };
-        let messages = self
-            .render(&RenderContext::new(
-                task,
-                output,
-                true,
-                sample.text(),
-                &[&sample, &sample],
-            ))
-            .map_err(|e| match e {
-                TemplateError::Invalid { template, message } if message.contains("undefined") => {
-                    TemplateError::Invalid {
-                        template,
-                        message: format!(
-                            "{message} (is it written for this task? a {} item has {fields})",
-                            task.name()
-                        ),
-                    }
+        let messages = self.render(ctx).map_err(|e| match e {
+            TemplateError::Invalid { template, message } if message.contains("undefined") => {
+                TemplateError::Invalid {
+                    template,
+                    message: format!(
+                        "{message} (is it written for this task? a {} item has {fields})",
+                        task.name()
+                    ),
                 }
-                other => other,
-            })?;
+            }
+            other => other,
+        })?;
         if messages.last().is_none_or(|m| m.content.trim().is_empty()) {
             return Err(self.invalid("renders an empty user message"));
         }
@@ -254,6 +367,64 @@ impl Template {
         });
         Ok(messages)
     }
+}
+
+/// The criteria a template's `criteria` value declares: a list of objects with a `name`, a
+/// `definition` and optionally a `scale` of two integers.
+fn declared(value: &Value) -> Result<Vec<Declared>, String> {
+    let list = value
+        .as_array()
+        .filter(|l| !l.is_empty())
+        .ok_or_else(|| format!("expected a non-empty list of criteria, found {value}"))?;
+    let mut out: Vec<Declared> = Vec::with_capacity(list.len());
+    for (i, c) in list.iter().enumerate() {
+        let at = |m: String| format!("item {}: {m}", i + 1);
+        let obj = c.as_object().ok_or_else(|| {
+            at(format!(
+                "expected {{\"name\": …, \"definition\": …}}, found {c}"
+            ))
+        })?;
+        if let Some(key) = obj
+            .keys()
+            .find(|k| !["name", "definition", "scale"].contains(&k.as_str()))
+        {
+            return Err(at(format!(
+                "unknown key {key:?} (a criterion has name, definition and scale)"
+            )));
+        }
+        let text = |key: &str| {
+            obj.get(key)
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .ok_or_else(|| at(format!("{key} must be a non-empty string")))
+        };
+        let name = text("name")?;
+        if out.iter().any(|d| d.name == name) {
+            return Err(at(format!("{name:?} is declared twice")));
+        }
+        let scale = match obj.get("scale") {
+            None => None,
+            Some(s) => match s.as_array().map(|a| a.as_slice()) {
+                Some([lo, hi]) => match (lo.as_i64(), hi.as_i64()) {
+                    (Some(lo), Some(hi)) if lo < hi => Some((lo, hi)),
+                    _ => {
+                        return Err(at(format!(
+                            "scale must be [min, max] integers with min < max, found {s}"
+                        )))
+                    }
+                },
+                _ => return Err(at(format!("scale must be [min, max], found {s}"))),
+            },
+        };
+        out.push(Declared {
+            name,
+            definition: text("definition")?,
+            scale,
+        });
+    }
+    Ok(out)
 }
 
 fn environment() -> Environment<'static> {
@@ -333,11 +504,120 @@ mod tests {
                 .unwrap();
         }
         for output in [OutputKind::Digit, OutputKind::Json] {
-            Template::builtin("single")
-                .unwrap()
-                .validate(single, output)
-                .unwrap();
+            for name in ["single", "dialogue_rubric", "summary_rubric"] {
+                Template::builtin(name)
+                    .unwrap()
+                    .validate(single, output)
+                    .unwrap();
+            }
         }
+        assert!(Template::builtin("single")
+            .unwrap()
+            .criteria()
+            .unwrap()
+            .is_empty());
+    }
+
+    fn usr() -> crate::Dataset {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../datasets/topical_chat_usr.jsonl"
+        );
+        parse(
+            path,
+            &std::fs::read(path).unwrap(),
+            &ImportOptions::default(),
+        )
+        .unwrap()
+    }
+
+    /// The dialogue rubric asks USR's criteria on their own scales: all in one call, or one
+    /// per call; its examples show each criterion's label.
+    #[test]
+    fn a_rubric_template_asks_its_criteria_in_either_style() {
+        let data = usr();
+        let template = Template::builtin("dialogue_rubric").unwrap();
+        let declared = template.criteria().unwrap();
+        let names: Vec<&str> = declared.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "understandability",
+                "naturalness",
+                "coherence",
+                "engagingness",
+                "groundedness"
+            ]
+        );
+        let asked = crate::rubric::ask(&declared, &data.criteria).unwrap();
+        let item = &data.items[0];
+        let ctx = || {
+            RenderContext::new(
+                data.task,
+                OutputKind::Digit,
+                false,
+                item.text(),
+                &[&data.items[1]],
+            )
+        };
+        let all = template
+            .render(&ctx().asking(Style::Rubric, &asked))
+            .unwrap();
+        let user = &all.last().unwrap().content;
+        assert!(user.contains("- naturalness (1 to 3): Is the response natural"));
+        assert!(user.contains("- groundedness (0 to 1): "));
+        assert!(user.contains("one line per criterion"));
+        let shown = &data.items[1].human_labels["naturalness"];
+        assert!(user.contains(&format!("naturalness: {}\n", shown.category())));
+        let one = template
+            .render(&ctx().asking(Style::Checklist, &asked[2..3]))
+            .unwrap();
+        let user = &one.last().unwrap().content;
+        assert!(user.contains("Rate the response's coherence from 1 to 3."));
+        assert!(!user.contains("naturalness"));
+    }
+
+    #[test]
+    fn declared_criteria_are_checked() {
+        let check = |set: &str, expected: &str| {
+            let t = Template::new(
+                "t.jinja",
+                &format!("{set}\n{{{{ question }}}} {{{{ answer }}}}"),
+            );
+            assert_eq!(t.criteria().unwrap_err().to_string(), expected, "{set}");
+        };
+        check(
+            "{% set criteria = [] %}",
+            "template t.jinja: criteria: expected a non-empty list of criteria, found []",
+        );
+        check(
+            r#"{% set criteria = [{"name": "a"}] %}"#,
+            "template t.jinja: criteria: item 1: definition must be a non-empty string",
+        );
+        check(
+            r#"{% set criteria = [{"name": "a", "definition": "x", "weight": 2}] %}"#,
+            "template t.jinja: criteria: item 1: unknown key \"weight\" (a criterion has name, definition and scale)",
+        );
+        check(
+            r#"{% set criteria = [{"name": "a", "definition": "x"}, {"name": "a", "definition": "y"}] %}"#,
+            "template t.jinja: criteria: item 2: \"a\" is declared twice",
+        );
+        check(
+            r#"{% set criteria = [{"name": "a", "definition": "x", "scale": [3, 1]}] %}"#,
+            "template t.jinja: criteria: item 1: scale must be [min, max] integers with min < max, found [3,1]",
+        );
+        let ok = Template::new(
+            "t.jinja",
+            r#"{% set criteria = [{"name": "a", "definition": " x ", "scale": [0, 1]}] %}{{ answer }}"#,
+        );
+        assert_eq!(
+            ok.criteria().unwrap(),
+            [Declared {
+                name: "a".into(),
+                definition: "x".into(),
+                scale: Some((0, 1)),
+            }]
+        );
     }
 
     #[test]
@@ -382,13 +662,13 @@ mod tests {
 
     #[test]
     fn unknown_variables_and_syntax_errors_fail_validation() {
-        let t = Template::new("mine.jinja", "Judge {{ question }} and {{ rubric }}");
+        let t = Template::new("mine.jinja", "Judge {{ question }} and {{ rubrik }}");
         assert_eq!(
             t.validate(Task::Pairwise, OutputKind::Label)
                 .unwrap_err()
                 .to_string(),
             format!(
-                "template mine.jinja: unknown variable `rubric` (known: {})",
+                "template mine.jinja: unknown variable `rubrik` (known: {})",
                 VARIABLES.join(", ")
             )
         );

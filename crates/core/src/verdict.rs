@@ -258,7 +258,7 @@ pub fn parse(kind: OutputKind, task: Task, raw: &str, truncated: bool) -> Verdic
     }
 }
 
-fn rating(x: f64, lo: i64, hi: i64) -> Verdict {
+pub(crate) fn rating(x: f64, lo: i64, hi: i64) -> Verdict {
     if x.is_finite() && x >= lo as f64 && x <= hi as f64 {
         Verdict::Parsed(Label::Rating(x))
     } else {
@@ -267,7 +267,7 @@ fn rating(x: f64, lo: i64, hi: i64) -> Verdict {
 }
 
 /// The first standalone `A`, `B` (capitals), `tie` (any case), or `(a)` / `(b)`.
-fn find_choice(text: &str) -> Option<Choice> {
+pub(crate) fn find_choice(text: &str) -> Option<Choice> {
     let bytes = text.as_bytes();
     let mut start = None;
     for (i, ch) in text
@@ -294,7 +294,7 @@ fn find_choice(text: &str) -> Option<Choice> {
 }
 
 /// The first number in the text (`4`, `-1`, `3.5`), not counting digits inside words.
-fn find_number(text: &str) -> Option<f64> {
+pub(crate) fn find_number(text: &str) -> Option<f64> {
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < bytes.len() {

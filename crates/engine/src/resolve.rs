@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use judgelab_core::dataset::ImportOptions;
-use judgelab_core::experiment::{JudgeBackend, NamedJudge};
+use judgelab_core::experiment::{JudgeBackend, NamedJudge, Style};
+use judgelab_core::rubric::{self, Asked};
 use judgelab_core::{Dataset, Experiment, Order, OutputKind, Task, Template, TrialParams};
 use judgelab_store::{DatasetInfo, Store, TrialRow};
 use serde_json::json;
@@ -161,6 +162,7 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
 
     let output = output_of(&experiment, &dataset, &invalid)?;
     let templates = templates_of(base, &experiment, &dataset, output, &invalid)?;
+    rubric_of(&experiment, &templates, &dataset, &invalid)?;
     // What ranks the trials must be a metric of this data, or a race could drop nothing
     // and the test split would go to nobody.
     let metric = experiment.selection.metric;
@@ -307,6 +309,64 @@ fn templates_of(
         templates.push((name.clone(), template));
     }
     Ok(templates)
+}
+
+/// The criteria the templates ask (none: each item's one label), checked against the
+/// dataset's criteria; every template of a sweep asks the same ones, and a style other than
+/// `rubric` needs some.
+fn rubric_of(
+    experiment: &Experiment,
+    templates: &[(String, Template)],
+    dataset: &Dataset,
+    invalid: &Invalid<'_>,
+) -> Result<Vec<Asked>, EngineError> {
+    let mut first: Option<(&str, Vec<Asked>)> = None;
+    for (name, template) in templates {
+        let declared = template.criteria()?;
+        let asked = rubric::ask(&declared, &dataset.criteria)
+            .map_err(|m| invalid("judge.template", format!("{name:?}: {m}")))?;
+        let names = |a: &[Asked]| {
+            let mut names: Vec<String> = a.iter().map(|c| c.name.clone()).collect();
+            names.sort();
+            names
+        };
+        match &first {
+            None => first = Some((name, asked)),
+            Some((other, before)) if names(before) != names(&asked) => {
+                let shown = |a: &[Asked]| match names(a).join(", ") {
+                    n if n.is_empty() => "no criteria".to_string(),
+                    n => n,
+                };
+                return Err(invalid(
+                    "judge.template",
+                    format!(
+                        "{name:?} asks {} and {other:?} asks {}: the templates of a sweep ask the same criteria",
+                        shown(&asked),
+                        shown(before)
+                    ),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    let asked = first.map(|(_, a)| a).unwrap_or_default();
+    if asked.is_empty() && experiment.sweep.style != [Style::Rubric] {
+        return Err(invalid(
+            "sweep.style",
+            "says how a rubric template's criteria are asked; the templates declare none".into(),
+        ));
+    }
+    if let (Some(_), Some((name, _))) = (asked.first(), templates.first()) {
+        // Its calls, verdicts per criterion and metrics are the next part of the rubric
+        // work; until then a rubric is refused rather than judged as one label.
+        return Err(invalid(
+            "judge.template",
+            format!(
+                "{name:?} is a rubric (it declares criteria); judging rubrics is not built yet"
+            ),
+        ));
+    }
+    Ok(asked)
 }
 
 /// Each judge with its local model file and its sha256 (both empty for a remote judge,

@@ -22,7 +22,7 @@ impl Store {
             .map(|r| {
                 let text: String = r.get("label");
                 let label = Label::from_text(&text).ok_or_else(|| {
-                    self.corrupt(&format!("annotation label {text:?} is not a label"))
+                    self.corrupt(format!("annotation label {text:?} is not a label"))
                 })?;
                 Ok(Annotation {
                     item_id: r.get("item_id"),

@@ -20,7 +20,7 @@ impl Store {
             .map(|r| {
                 let name: String = r.get("name");
                 serde_json::from_str(r.get("spec"))
-                    .map_err(|e| self.corrupt(&format!("panel {name:?}: {e}")))
+                    .map_err(|e| self.corrupt(format!("panel {name:?}: {e}")))
             })
             .collect()
     }

@@ -105,6 +105,7 @@ pub fn sweep_axes() -> Vec<AxisView> {
                     Applies::Pairwise => "pairwise",
                     Applies::Local => "local",
                     Applies::Remote => "remote",
+                    Applies::Rubric => "rubric",
                 }
                 .to_string(),
             }

@@ -542,6 +542,35 @@ fn rating_datasets_are_judged_with_digits() {
         listed.contains("labelled on criteria: coherence (1-3), engagingness (1-3), groundedness (0-1), naturalness (1-3), overall (1-5), understandability (0-1)"),
         "{listed}"
     );
+    // A rubric style needs a template that declares criteria; a rubric template is
+    // checked against the dataset's criteria, and refused until rubric runs are built.
+    let refused = |name: &str, sweep: &str, template: &str| {
+        let exp = env.file(
+            &format!("{name}.toml"),
+            format!(
+                "name = \"{name}\"\ndataset = \"{}\"\n[judge]\ntemplate = \"{template}\"\n[sweep]\n{sweep}\n[limits]\nitems = 4\n",
+                topical.display()
+            ),
+        );
+        let out = env.run(&["run", exp.to_str().unwrap(), "--plan"]);
+        assert!(!out.status.success());
+        text(&out.stderr)
+    };
+    let said = refused("styled", "style = [\"rubric\", \"checklist\"]", "single");
+    assert!(
+        said.contains("sweep.style: says how a rubric template's criteria are asked; the templates declare none"),
+        "{said}"
+    );
+    let said = refused("rubric", "max_tokens = 40", "dialogue_rubric");
+    assert!(
+        said.contains("\"dialogue_rubric\" is a rubric (it declares criteria); judging rubrics is not built yet"),
+        "{said}"
+    );
+    let said = refused("summaries", "max_tokens = 40", "summary_rubric");
+    assert!(
+        said.contains("criterion \"consistency\" is not one of the dataset's (\"coherence\", \"engagingness\""),
+        "{said}"
+    );
 }
 
 /// On a CPU without the instructions of this build's llama.cpp kernels (x86-64-v3), the

@@ -77,8 +77,11 @@ pub fn disagreement(task: Task, votes: &[Label]) -> Option<f64> {
     })
 }
 
+/// A trial's verdicts by item: one per call, none where it failed.
+type Votes = BTreeMap<String, Vec<Option<Label>>>;
+
 /// A trial's verdicts per item and repeat, both orders combined.
-fn trial_votes(task: Task, records: &[&VerdictRecord]) -> BTreeMap<String, Vec<Option<Label>>> {
+fn trial_votes(task: Task, records: &[&VerdictRecord]) -> Votes {
     // The human label does not enter a verdict; any label will do to group the calls.
     let placeholder = match task {
         Task::Pairwise => Label::Choice(Choice::A),
@@ -123,12 +126,12 @@ pub fn queue(
         .filter(|a| a.annotator == annotator)
         .map(|a| a.item_id.as_str())
         .collect();
-    let per_trial: Vec<(i64, BTreeMap<String, Vec<Option<Label>>>)> = trials
+    let per_trial: Vec<(i64, Votes)> = trials
         .iter()
         .map(|t| (t.trial_id, trial_votes(task, &t.records)))
         .collect();
     let mut queued: Vec<(usize, Queued)> = items(dataset)
-        .filter(|(id, labelled)| !done.contains(id) && !(filter.unlabelled_only && *labelled))
+        .filter(|(id, labelled)| !(done.contains(id) || filter.unlabelled_only && *labelled))
         .enumerate()
         .map(|(order, (id, labelled))| {
             let votes: Vec<TrialVotes> = per_trial

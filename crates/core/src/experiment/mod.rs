@@ -14,7 +14,7 @@ mod trust;
 pub use panels::{PanelSpec, Rule as PanelRule, Ties};
 pub use trust::Trust;
 
-pub use crate::sweep::{Constraint, Order, Sweep, TrialParams};
+pub use crate::sweep::{Constraint, Order, Style, Sweep, TrialParams};
 pub use judges::{JudgeBackend, LocalJudge, NamedJudge, RemoteJudge};
 pub use limits::{Budget, Limits, Selection, Strategy};
 use limits::{RawLimits, RawSelection};
@@ -194,6 +194,7 @@ struct RawSweep {
     order: Option<OneOrMany<String>>,
     constraint: Option<OneOrMany<String>>,
     concurrency: Option<OneOrMany<i64>>,
+    style: Option<OneOrMany<String>>,
     repeats: Option<i64>,
     seed: Option<i64>,
     sample: Option<i64>,
@@ -469,6 +470,13 @@ fn sweep(
             .map(Some)
             .collect(),
     };
+    let style = named(
+        Axis::Style,
+        s.style,
+        Style::from_name,
+        "a rubric style",
+        invalid,
+    )?;
     let repeats = ints(
         "sweep.repeats",
         vec![s.repeats.unwrap_or(1)],
@@ -505,6 +513,7 @@ fn sweep(
         order,
         constraint,
         concurrency,
+        style,
         repeats,
         seed: seed as u64,
         sample,
@@ -1216,6 +1225,10 @@ items = 20
                 Axis::Order => ("repeats = 1", "order = [\"ab\", \"ba\"]\nrepeats = 1"),
                 Axis::Constraint => ("repeats = 1", "constraint = \"grammar\"\nrepeats = 1"),
                 Axis::Concurrency => ("repeats = 1", "concurrency = [1, 4]\nrepeats = 1"),
+                Axis::Style => (
+                    "repeats = 1",
+                    "style = [\"rubric\", \"checklist\"]\nrepeats = 1",
+                ),
             };
             let grid = grid(axis);
             assert!(grid.contains(old), "{axis:?}");
