@@ -1,5 +1,5 @@
 //! Databases written at every earlier schema version open, migrate and resume. Each of
-//! `tests/old-databases/0001` … `0011` holds a database that the CLI of the last commit at
+//! `tests/old-databases/0001` … `0012` holds a database that the CLI of the last commit at
 //! that schema version wrote (`make.sh` says how), the experiment files it ran, and what
 //! that CLI's `show --json` printed. Today's CLI must read the same numbers from it, and
 //! running each experiment again must judge nothing that is stored: only the calls that
@@ -175,6 +175,7 @@ fn databases_of_every_earlier_schema_migrate_report_the_same_numbers_and_resume(
     let mut retried = 0u64;
     for version in [
         "0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010", "0011",
+        "0012",
     ] {
         let env = Env::new();
         let names = copy_fixture(version, env.dir.path(), &env.db());
@@ -234,6 +235,14 @@ fn databases_of_every_earlier_schema_migrate_report_the_same_numbers_and_resume(
                 let out = env.run(&["label", name, "--annotator", "ann", "--list", "--json"]);
                 let queue: Value = serde_json::from_slice(&out.stdout).unwrap();
                 assert_eq!(queue.as_array().unwrap().len(), 5, "{version}: {queue}");
+            }
+            if version == "0012" {
+                // The items' labels on the six USR criteria, with their scales, are kept.
+                let listed = crate::datasets_listed(&env);
+                assert!(
+                    listed.contains("labelled on criteria: coherence (1-3), engagingness (1-3), groundedness (0-1), naturalness (1-3), overall (1-5), understandability (0-1)"),
+                    "{version}: {listed}"
+                );
             }
             let resumed = env.show(name);
             let stored = |v: &Value| v["experiment"]["n_stored"].as_u64().unwrap();
