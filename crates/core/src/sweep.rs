@@ -46,8 +46,8 @@ pub struct Sweep {
     pub concurrency: Vec<Option<u32>>,
     /// How a rubric's criteria are asked (experiments with `[rubric]`); left out while it
     /// is only `rubric`, like `order`.
-    #[serde(skip_serializing_if = "Style::only_rubric")]
-    pub style: Vec<Style>,
+    #[serde(skip_serializing_if = "only_unset")]
+    pub style: Vec<Option<Style>>,
     pub repeats: u32,
     pub seed: u64,
     /// Judge a seeded random subset of this many of the grid's trials (`sample = 24`), for
@@ -161,14 +161,6 @@ impl Style {
             .into_iter()
             .find(|s| s.as_str() == name)
     }
-
-    fn is_rubric(&self) -> bool {
-        *self == Style::Rubric
-    }
-
-    fn only_rubric(styles: &[Style]) -> bool {
-        styles == [Style::Rubric]
-    }
 }
 
 /// The parameters of one trial: one point of the grid (its axes: `crate::sweep`).
@@ -204,12 +196,12 @@ pub struct TrialParams {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub exact: bool,
     /// Absent from trials stored before rubrics existed, and from trials without one.
-    #[serde(default, skip_serializing_if = "Style::is_rubric")]
-    pub style: Style,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub style: Option<Style>,
 }
 
-fn only_unset(levels: &[Option<u32>]) -> bool {
-    levels == [None]
+fn only_unset<T>(levels: &[Option<T>]) -> bool {
+    matches!(levels, [None])
 }
 
 fn is_first_set(set: &u32) -> bool {
@@ -271,7 +263,7 @@ pub enum Applies {
     Local,
     /// Remote judges only (requests in flight at an endpoint).
     Remote,
-    /// Experiments with a `[rubric]` only (how its criteria are asked).
+    /// Rubric templates only (how their criteria are asked).
     Rubric,
 }
 
@@ -586,8 +578,8 @@ static AXES: [AxisInfo; 12] = [
         section: Section::Sweep,
         short: "style",
         title: "rubric style",
-        help: "experiments with a [rubric]: rubric (every criterion in one call) or checklist (a call per criterion)",
-        default: "rubric",
+        help: "rubric templates: rubric (every criterion in one call, the default) or checklist (a call per criterion)",
+        default: "",
         kind: Kind::Choice,
         applies: Applies::Rubric,
         choices: &["rubric", "checklist"],
@@ -597,7 +589,7 @@ static AXES: [AxisInfo; 12] = [
         always_shown: false,
         count: |s| s.style.len(),
         set: |s, i, p| p.style = s.style[i],
-        text: |p| p.style.as_str().to_string(),
+        text: |p| p.style.map_or(String::new(), |s| s.as_str().to_string()),
         number: none,
     },
 ];

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use judgelab_core::dataset::ImportOptions;
-use judgelab_core::experiment::{JudgeBackend, NamedJudge, Style};
+use judgelab_core::experiment::{JudgeBackend, NamedJudge};
 use judgelab_core::rubric::{self, Asked};
 use judgelab_core::{Dataset, Experiment, Order, OutputKind, Task, Template, TrialParams};
 use judgelab_store::{DatasetInfo, Store, TrialRow};
@@ -350,7 +350,7 @@ fn rubric_of(
         }
     }
     let asked = first.map(|(_, a)| a).unwrap_or_default();
-    if asked.is_empty() && experiment.sweep.style != [Style::Rubric] {
+    if asked.is_empty() && experiment.sweep.style.iter().any(Option::is_some) {
         return Err(invalid(
             "sweep.style",
             "says how a rubric template's criteria are asked; the templates declare none".into(),

@@ -470,13 +470,21 @@ fn sweep(
             .map(Some)
             .collect(),
     };
-    let style = named(
-        Axis::Style,
-        s.style,
-        Style::from_name,
-        "a rubric style",
-        invalid,
-    )?;
+    // Unset unless some styles are given: a rubric template then asks all its criteria in
+    // one call.
+    let style = match s.style {
+        None => vec![None],
+        values => named(
+            Axis::Style,
+            values,
+            Style::from_name,
+            "a rubric style",
+            invalid,
+        )?
+        .into_iter()
+        .map(Some)
+        .collect(),
+    };
     let repeats = ints(
         "sweep.repeats",
         vec![s.repeats.unwrap_or(1)],

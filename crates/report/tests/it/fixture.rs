@@ -78,6 +78,7 @@ pub fn trial(
             constraint: Default::default(),
             concurrency: None,
             exact: false,
+            style: Default::default(),
         },
         model_sha256: None,
         template_hash: String::new(),
