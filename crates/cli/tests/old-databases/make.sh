@@ -3,7 +3,7 @@
 # last commit at that schema version, then `show --json` as that CLI printed it.
 #   BIN=<dir with judgelab-ab850e9, judgelab-5d7bfee, judgelab-9e0a96d, judgelab-eb36354,
 #        judgelab-b4dc3c5, judgelab-18ee53b, judgelab-e343aa7, judgelab-96e59c3,
-#        judgelab-d0c6f32, judgelab-cea6835, judgelab-0685bdb, judgelab-d1f40e9>
+#        judgelab-d0c6f32, judgelab-cea6835, judgelab-0685bdb, judgelab-bec54ff>
 #   ./make.sh [VERSION...]   (default: all of 0001 … 0012)
 #   PYTHON=<python with llama-cpp-python[server]>  MODEL=<the default model's .gguf>
 # Build each binary from a worktree of its commit (`cargo build --bin judgelab`). Never
@@ -80,7 +80,7 @@ for version in "${versions[@]}"; do
     0009) [ -n "${SERVER:-}" ] || server; make 0009 d0c6f32 timed remote race exact ;;
     0010) make 0010 cea6835 unlabelled ;;
     0011) make 0011 0685bdb panels ;;
-    0012) make 0012 d1f40e9 criteria ;;
+    0012) make 0012 bec54ff criteria ;;
     *) echo "no such version: $version" >&2; exit 2 ;;
   esac
 done
