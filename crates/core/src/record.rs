@@ -3,6 +3,8 @@
 //! the summary (`results`) and the labelling queue (`annotation`) read them; this module
 //! reads neither, so that both can depend on it.
 
+use std::collections::BTreeMap;
+
 use crate::metrics::{Observation, TimedRequest};
 use crate::sampling::VerdictDistribution;
 use crate::trust::Belief;
@@ -65,6 +67,9 @@ pub struct VerdictRecord {
     pub repeat: u32,
     /// Answer B was shown first; the outcome is in the dataset's frame all the same.
     pub swapped: bool,
+    /// The criterion the call asks ([`crate::rubric`]): empty for a call that asks every
+    /// criterion of its rubric, or the item's one label.
+    pub criterion: String,
     pub seed: u32,
     pub prompt_hash: String,
     /// What the judge said, as it said it (`None` when the call failed).
@@ -92,6 +97,9 @@ pub struct VerdictRecord {
     /// top_p), in the dataset's frame: what its confidence is read from
     /// ([`crate::trust::confidence`]). None in rows written before it was kept.
     pub belief: Option<VerdictDistribution>,
+    /// A rubric call's verdict on each criterion it asks, in that criterion's frame; empty
+    /// for a call on the item's one label.
+    pub criteria: BTreeMap<String, Verdict>,
 }
 
 impl VerdictRecord {
@@ -111,6 +119,7 @@ impl VerdictRecord {
             item_id: item_id.to_string(),
             repeat,
             swapped,
+            criterion: String::new(),
             seed,
             prompt_hash: prompt_hash.to_string(),
             raw_output: None,
@@ -128,6 +137,7 @@ impl VerdictRecord {
             exact: false,
             distribution: None,
             belief: None,
+            criteria: BTreeMap::new(),
         }
     }
 

@@ -479,9 +479,9 @@ impl Store {
             "INSERT INTO verdicts (trial_id, item_id, repeat, swapped, seed, prompt_hash, raw_output, verdict,
                                    failure_kind, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error,
                                    cost_usd, cached_tokens, attempts, logprobs, cache_hit, exact,
-                                   distribution, endpoint, belief)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-             ON CONFLICT (trial_id, item_id, repeat, swapped) DO UPDATE SET
+                                   distribution, endpoint, belief, criterion, criteria)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT (trial_id, item_id, repeat, swapped, criterion) DO UPDATE SET
                 seed = excluded.seed, prompt_hash = excluded.prompt_hash, raw_output = excluded.raw_output,
                 verdict = excluded.verdict, failure_kind = excluded.failure_kind,
                 prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
@@ -490,6 +490,7 @@ impl Store {
                 attempts = excluded.attempts, logprobs = excluded.logprobs, cache_hit = excluded.cache_hit,
                 exact = excluded.exact, distribution = excluded.distribution,
                 endpoint = excluded.endpoint, belief = excluded.belief,
+                criteria = excluded.criteria,
                 created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
              WHERE verdicts.error IS NOT NULL",
         );
@@ -520,6 +521,8 @@ impl Store {
             .bind(distribution)
             .bind(&v.endpoint)
             .bind(belief)
+            .bind(&v.criterion)
+            .bind(rows::criteria_to_json(&v.criteria))
             .execute(&self.pool)
             .await
             .map_err(self.err())?;

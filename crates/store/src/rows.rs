@@ -1,5 +1,7 @@
 //! Row types of the store and their mapping from SQLite rows.
 
+use std::collections::BTreeMap;
+
 use judgelab_core::metrics::TimedRequest;
 use judgelab_core::results::{Outcome, VerdictRecord};
 use judgelab_core::sampling::VerdictDistribution;
@@ -188,8 +190,8 @@ pub(crate) fn read_verdicts(
         "SELECT trial_id, item_id, repeat, swapped, seed, prompt_hash, raw_output, verdict,
                 failure_kind, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error,
                 cost_usd, cached_tokens, attempts, logprobs, cache_hit, exact, distribution,
-                endpoint, belief
-         FROM verdicts WHERE trial_id = ? ORDER BY item_id, repeat, swapped",
+                endpoint, belief, criterion, criteria
+         FROM verdicts WHERE trial_id = ? ORDER BY item_id, repeat, swapped, criterion",
     )?;
     let rows = statement.query_map([trial_id], |r| {
         let bad = |column: usize, message: String| {
@@ -210,11 +212,18 @@ pub(crate) fn read_verdicts(
             .map(|json| distribution_from_json(&json))
             .transpose()
             .map_err(|e| bad(22, e))?;
+        let criteria = r
+            .get::<_, Option<String>>(24)?
+            .map(|json| criteria_from_json(&json))
+            .transpose()
+            .map_err(|e| bad(24, e))?
+            .unwrap_or_default();
         Ok(VerdictRecord {
             trial_id: r.get(0)?,
             item_id: r.get(1)?,
             repeat: r.get::<_, i64>(2)? as u32,
             swapped: r.get(3)?,
+            criterion: r.get(23)?,
             seed: r.get::<_, i64>(4)? as u32,
             prompt_hash: r.get(5)?,
             raw_output: r.get(6)?,
@@ -232,6 +241,7 @@ pub(crate) fn read_verdicts(
             distribution,
             endpoint: r.get(21)?,
             belief,
+            criteria,
         })
     })?;
     rows.collect()
@@ -270,6 +280,49 @@ fn outcome(
         (None, None) => Verdict::Failed(FailureKind::NoLabel),
     };
     Ok(Outcome::Judged(verdict))
+}
+
+/// A rubric call's verdicts as stored: `{"criterion": {"label": "2"} | {"failure":
+/// "no_label"}}`; none for a call on the item's one label.
+pub(crate) fn criteria_to_json(criteria: &BTreeMap<String, Verdict>) -> Option<String> {
+    if criteria.is_empty() {
+        return None;
+    }
+    let json: serde_json::Map<String, Value> = criteria
+        .iter()
+        .map(|(name, verdict)| {
+            let v = match verdict {
+                Verdict::Parsed(label) => serde_json::json!({ "label": label.to_text() }),
+                Verdict::Failed(kind) => serde_json::json!({ "failure": kind.as_str() }),
+            };
+            (name.clone(), v)
+        })
+        .collect();
+    Some(Value::Object(json).to_string())
+}
+
+fn criteria_from_json(json: &str) -> Result<BTreeMap<String, Verdict>, String> {
+    let map: serde_json::Map<String, Value> =
+        serde_json::from_str(json).map_err(|e| format!("criteria: {e}"))?;
+    map.into_iter()
+        .map(|(name, v)| {
+            let verdict = match (
+                v.get("label").and_then(Value::as_str),
+                v.get("failure").and_then(Value::as_str),
+            ) {
+                (Some(text), _) => Verdict::Parsed(
+                    Label::from_text(text)
+                        .ok_or_else(|| format!("criteria.{name}: {text:?} is no label"))?,
+                ),
+                (None, Some(kind)) => Verdict::Failed(
+                    FailureKind::from_name(kind)
+                        .ok_or_else(|| format!("criteria.{name}: failure {kind:?} is unknown"))?,
+                ),
+                (None, None) => return Err(format!("criteria.{name}: {v} is no verdict")),
+            };
+            Ok((name, verdict))
+        })
+        .collect()
 }
 
 /// An exact row's distribution as stored: `{label: p, …, "failed": p}`.

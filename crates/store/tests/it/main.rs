@@ -135,6 +135,7 @@ fn params() -> TrialParams {
         constraint: Default::default(),
         concurrency: None,
         exact: false,
+        style: Default::default(),
     }
 }
 
@@ -231,6 +232,41 @@ async fn verdicts_are_idempotent_and_failed_calls_are_retried() {
     assert_eq!(verdicts[2].outcome.label(), Some(Label::Choice(Choice::B)));
     assert_eq!(verdicts[2].outcome.error(), None);
     assert_eq!(store.count_verdicts(experiment.id).await.unwrap(), 3);
+
+    // A rubric call keeps its verdict per criterion, a failed criterion as its failure;
+    // a checklist's calls on one item, one per criterion, are verdicts of their own.
+    let rubric = VerdictRecord {
+        repeat: 1,
+        criteria: [
+            ("coherence".to_string(), Verdict::Parsed(Label::Rating(2.0))),
+            (
+                "naturalness".to_string(),
+                Verdict::Failed(FailureKind::OutOfRange),
+            ),
+        ]
+        .into(),
+        ..verdict(t, "x", "A", None)
+    };
+    assert!(store.record_verdict(&rubric).await.unwrap());
+    for criterion in ["coherence", "naturalness"] {
+        let checklist = VerdictRecord {
+            repeat: 2,
+            criterion: criterion.into(),
+            criteria: [(criterion.to_string(), Verdict::Parsed(Label::Rating(3.0)))].into(),
+            ..verdict(t, "x", "A", None)
+        };
+        assert!(store.record_verdict(&checklist).await.unwrap());
+    }
+    let stored = store.verdicts(t).await.unwrap();
+    assert_eq!(stored.len(), 6);
+    assert_eq!(stored[2], rubric);
+    let asked: Vec<(u32, &str)> = stored
+        .iter()
+        .filter(|v| v.item_id == "x" && v.repeat == 2)
+        .map(|v| (v.repeat, v.criterion.as_str()))
+        .collect();
+    assert_eq!(asked, [(2, "coherence"), (2, "naturalness")]);
+    assert_eq!(stored[0].criteria, Default::default());
 
     store.delete_experiment(experiment.id).await.unwrap();
     assert_eq!(store.experiment_by_name("e").await.unwrap(), None);
