@@ -22,6 +22,10 @@
 //! cut off), in labelled lines (`coherence: 2`) or in Markdown (`**Coherence**: 2`). A
 //! criterion the answer leaves out is a parse failure of that criterion alone, never a
 //! silent zero; the others keep their values.
+//!
+//! [`weights`] learns how much each criterion says about the humans' overall label.
+
+pub mod weights;
 
 use std::collections::BTreeMap;
 

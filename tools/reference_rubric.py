@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Reference values for Judgelab's learned criterion weights (crates/core/src/rubric/weights.rs).
+
+Writes crates/core/src/rubric/testdata/reference.json: fixed problems (a matrix of criterion
+scores, one row per item, and the labels) and what `scipy.optimize.nnls` gives on them, both
+as they are and centred (the weights of a fit with a free intercept), with that intercept.
+The cases include weights at zero (a criterion running against the label, one that repeats
+another) and an exact fit. The Rust tests read that file; they never run Python. Regenerate
+after changing the cases:
+
+    pip install numpy scipy
+    python3 tools/reference_rubric.py
+"""
+
+import json
+import pathlib
+
+import numpy as np
+from scipy.optimize import nnls
+
+from reference_common import num
+
+OUT = pathlib.Path(__file__).resolve().parent.parent / "crates/core/src/rubric/testdata/reference.json"
+rng = np.random.default_rng(36)
+
+
+def case(name, a, b):
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    x, _ = nnls(a, b)
+    centred = a - a.mean(axis=0)
+    w, _ = nnls(centred, b - b.mean())
+    intercept = b.mean() - a.mean(axis=0) @ w
+    return {
+        "name": name,
+        "a": [[num(v) for v in row] for row in a],
+        "b": [num(v) for v in b],
+        "nnls": [num(v) for v in x],
+        "weights": [num(v) for v in w],
+        "intercept": num(intercept),
+    }
+
+
+def usr_like(n=60):
+    # Five criteria on USR's scales (0-1, 1-3, 1-3, 1-3, 0-1) and an overall 1-5 label that
+    # leans on three of them, with noise; the fourth runs against it.
+    lo = np.array([0, 1, 1, 1, 0])
+    hi = np.array([1, 3, 3, 3, 1])
+    scores = lo + rng.integers(0, 3, size=(n, 5)) * (hi - lo) / 2
+    label = 1 + 0.8 * scores[:, 1] + 0.5 * scores[:, 2] + 1.2 * scores[:, 4] - 0.3 * scores[:, 3]
+    label = np.clip(np.round((label + rng.normal(0, 0.4, n)) * 3) / 3, 1, 5)
+    return scores, label
+
+
+def main():
+    scores, label = usr_like()
+    dup = np.column_stack([scores[:, 1], scores[:, 1] * 2, scores[:, 2]])
+    exact = rng.uniform(0, 1, size=(12, 3))
+    cases = [
+        case("usr_like", scores, label),
+        case("a_column_repeated", dup, label),
+        case("exact", exact, exact @ np.array([0.5, 0.0, 2.0]) + 1.0),
+        case("against", [[1, 0], [2, 1], [3, 1], [4, 3], [5, 2]], [2.0, 1.5, 1.0, 0.2, 0.4]),
+    ]
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps({"cases": cases}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
