@@ -136,11 +136,12 @@ fn least_squares(a: &[Vec<f64>], b: &[f64], passive: &[bool]) -> Vec<f64> {
         if d.abs() < f64::MIN_POSITIVE {
             continue;
         }
-        for r in 0..m {
+        let pivot_row = system[p].clone();
+        for (r, row) in system.iter_mut().enumerate() {
             if r != p {
-                let f = system[r][p] / d;
-                for c in p..=m {
-                    system[r][c] -= f * system[p][c];
+                let f = row[p] / d;
+                for (x, y) in row[p..].iter_mut().zip(&pivot_row[p..]) {
+                    *x -= f * y;
                 }
             }
         }
