@@ -15,7 +15,7 @@
 //! Calls of the group that send the same request (trials that differ only in the load
 //! their latency is measured at) are made once, and the response answers each of them.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use judgelab_core::judge::{Completion, StopReason};
 use judgelab_core::results::{Outcome, VerdictRecord};
@@ -23,12 +23,12 @@ use judgelab_core::rng::mix;
 use judgelab_core::sampling::VerdictDistribution;
 use judgelab_core::verdict::{self, FailureKind, Verdict};
 use judgelab_core::{
-    Choice, Constraint, Item, ItemText, JudgeRequest, JudgeResponse, Label, Sampling,
+    Choice, Constraint, Item, ItemText, JudgeRequest, JudgeResponse, Label, Sampling, Task,
 };
 use judgelab_store::TrialRow;
 
 use crate::exact::{Reader, TrialDistribution};
-use crate::prompt::PromptInput;
+use crate::prompt::{Asking, PromptInput};
 use crate::resolve::{Resolved, Trial};
 use crate::EngineError;
 
@@ -140,14 +140,20 @@ pub(crate) fn prepare(
     let shown = |trial_idx: usize| {
         let trial = group.trials[trial_idx].0;
         let params = &trial.params;
-        let grammar = (params.constraint == Constraint::Grammar)
-            .then(|| verdict::grammar(r.output, r.dataset.task, r.allow_tie()));
+        let grammar = (params.constraint == Constraint::Grammar).then(|| {
+            if r.rubric.is_empty() {
+                verdict::grammar(r.output, r.dataset.task, r.allow_tie())
+            } else {
+                judgelab_core::rubric::grammar(r.output, &r.rubric, r.allow_tie())
+            }
+        });
         let input = PromptInput {
             task: r.dataset.task,
             output: r.output,
             allow_tie: r.allow_tie(),
             template: trial.template,
             examples: &examples[trial_idx],
+            rubric: Asking::of(params.style, &r.rubric),
         };
         (input, grammar)
     };
@@ -324,13 +330,10 @@ pub(crate) fn rows(
                     "the judge returned no logits for an exact verdict".into(),
                 )),
                 (_, None, stop) => {
-                    let v = verdict::parse(
-                        r.output,
-                        r.dataset.task,
-                        &c.text,
-                        stop == StopReason::MaxTokens,
-                    );
+                    let truncated = stop == StopReason::MaxTokens;
+                    let (v, criteria) = parsed(r, &c.text, truncated);
                     VerdictRecord {
+                        criteria,
                         raw_output: Some(c.text.clone()),
                         cost_usd: trial
                             .judge
@@ -362,6 +365,26 @@ fn measured(base: VerdictRecord, c: &Completion) -> VerdictRecord {
 }
 
 /// The judge named positions; the record names the dataset's answers.
+/// A generated answer's verdict, and its verdict per criterion for a rubric: the call's
+/// verdict is then the criteria's unweighted aggregate on the item's scale
+/// ([`judgelab_core::rubric::aggregate`]).
+fn parsed(r: &Resolved, text: &str, truncated: bool) -> (Verdict, BTreeMap<String, Verdict>) {
+    match r.dataset.task {
+        Task::Single {
+            scale_min,
+            scale_max,
+        } if !r.rubric.is_empty() => {
+            let criteria = judgelab_core::rubric::parse(&r.rubric, text, truncated);
+            let v = judgelab_core::rubric::aggregate(&r.rubric, &criteria, (scale_min, scale_max));
+            (v, criteria)
+        }
+        task => (
+            verdict::parse(r.output, task, text, truncated),
+            BTreeMap::new(),
+        ),
+    }
+}
+
 fn unswap(verdict: Verdict, swapped: bool) -> Verdict {
     match verdict {
         Verdict::Parsed(label) => Verdict::Parsed(unswap_label(label, swapped)),

@@ -12,7 +12,7 @@ use judgelab_core::{race, split};
 use judgelab_core::{Constraint, Experiment, Item, Order, TrialParams};
 use judgelab_store::Store;
 
-use crate::prompt::PromptInput;
+use crate::prompt::{Asking, PromptInput};
 use crate::resolve::{resolve, Resolved};
 use crate::{EngineError, JudgeLoader, LocalModel, ModelSpec};
 
@@ -390,6 +390,7 @@ impl Sampled<'_> {
             allow_tie: r.allow_tie(),
             template: r.parts(params)?.template,
             examples: &examples,
+            rubric: Asking::of(params.style, &r.rubric),
         };
         let sample: Vec<&Item> = self.judged.iter().copied().take(SAMPLE).collect();
         let mut total = 0.0;

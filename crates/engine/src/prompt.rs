@@ -3,7 +3,9 @@
 //! before calling the judge; [`verdict_prompt`] renders a stored verdict's prompt again and
 //! checks it against the hash recorded with the verdict.
 
+use judgelab_core::experiment::Style;
 use judgelab_core::results::{ExperimentSummary, TrialSummary, VerdictRecord};
+use judgelab_core::rubric::Asked;
 use judgelab_core::template::RenderContext;
 use judgelab_core::{Item, ItemText, Message, OutputKind, Task, Template};
 use judgelab_store::Store;
@@ -18,13 +20,37 @@ pub(crate) struct PromptInput<'a> {
     pub allow_tie: bool,
     pub template: &'a Template,
     pub examples: &'a [&'a Item],
+    /// The criteria a rubric template's call asks, in the trial's style; none for other
+    /// templates.
+    pub rubric: Asking<'a>,
+}
+
+/// The criteria a call asks of a rubric template, and how.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Asking<'a> {
+    pub style: Style,
+    pub criteria: &'a [Asked],
+}
+
+impl<'a> Asking<'a> {
+    /// What a trial in `style` (none: the default) asks of `rubric` in one call.
+    pub fn of(style: Option<Style>, rubric: &'a [Asked]) -> Self {
+        Asking {
+            style: style.unwrap_or_default(),
+            criteria: rubric,
+        }
+    }
 }
 
 impl PromptInput<'_> {
     /// The messages for `item`, with its answers swapped when `swapped`.
     pub fn render(&self, item: ItemText<'_>, swapped: bool) -> Result<Vec<Message>, EngineError> {
         let shown = if swapped { item.swapped() } else { item };
-        let ctx = RenderContext::new(self.task, self.output, self.allow_tie, shown, self.examples);
+        let mut ctx =
+            RenderContext::new(self.task, self.output, self.allow_tie, shown, self.examples);
+        if !self.rubric.criteria.is_empty() {
+            ctx = ctx.asking(self.rubric.style, self.rubric.criteria);
+        }
         Ok(self.template.render(&ctx)?)
     }
 }
@@ -70,6 +96,12 @@ pub async fn verdict_prompt(
                 path: summary.experiment.name.clone(),
                 message: format!("template {} is not stored", trial.template_hash),
             })?;
+    let rubric = judgelab_core::rubric::ask(&template.criteria()?, &dataset.criteria).map_err(
+        |message| EngineError::Invalid {
+            path: summary.experiment.name.clone(),
+            message,
+        },
+    )?;
     let input = PromptInput {
         task: dataset.task,
         output: summary
@@ -81,6 +113,7 @@ pub async fn verdict_prompt(
         allow_tie: allow_tie(dataset),
         template: &template,
         examples: &examples,
+        rubric: Asking::of(trial.params.style, &rubric),
     };
     let messages = input.render(item.text(), verdict.swapped)?;
     let hash = judgelab_core::hash::prompt_hash(&messages);

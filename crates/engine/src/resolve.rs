@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use judgelab_core::dataset::ImportOptions;
-use judgelab_core::experiment::{JudgeBackend, NamedJudge};
+use judgelab_core::experiment::{JudgeBackend, NamedJudge, Style};
 use judgelab_core::rubric::{self, Asked};
 use judgelab_core::{Dataset, Experiment, Order, OutputKind, Task, Template, TrialParams};
 use judgelab_store::{DatasetInfo, Store, TrialRow};
@@ -26,6 +26,9 @@ pub(crate) struct Resolved {
     pub templates: Vec<(String, Template)>,
     /// In the experiment's order, each with its model file.
     pub judges: Vec<ResolvedJudge>,
+    /// The criteria its templates ask ([`judgelab_core::rubric`]); none: each item's one
+    /// label.
+    pub rubric: Vec<Asked>,
     pub content_hash: String,
 }
 
@@ -162,7 +165,7 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
 
     let output = output_of(&experiment, &dataset, &invalid)?;
     let templates = templates_of(base, &experiment, &dataset, output, &invalid)?;
-    rubric_of(&experiment, &templates, &dataset, &invalid)?;
+    let rubric = rubric_of(&experiment, &templates, &dataset, &invalid)?;
     // What ranks the trials must be a metric of this data, or a race could drop nothing
     // and the test split would go to nobody.
     let metric = experiment.selection.metric;
@@ -203,6 +206,7 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
         output,
         templates,
         judges,
+        rubric,
         content_hash,
     })
 }
@@ -356,17 +360,47 @@ fn rubric_of(
             "says how a rubric template's criteria are asked; the templates declare none".into(),
         ));
     }
-    if let (Some(_), Some((name, _))) = (asked.first(), templates.first()) {
-        // Its calls, verdicts per criterion and metrics are the next part of the rubric
-        // work; until then a rubric is refused rather than judged as one label.
+    if asked.is_empty() {
+        return Ok(asked);
+    }
+    // What is not built yet is refused rather than judged as one label.
+    if dataset.task == Task::Pairwise {
         return Err(invalid(
             "judge.template",
-            format!(
-                "{name:?} is a rubric (it declares criteria); judging rubrics is not built yet"
-            ),
+            "a rubric rates criteria of rating data; this dataset is pairwise".into(),
+        ));
+    }
+    if experiment.sweep.style.contains(&Some(Style::Checklist)) {
+        return Err(invalid(
+            "sweep.style",
+            "\"checklist\" (a call per criterion) is not built yet; \"rubric\" asks every criterion in one call".into(),
+        ));
+    }
+    if let Some(j) = experiment
+        .judges
+        .iter()
+        .find(|j| j.local().is_some_and(|l| l.exact == Some(true)))
+    {
+        return Err(invalid(
+            &format!("judges.{}.exact", j.name),
+            "reads one verdict from one token; a rubric's answer has a value per criterion".into(),
         ));
     }
     Ok(asked)
+}
+
+/// The criteria a stored experiment's templates ask, as its run resolved them.
+fn stored_rubric(
+    templates: &[(String, Template)],
+    dataset: &Dataset,
+) -> Result<Vec<Asked>, EngineError> {
+    let Some((name, template)) = templates.first() else {
+        return Ok(Vec::new());
+    };
+    rubric::ask(&template.criteria()?, &dataset.criteria).map_err(|message| EngineError::Invalid {
+        path: format!("template {name}"),
+        message,
+    })
 }
 
 /// Each judge with its local model file and its sha256 (both empty for a remote judge,
@@ -491,6 +525,7 @@ pub(crate) async fn resolve_stored(
             _ => judges.push(ResolvedJudge::remote_judge(judge)),
         }
     }
+    let rubric = stored_rubric(&templates, &dataset)?;
     Ok(Resolved {
         experiment,
         spec: row.spec.clone(),
@@ -498,6 +533,7 @@ pub(crate) async fn resolve_stored(
         dataset,
         imported: false,
         output,
+        rubric,
         templates,
         judges,
         content_hash: row.content_hash.clone(),

@@ -39,7 +39,15 @@ pub fn trials_csv(table: &ResultsTable) -> Result<Vec<u8>, ReportError> {
 
 pub fn verdicts_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
+    // A rubric's criteria, each a verdict column and a failure column beside the call's.
+    let criteria: std::collections::BTreeSet<&str> = a
+        .summary
+        .trials
+        .iter()
+        .flat_map(|t| t.verdicts.iter())
+        .flat_map(|v| v.criteria.keys().map(String::as_str))
+        .collect();
+    let mut header: Vec<String> = [
         "trial_id",
         "item_id",
         "repeat",
@@ -60,9 +68,15 @@ pub fn verdicts_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
         "attempts",
         "cache_hit",
         "endpoint",
-        "raw_output",
-        "schema_version",
-    ])?;
+    ]
+    .map(String::from)
+    .to_vec();
+    for c in &criteria {
+        header.push(format!("criterion_{c}"));
+        header.push(format!("criterion_{c}_failure"));
+    }
+    header.extend(["raw_output", "schema_version"].map(String::from));
+    w.write_record(&header)?;
     let humans: std::collections::HashMap<&str, Label> = a
         .summary
         .dataset
@@ -73,7 +87,7 @@ pub fn verdicts_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
     let task = a.summary.experiment.task_kind;
     for t in &a.summary.trials {
         for (v, confidence) in t.verdicts.iter().zip(t.call_confidences(task)) {
-            w.write_record([
+            let mut row: Vec<String> = vec![
                 t.id.to_string(),
                 v.item_id.clone(),
                 v.repeat.to_string(),
@@ -98,9 +112,23 @@ pub fn verdicts_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
                 v.attempts.to_string(),
                 u8::from(v.cache_hit).to_string(),
                 v.endpoint.clone().unwrap_or_default(),
-                v.raw_output.clone().unwrap_or_default(),
-                EXPORT_SCHEMA_VERSION.to_string(),
-            ])?;
+            ];
+            for c in &criteria {
+                let verdict = v.criteria.get(*c);
+                row.push(
+                    verdict
+                        .and_then(|v| v.label())
+                        .map_or(String::new(), |l| l.to_text()),
+                );
+                row.push(
+                    verdict
+                        .and_then(|v| v.failure())
+                        .map_or(String::new(), |f| f.as_str().to_string()),
+                );
+            }
+            row.push(v.raw_output.clone().unwrap_or_default());
+            row.push(EXPORT_SCHEMA_VERSION.to_string());
+            w.write_record(&row)?;
         }
     }
     w.into_inner().map_err(|e| ReportError::Csv(e.to_string()))

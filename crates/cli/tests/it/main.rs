@@ -561,9 +561,9 @@ fn rating_datasets_are_judged_with_digits() {
         said.contains("sweep.style: says how a rubric template's criteria are asked; the templates declare none"),
         "{said}"
     );
-    let said = refused("rubric", "max_tokens = 40", "dialogue_rubric");
+    let said = refused("checklist", "style = \"checklist\"", "dialogue_rubric");
     assert!(
-        said.contains("\"dialogue_rubric\" is a rubric (it declares criteria); judging rubrics is not built yet"),
+        said.contains("sweep.style: \"checklist\" (a call per criterion) is not built yet"),
         "{said}"
     );
     let said = refused("summaries", "max_tokens = 40", "summary_rubric");
@@ -571,6 +571,74 @@ fn rating_datasets_are_judged_with_digits() {
         said.contains("criterion \"consistency\" is not one of the dataset's (\"coherence\", \"engagingness\""),
         "{said}"
     );
+}
+
+/// A rubric template rates USR's five criteria in one call on the real model: each verdict
+/// keeps its value per criterion (a grammar admits only a complete answer), the call's
+/// verdict is their unweighted aggregate on the overall label's 1-5 scale, and
+/// verdicts.csv has a column per criterion.
+#[test]
+fn a_rubric_rates_each_criterion_in_one_call() {
+    let env = Env::new();
+    let topical =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/topical_chat_usr.jsonl");
+    let exp = env.file(
+        "rubric.toml",
+        format!(
+            "name = \"rubric\"\ndataset = \"{}\"\n[judge]\ntemplate = \"dialogue_rubric\"\n[sweep]\nmax_tokens = 60\nconstraint = [\"none\", \"grammar\"]\n[limits]\nitems = 3\n",
+            topical.display()
+        ),
+    );
+    let out = env.run(&["run", exp.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v = env.show("rubric");
+    let trials = v["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 2, "{v}");
+    assert!(
+        trials.iter().all(|t| t["n"] == 3 && t["n_errors"] == 0),
+        "{v}"
+    );
+    let report = env.dir.path().join("rubric-report");
+    let out = env.run(&["report", "rubric", "--out", report.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let verdicts = std::fs::read_to_string(report.join("verdicts.csv")).unwrap();
+    let header: Vec<&str> = verdicts.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let rows = csv_rows(&verdicts);
+    assert_eq!(rows.len(), 6, "{verdicts}");
+    let scales = [
+        ("understandability", 0.0, 1.0),
+        ("naturalness", 1.0, 3.0),
+        ("coherence", 1.0, 3.0),
+        ("engagingness", 1.0, 3.0),
+        ("groundedness", 0.0, 1.0),
+    ];
+    let grammar = trials
+        .iter()
+        .find(|t| t["params"]["constraint"] == "grammar")
+        .unwrap()["id"]
+        .to_string();
+    for r in rows.iter().filter(|r| r[col("trial_id")] == grammar) {
+        // Complete, every criterion on its own scale; the verdict is their mean share.
+        let mut shares = 0.0;
+        for (name, lo, hi) in scales {
+            let value: f64 = r[col(&format!("criterion_{name}"))]
+                .parse()
+                .unwrap_or_else(|_| panic!("{name}: {r:?}"));
+            assert!((lo..=hi).contains(&value), "{name}: {r:?}");
+            shares += (value - lo) / (hi - lo);
+        }
+        let verdict: f64 = r[col("verdict")].parse().unwrap();
+        assert!((verdict - (1.0 + shares / 5.0 * 4.0)).abs() < 1e-9, "{r:?}");
+    }
+    // A free answer may leave a criterion out: that criterion fails alone.
+    for r in &rows {
+        for (name, _, _) in scales {
+            let value = &r[col(&format!("criterion_{name}"))];
+            let failure = &r[col(&format!("criterion_{name}_failure"))];
+            assert!(value.is_empty() != failure.is_empty(), "{name}: {r:?}");
+        }
+    }
 }
 
 /// On a CPU without the instructions of this build's llama.cpp kernels (x86-64-v3), the

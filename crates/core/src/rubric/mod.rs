@@ -202,6 +202,38 @@ fn yes_no(text: &str) -> Option<f64> {
     }
 }
 
+/// A rubric call's verdict on the item's own label (a rating on `scale`): the mean of its
+/// criteria's values, each as a share of its own scale, put on `scale` — the unweighted
+/// aggregate. Where a criterion failed, the call's verdict is that failure (the first in
+/// `asked`'s order): the answer was not complete.
+pub fn aggregate(
+    asked: &[Asked],
+    criteria: &BTreeMap<String, Verdict>,
+    scale: (i64, i64),
+) -> Verdict {
+    let mut shares = Vec::with_capacity(asked.len());
+    for a in asked {
+        let share = match (criteria.get(&a.name), a.task) {
+            (Some(Verdict::Failed(kind)), _) => return Verdict::Failed(*kind),
+            (
+                Some(Verdict::Parsed(Label::Rating(x))),
+                Task::Single {
+                    scale_min,
+                    scale_max,
+                },
+            ) => (x - scale_min as f64) / (scale_max - scale_min) as f64,
+            _ => return Verdict::Failed(FailureKind::NoLabel),
+        };
+        shares.push(share);
+    }
+    if shares.is_empty() {
+        return Verdict::Failed(FailureKind::NoLabel);
+    }
+    let mean = shares.iter().sum::<f64>() / shares.len() as f64;
+    let (lo, hi) = scale;
+    Verdict::Parsed(Label::Rating(lo as f64 + mean * (hi - lo) as f64))
+}
+
 /// A checklist answer: one criterion's value alone (`2`, `{"score": 2}`, `yes` on a 0-1
 /// scale, or `coherence: 2`).
 pub fn parse_one(kind: OutputKind, asked: &Asked, raw: &str, truncated: bool) -> Verdict {
@@ -367,6 +399,22 @@ mod tests {
         assert_eq!(
             parse_one(OutputKind::Digit, &c, "maybe", false),
             failed(FailureKind::NoLabel)
+        );
+    }
+
+    #[test]
+    fn the_aggregate_is_the_mean_share_on_the_items_scale() {
+        let v = parse(
+            &usr(),
+            r#"{"naturalness": 3, "coherence": 2, "groundedness": 0}"#,
+            false,
+        );
+        // Shares 1, 0.5 and 0: a mean of 0.5, 3 on a 1-5 scale.
+        assert_eq!(aggregate(&usr(), &v, (1, 5)), rating(3.0));
+        let v = parse(&usr(), r#"{"naturalness": 3, "coherence": 9}"#, false);
+        assert_eq!(
+            aggregate(&usr(), &v, (1, 5)),
+            failed(FailureKind::OutOfRange)
         );
     }
 

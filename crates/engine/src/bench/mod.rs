@@ -365,6 +365,7 @@ impl Stored {
             allow_tie: self.r.allow_tie(),
             template: &self.r.templates[0].1,
             examples: &examples,
+            rubric: crate::prompt::Asking::of(p.style, &self.r.rubric),
         }
         .render(item.text(), false)?;
         Ok(JudgeRequest {

@@ -337,8 +337,8 @@ fn example_text(item: &Item) -> Message {
 }
 
 /// The new trials, where a judge exact by default (no `exact` written) cannot read a
-/// verdict from one token because a valid verdict is not one token of its model: those
-/// trials generate instead.
+/// verdict from one token because a valid verdict is not one token of its model, or the
+/// template is a rubric: those trials generate instead.
 async fn readable(
     r: &Resolved,
     judges: &mut Judges<'_>,
@@ -347,6 +347,11 @@ async fn readable(
 ) -> Result<Vec<judgelab_core::TrialParams>, EngineError> {
     let mut checked: HashMap<String, bool> = HashMap::new();
     for t in trials.iter_mut().filter(|t| t.exact) {
+        // A rubric's answer has a value per criterion: it is generated.
+        if !r.rubric.is_empty() {
+            t.exact = false;
+            continue;
+        }
         let judge = r.parts(t)?.judge;
         if judge.local().is_some_and(|l| l.exact.is_some()) {
             continue;

@@ -17,7 +17,7 @@ use super::interface::{FailureCause, RunEvent, RunOptions};
 use super::judge_all;
 use super::loaded::Judges;
 use crate::calls::Call;
-use crate::prompt::PromptInput;
+use crate::prompt::{Asking, PromptInput};
 use crate::resolve::{locate, resolve_stored, Resolved, Trial};
 use crate::{import_file, EngineError};
 
@@ -222,6 +222,7 @@ async fn check_ids(
         allow_tie: r.allow_tie(),
         template: trial.template,
         examples: &examples,
+        rubric: Asking::of(trial.params.style, &r.rubric),
     };
     for item in &dataset.unlabelled {
         for &swapped in trial.params.order.calls() {
