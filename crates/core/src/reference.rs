@@ -2,6 +2,15 @@
 
 use serde_json::Value;
 
+/// A JSON array of numbers.
+pub fn floats(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
+}
+
 /// `got` is the reference's `want` to 1e-9, or both are undefined (`None`, JSON null).
 pub fn close(what: &str, got: Option<f64>, want: &Value) {
     match (got, want.as_f64()) {

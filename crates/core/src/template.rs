@@ -478,17 +478,19 @@ mod tests {
     use super::*;
     use crate::dataset::{parse, ImportOptions};
 
-    fn llmbar() -> crate::Dataset {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../datasets/llmbar_natural.jsonl"
-        );
+    /// A dataset bundled with the project, by file name.
+    fn bundled(file: &str) -> crate::Dataset {
+        let path = format!("{}/../../datasets/{file}", env!("CARGO_MANIFEST_DIR"));
         parse(
-            path,
-            &std::fs::read(path).unwrap(),
+            &path,
+            &std::fs::read(&path).unwrap(),
             &ImportOptions::default(),
         )
         .unwrap()
+    }
+
+    fn llmbar() -> crate::Dataset {
+        bundled("llmbar_natural.jsonl")
     }
 
     #[test]
@@ -518,24 +520,11 @@ mod tests {
             .is_empty());
     }
 
-    fn usr() -> crate::Dataset {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../datasets/topical_chat_usr.jsonl"
-        );
-        parse(
-            path,
-            &std::fs::read(path).unwrap(),
-            &ImportOptions::default(),
-        )
-        .unwrap()
-    }
-
     /// The dialogue rubric asks USR's criteria on their own scales: all in one call, or one
     /// per call; its examples show each criterion's label.
     #[test]
     fn a_rubric_template_asks_its_criteria_in_either_style() {
-        let data = usr();
+        let data = bundled("topical_chat_usr.jsonl");
         let template = Template::builtin("dialogue_rubric").unwrap();
         let declared = template.criteria().unwrap();
         let names: Vec<&str> = declared.iter().map(|d| d.name.as_str()).collect();

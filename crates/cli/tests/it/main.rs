@@ -257,7 +257,7 @@ fn bad_experiments_fail_before_any_model_is_loaded() {
         &["run", range.to_str().unwrap()],
         &["range.toml: sweep.top_p: 1.5 must be above 0 and at most 1"],
     );
-    let jinja = env.file("mine.jinja", "Judge {{ question }} by {{ rubric }}");
+    let jinja = env.file("mine.jinja", "Judge {{ question }} by {{ rubrik }}");
     let unknown = experiment(&env, "unknown", "", "")
         .to_str()
         .unwrap()
@@ -269,7 +269,7 @@ fn bad_experiments_fail_before_any_model_is_loaded() {
     check_invalid(
         &env,
         &["run", &unknown],
-        &["mine.jinja: unknown variable `rubric`"],
+        &["mine.jinja: unknown variable `rubrik`"],
     );
     let no_model = experiment(&env, "nomodel", "", "")
         .to_str()

@@ -163,32 +163,14 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
-    use crate::reference::close;
+    use crate::reference::{close, floats};
 
     /// Fixed scores and labels, and what `scipy.optimize.nnls` gives on them
     /// (`tools/reference_rubric.py`).
     const REFERENCE: &str = include_str!("testdata/reference.json");
 
     fn matrix(v: &Value) -> Vec<Vec<f64>> {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .map(|row| {
-                row.as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|x| x.as_f64().unwrap())
-                    .collect()
-            })
-            .collect()
-    }
-
-    fn vector(v: &Value) -> Vec<f64> {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap())
-            .collect()
+        v.as_array().unwrap().iter().map(floats).collect()
     }
 
     #[test]
@@ -196,7 +178,7 @@ mod tests {
         let reference: Value = serde_json::from_str(REFERENCE).unwrap();
         for case in reference["cases"].as_array().unwrap() {
             let name = case["name"].as_str().unwrap();
-            let (a, b) = (matrix(&case["a"]), vector(&case["b"]));
+            let (a, b) = (matrix(&case["a"]), floats(&case["b"]));
             for (j, got) in nnls(&a, &b).into_iter().enumerate() {
                 close(&format!("{name}: nnls {j}"), Some(got), &case["nnls"][j]);
             }

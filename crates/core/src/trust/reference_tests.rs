@@ -12,15 +12,7 @@ use crate::trust::{ConfidenceKind, Judged, Target};
 
 const REFERENCE: &str = include_str!("testdata/reference.json");
 
-use crate::reference::close;
-
-fn floats(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect()
-}
+use crate::reference::{close, floats};
 
 #[test]
 fn calibration_and_thresholds_match_the_reference() {
