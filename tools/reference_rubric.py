@@ -1,14 +1,22 @@
 #!/usr/bin/env python3
-"""Reference values for Judgelab's learned criterion weights (crates/core/src/rubric/weights.rs).
+"""Reference values for Judgelab's rubrics: learned criterion weights
+(crates/core/src/rubric/weights.rs) and each criterion's agreement with its human labels
+(crates/core/src/results/criteria.rs).
 
 Writes crates/core/src/rubric/testdata/reference.json: fixed problems (a matrix of criterion
 scores, one row per item, and the labels) and what `scipy.optimize.nnls` gives on them, both
 as they are and centred (the weights of a fit with a free intercept), with that intercept.
 The cases include weights at zero (a criterion running against the label, one that repeats
-another) and an exact fit. The Rust tests read that file; they never run Python. Regenerate
-after changing the cases:
+another) and an exact fit.
 
-    pip install numpy scipy
+Writes crates/engine/tests/it/testdata/criteria.json: a dataset rated on two criteria (one
+labelled with whole numbers, one with means of three annotators), a judge's rubric answer
+on each item (some leaving a criterion out or giving one off its scale, one no answer at
+all), and each criterion's agreement as scikit-learn, scipy and krippendorff give it.
+
+The Rust tests read those files; they never run Python. Regenerate after changing the cases:
+
+    pip install numpy scipy scikit-learn krippendorff
     python3 tools/reference_rubric.py
 """
 
@@ -19,8 +27,11 @@ import numpy as np
 from scipy.optimize import nnls
 
 from reference_common import num
+from reference_ratings import rating_stats
 
-OUT = pathlib.Path(__file__).resolve().parent.parent / "crates/core/src/rubric/testdata/reference.json"
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+OUT = ROOT / "crates/core/src/rubric/testdata/reference.json"
+CRITERIA_OUT = ROOT / "crates/engine/tests/it/testdata/criteria.json"
 rng = np.random.default_rng(36)
 
 
@@ -64,6 +75,48 @@ def main():
     ]
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps({"cases": cases}, indent=1) + "\n")
+    CRITERIA_OUT.parent.mkdir(parents=True, exist_ok=True)
+    CRITERIA_OUT.write_text(json.dumps(criteria_case(), indent=1) + "\n")
+
+
+def criteria_case(n=24):
+    scales = {"coherence": [1, 3], "engaging": [1, 3]}
+    items = []
+    answers = {"coherence": [], "engaging": []}
+    for i in range(n):
+        coherence = int(rng.integers(1, 4))
+        engaging = round(float(np.mean(rng.integers(1, 4, size=3))), 4)
+        overall = int(np.clip(round(coherence + engaging - 1 + rng.normal(0, 0.5)), 1, 5))
+        said = {
+            "coherence": int(np.clip(coherence + rng.integers(-1, 2) * (rng.random() < 0.4), 1, 3)),
+            "engaging": int(np.clip(round(engaging) + rng.integers(-1, 2) * (rng.random() < 0.5), 1, 3)),
+        }
+        if i in (3, 11):
+            del said["engaging"]  # left out: that criterion's failure alone
+        if i == 7:
+            said["engaging"] = 7  # off the scale
+        output = json.dumps(said) if i != 15 else "I cannot rate this response."
+        for name in answers:
+            value = said.get(name) if i != 15 else None
+            answers[name].append(value if value is not None and value <= 3 else None)
+        items.append({
+            "id": f"u{i:02}",
+            "overall": overall,
+            "labels": {"coherence": coherence, "engaging": engaging},
+            "output": output,
+        })
+    expected = {}
+    for name, (lo, hi) in scales.items():
+        human = [float(item["labels"][name]) for item in items]
+        judge = answers[name]
+        failed = sum(j is None for j in judge)
+        expected[name] = {
+            "n": n,  # every call answered: a parse failure is an answer, not a failed call
+            "n_errors": 0,
+            "parse_failure_rate": failed / n,
+            **rating_stats(human, judge, lo, hi),
+        }
+    return {"scales": scales, "items": items, "expected": expected}
 
 
 if __name__ == "__main__":

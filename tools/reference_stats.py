@@ -26,14 +26,10 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
 from reference_common import ci, num, resamples
+from reference_ratings import alpha, rating_stats
 
 warnings.filterwarnings("ignore")
 OUT = pathlib.Path(__file__).resolve().parent.parent / "crates/core/src/metrics/testdata/reference.json"
-def rnd(x):
-    # Rust's f64::round: half away from zero (ratings are positive).
-    return int(math.floor(x + 0.5))
-
-
 # --- nominal (pairwise) ---------------------------------------------------------------
 
 CODES = {"A": 0, "B": 1, "tie": 2}
@@ -58,42 +54,6 @@ def nominal_stats(human, judge):
     out["alpha_nominal"] = alpha(
         [[CODES[h] for h in human], [np.nan if j is None else CODES[j] for j in judge]], "nominal"
     )
-    return out
-
-
-def alpha(data, level):
-    try:
-        return num(krippendorff.alpha(reliability_data=np.array(data, dtype=float), level_of_measurement=level))
-    except ValueError:
-        return None
-
-
-# --- ratings --------------------------------------------------------------------------
-
-
-def rating_stats(human, judge, lo, hi):
-    parsed = [(h, j) for h, j in zip(human, judge) if j is not None]
-    hr = [h for h, _ in parsed]
-    jr = [float(j) for _, j in parsed]
-    hc = [min(max(rnd(h), lo), hi) for h in hr]
-    jc = [min(max(rnd(j), lo), hi) for j in jr]
-    labels = list(range(lo, hi + 1))
-    out = {}
-    if parsed:
-        out["qwk"] = num(cohen_kappa_score(hc, jc, labels=labels, weights="quadratic"))
-        out["lwk"] = num(cohen_kappa_score(hc, jc, labels=labels, weights="linear"))
-    else:
-        out["qwk"] = out["lwk"] = None
-    if len(parsed) >= 2:
-        out["spearman"] = num(stats.spearmanr(hr, jr).statistic)
-        out["kendall"] = num(stats.kendalltau(hr, jr).statistic)
-        out["pearson"] = num(stats.pearsonr(hr, jr).statistic) if len(set(hr)) > 1 and len(set(jr)) > 1 else None
-    else:
-        out["spearman"] = out["kendall"] = out["pearson"] = None
-    hround = [min(max(rnd(h), lo), hi) for h in human]
-    jnan = [np.nan if j is None else j for j in judge]
-    out["alpha_ordinal"] = alpha([hround, jnan], "ordinal")
-    out["alpha_interval"] = alpha([human, jnan], "interval")
     return out
 
 

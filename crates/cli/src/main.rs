@@ -277,6 +277,10 @@ struct LabelsArgs {
     /// majority (a split vote a tie) or the mean rating]
     #[arg(long, value_name = "NAME")]
     annotator: Option<String>,
+    /// Read a rubric's trials on one criterion: their verdicts on it against the dataset's
+    /// labels on it [default: the item's one label, with every criterion's agreement beside]
+    #[arg(long, value_name = "NAME")]
+    criterion: Option<String>,
 }
 
 impl LabelsArgs {
@@ -419,7 +423,8 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             bootstrap,
         } => {
             let front = front.unwrap_or_default();
-            let labels = labels.labels()?;
+            let criterion = labels.criterion.clone();
+            let labels = (labels.labels()?, criterion);
             show(&store, &experiment, json, &front, &labels, bootstrap.spec()).await?
         }
         Command::Label(args) => label::command(&store, args).await?,
@@ -435,7 +440,8 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             labels,
             bootstrap,
         } => {
-            let labels = labels.labels()?;
+            let criterion = labels.criterion.clone();
+            let labels = (labels.labels()?, criterion);
             report_command(&store, &experiment, &out, metric, &labels, bootstrap.spec()).await?
         }
         Command::Compare {
@@ -868,11 +874,13 @@ async fn show(
     experiment: &str,
     json: bool,
     objectives: &[Objective],
-    labels: &Labels,
+    (labels, criterion): &(Labels, Option<String>),
     bootstrap: BootstrapSpec,
 ) -> Result<ExitCode> {
     let name = experiment_name(experiment)?;
-    let summary = judgelab_engine::summarize_against(store, &name, &bootstrap, labels).await?;
+    let criterion = criterion.as_deref();
+    let summary =
+        judgelab_engine::summarize_against(store, &name, &bootstrap, labels, criterion).await?;
     check_front(&summary, objectives)?;
     if !json {
         print!("{}", table::trials(&summary, objectives));
@@ -979,11 +987,13 @@ async fn report_command(
     experiment: &str,
     out: &Path,
     quality: Option<Quality>,
-    labels: &Labels,
+    (labels, criterion): &(Labels, Option<String>),
     bootstrap: BootstrapSpec,
 ) -> Result<ExitCode> {
     let name = experiment_name(experiment)?;
-    let summary = judgelab_engine::summarize_against(store, &name, &bootstrap, labels).await?;
+    let criterion = criterion.as_deref();
+    let summary =
+        judgelab_engine::summarize_against(store, &name, &bootstrap, labels, criterion).await?;
     let quality = quality.unwrap_or(summary.experiment.parsed.selection.metric);
     let options = judgelab_report::ReportOptions { quality };
     let files = judgelab_report::write_report(&summary, out, &options)

@@ -11,6 +11,7 @@ use serde::{Serialize, Serializer};
 use crate::annotation::humans::HumanAgreement;
 use crate::annotation::{Judged, Labels};
 use crate::composed::Part;
+use crate::dataset::Criterion;
 use crate::experiment::{PanelSpec, Strategy};
 use crate::load::StoredRamp;
 use crate::metrics::baseline::{self, Baseline};
@@ -31,6 +32,9 @@ use crate::trust::unlabelled::{self, Population};
 use crate::trust::{self, confidence, Calibration, Selective};
 use crate::verdict::Verdict;
 use crate::{Dataset, Experiment, Item, Label, Task, TrialParams};
+
+pub mod criteria;
+pub use criteria::CriterionScore;
 
 /// The version of the exported formats (`show --json`, `trials.csv`, `verdicts.csv`).
 /// Raised when a field changes meaning or goes away; new fields keep it. Version 1 is the
@@ -54,6 +58,10 @@ pub enum ResultsError {
         experiment: String,
         ids: String,
     },
+    #[error("{name:?} is not a criterion a trial of this experiment asks ({asked})")]
+    NoCriterion { name: String, asked: String },
+    #[error("criterion {0:?} is scored against the dataset's labels only: the labelling queue labels the item's one label")]
+    CriterionLabels(String),
     #[error("trial {trial}: {source}")]
     Estimate {
         trial: i64,
@@ -106,6 +114,9 @@ pub struct LabelsUsed {
     pub annotators: Vec<String>,
     /// Items with a label of this kind (those the metrics can count).
     pub n_labelled: usize,
+    /// The criterion whose labels they are ([`criteria`]); none: the item's one label.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub criterion: Option<Criterion>,
 }
 
 impl Serialize for ExperimentSummary {
@@ -228,6 +239,10 @@ pub struct TrialSummary {
     /// [`metrics::latency`]), for the latency chart.
     #[serde(skip)]
     pub latencies: Vec<f64>,
+    /// Its agreement on each criterion of its rubric ([`criteria`]), by name; empty for a
+    /// trial that judges the item's one label.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub criteria: BTreeMap<String, CriterionScore>,
 }
 
 impl TrialSummary {
@@ -311,6 +326,7 @@ impl TrialSummary {
 }
 
 /// A stored experiment as read: what [`summarize`] needs besides the dataset.
+#[derive(Clone)]
 pub struct StoredExperiment {
     pub name: String,
     pub experiment: Experiment,
@@ -330,6 +346,7 @@ pub struct StoredExperiment {
 }
 
 /// A stored trial and its records.
+#[derive(Clone)]
 pub struct StoredTrial {
     pub id: i64,
     pub trial_idx: usize,
@@ -428,6 +445,7 @@ impl TrialFrame<'_> {
             observations,
             test_observations,
             latencies,
+            criteria: BTreeMap::new(),
         };
         (summary, n_expected, n_stored)
     }
@@ -575,6 +593,7 @@ impl ExperimentSummary {
                 description: Labels::Original.describe(),
                 annotators: Vec::new(),
                 n_labelled: dataset.items.len(),
+                criterion: None,
             },
             dataset,
             humans: None,

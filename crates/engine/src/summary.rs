@@ -2,12 +2,16 @@
 //! alone from the store and hands them to `core::results`, which computes each trial's
 //! metrics (with bootstrap intervals) and the baselines every trial is shown beside,
 //! against the labels asked for (the dataset's, or the labelling queue's), with the
-//! human ceiling where people have labelled its dataset in the queue.
+//! human ceiling where people have labelled its dataset in the queue. A rubric's trials
+//! are also scored on each criterion they ask, and can be read on one of them.
 
 use judgelab_core::annotation::{self, humans, Labels};
 use judgelab_core::load::{LoadRamp, StoredRamp};
 use judgelab_core::metrics::BootstrapSpec;
-use judgelab_core::results::{ExperimentSummary, LabelsUsed, StoredExperiment, StoredTrial};
+use judgelab_core::results::{
+    criteria, ExperimentSummary, LabelsUsed, ResultsError, StoredExperiment, StoredTrial,
+};
+use judgelab_core::Dataset;
 use judgelab_store::Store;
 
 use crate::EngineError;
@@ -19,15 +23,18 @@ pub async fn summarize(
     name: &str,
     bootstrap: &BootstrapSpec,
 ) -> Result<ExperimentSummary, EngineError> {
-    summarize_against(store, name, bootstrap, &Labels::Original).await
+    summarize_against(store, name, bootstrap, &Labels::Original, None).await
 }
 
-/// As [`summarize`], against the labels `labels` names.
+/// As [`summarize`], against the labels `labels` names, on the item's one label or on
+/// `criterion` of the dataset's (a rubric's trials' verdicts on it, against the dataset's
+/// labels on it).
 pub async fn summarize_against(
     store: &Store,
     name: &str,
     bootstrap: &BootstrapSpec,
     labels: &Labels,
+    criterion: Option<&str>,
 ) -> Result<ExperimentSummary, EngineError> {
     let (row, info) = crate::stored_experiment(store, name).await?;
     crate::panels::check(store, &row).await?;
@@ -97,8 +104,15 @@ pub async fn summarize_against(
         load_ramps,
         panels: store.panels(row.id).await?,
     };
+    if let Some(criterion) = criterion {
+        return on_criterion(stored, dataset, trials, bootstrap, labels, criterion);
+    }
     let metric = stored.experiment.selection.metric;
+    let scores = criteria::scores(&stored, &dataset, &trials, bootstrap);
     let mut summary = ExperimentSummary::new(stored, dataset, trials, bootstrap);
+    for (trial, scores) in summary.trials.iter_mut().zip(scores) {
+        trial.criteria = scores;
+    }
     // The pick with each rater: the trial a researcher would take, against each person.
     let pick = summary.pick(metric).map(|i| summary.trials[i].judged());
     summary.humans = humans::human_agreement(&original, &annotations, pick.as_ref(), bootstrap);
@@ -107,6 +121,44 @@ pub async fn summarize_against(
         description: labels.describe(),
         annotators: annotation::annotators(&annotations),
         n_labelled,
+        criterion: None,
     };
+    Ok(summary)
+}
+
+/// The experiment read on one criterion of its rubric: against the dataset's labels on it,
+/// each trial by its verdicts on it ([`criteria::on`]).
+fn on_criterion(
+    stored: StoredExperiment,
+    dataset: Dataset,
+    trials: Vec<StoredTrial>,
+    bootstrap: &BootstrapSpec,
+    labels: &Labels,
+    name: &str,
+) -> Result<ExperimentSummary, EngineError> {
+    let asked = criteria::asked(&dataset, &trials);
+    let criterion = asked
+        .iter()
+        .find(|c| c.name == name)
+        .ok_or_else(|| ResultsError::NoCriterion {
+            name: name.to_string(),
+            asked: if asked.is_empty() {
+                "none does".to_string()
+            } else {
+                asked
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
+        })?
+        .clone();
+    if *labels != Labels::Original {
+        return Err(ResultsError::CriterionLabels(name.to_string()).into());
+    }
+    let (dataset, trials) = criteria::on(&dataset, &trials, &criterion);
+    let mut summary = ExperimentSummary::new(stored, dataset, trials, bootstrap);
+    summary.labels.description = format!("the dataset's labels on {}", criterion.describe());
+    summary.labels.criterion = Some(criterion);
     Ok(summary)
 }

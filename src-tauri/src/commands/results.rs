@@ -59,7 +59,9 @@ pub(crate) async fn summary(
         resamples,
         ..BootstrapSpec::default()
     };
-    let s = Arc::new(judgelab_engine::summarize_against(&state.store, name, &spec, &labels).await?);
+    let s = Arc::new(
+        judgelab_engine::summarize_against(&state.store, name, &spec, &labels, None).await?,
+    );
     *cached = Some((key, Arc::clone(&s)));
     Ok(s)
 }

@@ -4,6 +4,7 @@
 mod exact;
 mod race;
 mod remote;
+mod rubric;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -99,6 +99,7 @@ pub fn trial(
         latencies: observations.iter().map(|o| o.latency_ms).collect(),
         observations,
         test_observations: vec![],
+        criteria: Default::default(),
     }
 }
 

@@ -1,0 +1,156 @@
+//! Rubric trials: each criterion's verdicts stored apart, and scored against the criterion's
+//! own labels as the reference libraries score them (`tools/reference_rubric.py` wrote
+//! `testdata/criteria.json`).
+
+use std::sync::Arc;
+
+use judgelab_core::annotation::Labels;
+use judgelab_core::metrics::Quality;
+use judgelab_core::verdict::{FailureKind, Verdict};
+use judgelab_core::Label;
+use judgelab_engine::{summarize, summarize_against, EngineError};
+use judgelab_store::Store;
+use serde_json::Value;
+
+use crate::{run, scripted};
+
+const TEMPLATE: &str = r#"{%- set criteria = [
+  {"name": "coherence", "definition": "Does the response follow from the context?"},
+  {"name": "engaging", "definition": "Is the response engaging?"},
+] -%}
+{{ question }}"#;
+
+/// The reference case's items as a dataset rated 1-5 overall and on its criteria, each
+/// item's question `q{i}`, the judge answering each as the case says.
+fn write_case(dir: &std::path::Path, case: &Value) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut outputs = Vec::new();
+    for (i, item) in case["items"].as_array().unwrap().iter().enumerate() {
+        let mut line = serde_json::json!({
+            "id": item["id"],
+            "task": "single",
+            "question": format!("q{i}"),
+            "answer": "a response",
+            "human_label": item["overall"],
+            "human_labels": item["labels"],
+        });
+        if i == 0 {
+            line["label_scales"] = case["scales"].clone();
+        }
+        lines.push(line.to_string());
+        outputs.push(item["output"].as_str().unwrap().to_string());
+    }
+    std::fs::write(dir.join("items.jsonl"), lines.join("\n")).unwrap();
+    std::fs::write(dir.join("r.jinja"), TEMPLATE).unwrap();
+    std::fs::write(dir.join("fake.gguf"), "GGUF and nothing else").unwrap();
+    std::fs::write(
+        dir.join("r.toml"),
+        "name = \"r\"\ndataset = \"items.jsonl\"\n[judge]\nmodel = \"fake.gguf\"\ntemplate = \"r.jinja\"\n[sweep]\nmax_tokens = 32\n",
+    )
+    .unwrap();
+    outputs
+}
+
+const METRICS: [(&str, Quality); 7] = [
+    ("qwk", Quality::Kappa),
+    ("lwk", Quality::KappaLinear),
+    ("spearman", Quality::Spearman),
+    ("kendall", Quality::Kendall),
+    ("pearson", Quality::Pearson),
+    ("alpha_ordinal", Quality::AlphaOrdinal),
+    ("alpha_interval", Quality::AlphaInterval),
+];
+
+fn close(actual: Option<f64>, expected: &Value, what: &str) {
+    match (actual, expected.as_f64()) {
+        (Some(a), Some(e)) => assert!((a - e).abs() < 1e-9, "{what}: {a} against {e}"),
+        (a, e) => assert_eq!(a, e, "{what}"),
+    }
+}
+
+#[tokio::test]
+async fn each_criterion_is_stored_apart_and_scored_against_its_own_labels() {
+    let case: Value = serde_json::from_str(include_str!("testdata/criteria.json")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let outputs = write_case(dir.path(), &case);
+    let outputs: Vec<&str> = outputs.iter().map(String::as_str).collect();
+    let store = Store::open(&dir.path().join("db.sqlite")).await.unwrap();
+    let judge = scripted(&outputs, None);
+    run(&store, &dir.path().join("r.toml"), &judge, Arc::default()).await;
+
+    // An answer leaving a criterion out fails that criterion alone; one off its scale too.
+    let s = summarize(&store, "r", &Default::default()).await.unwrap();
+    let trial = &s.trials[0];
+    let stored = |id: &str| {
+        let v = trial.verdicts.iter().find(|v| v.item_id == id).unwrap();
+        (
+            v.criteria["coherence"].clone(),
+            v.criteria["engaging"].clone(),
+        )
+    };
+    assert_eq!(
+        stored("u03"),
+        (
+            Verdict::Parsed(Label::Rating(1.0)),
+            Verdict::Failed(FailureKind::NoLabel)
+        )
+    );
+    assert_eq!(stored("u07").1, Verdict::Failed(FailureKind::OutOfRange));
+
+    for (name, expected) in case["expected"].as_object().unwrap() {
+        let score = &trial.criteria[name];
+        assert_eq!(
+            score.dev.n as u64,
+            expected["n"].as_u64().unwrap(),
+            "{name}"
+        );
+        let n_errors = expected["n_errors"].as_u64().unwrap();
+        assert_eq!(score.dev.n_errors as u64, n_errors, "{name}");
+        close(
+            score.parse_failure_rate,
+            &expected["parse_failure_rate"],
+            name,
+        );
+        // The experiment read on the criterion alone agrees with its column.
+        let alone = summarize_against(
+            &store,
+            "r",
+            &Default::default(),
+            &Labels::Original,
+            Some(name),
+        )
+        .await
+        .unwrap();
+        assert_eq!(alone.labels.criterion.as_ref().unwrap().name, *name);
+        assert_eq!(alone.experiment.task_kind, alone.dataset.task);
+        for (key, q) in METRICS {
+            let what = format!("{name} {key}");
+            close(score.dev.quality.get(q).value, &expected[key], &what);
+            close(alone.trials[0].metrics.value(q), &expected[key], &what);
+        }
+    }
+
+    let unknown = summarize_against(
+        &store,
+        "r",
+        &Default::default(),
+        &Labels::Original,
+        Some("fluency"),
+    )
+    .await
+    .unwrap_err();
+    assert!(unknown.is_invalid_input());
+    assert_eq!(
+        unknown.to_string(),
+        "\"fluency\" is not a criterion a trial of this experiment asks (coherence, engaging)"
+    );
+    let queue = summarize_against(
+        &store,
+        "r",
+        &Default::default(),
+        &Labels::Annotations { annotator: None },
+        Some("engaging"),
+    )
+    .await;
+    assert!(matches!(queue, Err(EngineError::Results(_))));
+}
