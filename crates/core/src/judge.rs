@@ -40,8 +40,9 @@ pub struct JudgeRequest {
     /// A GBNF grammar the output must match (local judges).
     pub grammar: Option<String>,
     /// Timed: the judge decodes its whole prompt, reusing nothing an earlier call left in
-    /// its cache. A local judge shares no prefix with it (the caller sends it in a batch of
-    /// its own, to time it alone); a remote one asks a llama.cpp server, whose replies say
+    /// its cache. A local judge reuses nothing an earlier batch left (the caller sends it in
+    /// a batch of its own, to time it alone: a lone request decodes its whole prompt; a
+    /// checklist's calls share only their own common prefix); a remote one asks a llama.cpp server, whose replies say
     /// it is one, not to reuse a cached prompt (`cache_prompt: false`). Other servers
     /// cannot be asked, and may answer a repeated prompt from their prefix cache.
     pub uncached: bool,

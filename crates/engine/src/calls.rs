@@ -15,7 +15,7 @@
 //! Calls of the group that send the same request (trials that differ only in the load
 //! their latency is measured at) are made once, and the response answers each of them.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use judgelab_core::judge::{Completion, StopReason};
 use judgelab_core::results::{Outcome, VerdictRecord};
@@ -23,21 +23,52 @@ use judgelab_core::rng::mix;
 use judgelab_core::sampling::VerdictDistribution;
 use judgelab_core::verdict::{self, FailureKind, Verdict};
 use judgelab_core::{
-    Choice, Constraint, Item, ItemText, JudgeRequest, JudgeResponse, Label, Sampling, Task,
+    Choice, Constraint, Item, ItemText, OutputKind, JudgeRequest, JudgeResponse, Label, Sampling, Task,
 };
-use judgelab_store::TrialRow;
+use judgelab_store::{DoneKey, TrialRow};
 
 use crate::exact::{Reader, TrialDistribution};
 use crate::prompt::{Asking, PromptInput};
 use crate::resolve::{Resolved, Trial};
 use crate::EngineError;
 
-/// A verdict to judge: an item, a repeat, and whether its answers are shown swapped.
+/// A verdict to judge: an item, a repeat, whether its answers are shown swapped, and for
+/// a checklist the criterion it asks (an index into the rubric).
 #[derive(Clone, Copy)]
 pub(crate) struct Call<'a> {
     pub item: ItemText<'a>,
     pub repeat: u32,
     pub swapped: bool,
+    pub criterion: Option<usize>,
+}
+
+/// The calls of `trial` on `item` that `done` does not hold: one per repeat and answer
+/// order, and in a checklist one per criterion of each, a verdict's criteria one after
+/// another (so that they share the item's prefix).
+pub(crate) fn calls_of<'a>(
+    r: &Resolved,
+    trial: &TrialRow,
+    item: ItemText<'a>,
+    done: &HashSet<DoneKey>,
+) -> Vec<Call<'a>> {
+    let asked = r.asked_apart(&trial.params);
+    let mut calls = Vec::new();
+    for repeat in 0..r.experiment.sweep.repeats {
+        for &swapped in trial.params.order.calls() {
+            for &criterion in &asked {
+                let name = criterion.map_or("", |i| r.rubric[i].name.as_str());
+                if !done.contains(&DoneKey::new(item.id, repeat, swapped, name)) {
+                    calls.push(Call {
+                        item,
+                        repeat,
+                        swapped,
+                        criterion,
+                    });
+                }
+            }
+        }
+    }
+    calls
 }
 
 /// Trials whose calls are made together, each with its missing calls.
@@ -96,6 +127,8 @@ fn same_prompts(a: &TrialRow, b: &TrialRow) -> bool {
 pub(crate) struct Pending {
     pub item_id: String,
     pub swapped: bool,
+    /// The criterion a checklist call asks, an index into the rubric.
+    pub criterion: Option<usize>,
     pub prompt_hash: String,
     /// Remote calls only: the response cache's key, a hash of (endpoint, model, messages,
     /// sampling parameters, seed, repeat).
@@ -137,14 +170,23 @@ pub(crate) fn prepare(
         .iter()
         .map(|(t, _)| t.examples.iter().map(|id| index[id.as_str()]).collect())
         .collect();
-    let shown = |trial_idx: usize| {
+    let shown = |trial_idx: usize, criterion: Option<usize>| {
         let trial = group.trials[trial_idx].0;
         let params = &trial.params;
+        let asked = match criterion {
+            Some(i) => &r.rubric[i..=i],
+            None => &r.rubric[..],
+        };
         let grammar = (params.constraint == Constraint::Grammar).then(|| {
-            if r.rubric.is_empty() {
-                verdict::grammar(r.output, r.dataset.task, r.allow_tie())
-            } else {
-                judgelab_core::rubric::grammar(r.output, &r.rubric, r.allow_tie())
+            match (criterion, r.output) {
+                (None, _) if r.rubric.is_empty() => {
+                    verdict::grammar(r.output, r.dataset.task, r.allow_tie())
+                }
+                // A checklist answer is the criterion's value alone, or its JSON object.
+                (Some(_), kind) if kind != OutputKind::Json => {
+                    verdict::grammar(kind, asked[0].task, r.allow_tie())
+                }
+                _ => judgelab_core::rubric::grammar(r.output, asked, r.allow_tie()),
             }
         });
         let input = PromptInput {
@@ -153,32 +195,33 @@ pub(crate) fn prepare(
             allow_tie: r.allow_tie(),
             template: trial.template,
             examples: &examples[trial_idx],
-            rubric: Asking::of(params.style, &r.rubric),
+            rubric: Asking::of(params.style, asked),
         };
         (input, grammar)
     };
     let mut pending: Vec<Pending> = Vec::new();
     let mut requests: Vec<JudgeRequest> = Vec::new();
-    // Exact groups: the call of each (item, answer order).
-    let mut passes: HashMap<(&str, bool), usize> = HashMap::new();
+    // Exact groups: the call of each (item, answer order, criterion).
+    let mut passes: HashMap<(&str, bool, Option<usize>), usize> = HashMap::new();
     // Remote calls: the call of each response cache key. Trials that differ only in the
     // load their latency is measured at send the same requests, and one answers them all.
     let mut asked: HashMap<String, usize> = HashMap::new();
     for (trial_idx, (trial, todo)) in group.trials.iter().enumerate() {
         let p = &trial.params;
-        let (shown, grammar) = shown(trial_idx);
         for call in todo {
+            let (shown, grammar) = shown(trial_idx, call.criterion);
             let target = Target {
                 trial: trial_idx,
                 repeat: call.repeat,
                 seed: seed(r, call.item.id, call.repeat, call.swapped),
             };
             if group.exact {
-                if let Some(&key) = passes.get(&(call.item.id, call.swapped)) {
+                let pass = (call.item.id, call.swapped, call.criterion);
+                if let Some(&key) = passes.get(&pass) {
                     pending[key].targets.push(target);
                     continue;
                 }
-                passes.insert((call.item.id, call.swapped), pending.len());
+                passes.insert(pass, pending.len());
             }
             let messages = shown.render(call.item, call.swapped)?;
             let sampling = if group.exact {
@@ -225,6 +268,7 @@ pub(crate) fn prepare(
             pending.push(Pending {
                 item_id: call.item.id.to_string(),
                 swapped: call.swapped,
+                criterion: call.criterion,
                 prompt_hash: judgelab_core::hash::prompt_hash(&messages),
                 cache_key,
                 targets: vec![target],
@@ -273,8 +317,9 @@ pub(crate) fn rows(
         .iter()
         .map(|t| {
             let trial = group.trials[t.trial].0;
-            let record = |outcome: Outcome| {
-                VerdictRecord::new(
+            let record = |outcome: Outcome| VerdictRecord {
+                criterion: p.criterion.map_or_else(String::new, |i| r.rubric[i].name.clone()),
+                ..VerdictRecord::new(
                     trial.id,
                     &p.item_id,
                     t.repeat,
@@ -331,7 +376,7 @@ pub(crate) fn rows(
                 )),
                 (_, None, stop) => {
                     let truncated = stop == StopReason::MaxTokens;
-                    let (v, criteria) = parsed(r, &c.text, truncated);
+                    let (v, criteria) = parsed(r, p.criterion, &c.text, truncated);
                     VerdictRecord {
                         criteria,
                         raw_output: Some(c.text.clone()),
@@ -367,8 +412,18 @@ fn measured(base: VerdictRecord, c: &Completion) -> VerdictRecord {
 /// The judge named positions; the record names the dataset's answers.
 /// A generated answer's verdict, and its verdict per criterion for a rubric: the call's
 /// verdict is then the criteria's unweighted aggregate on the item's scale
-/// ([`judgelab_core::rubric::aggregate`]).
-fn parsed(r: &Resolved, text: &str, truncated: bool) -> (Verdict, BTreeMap<String, Verdict>) {
+/// ([`judgelab_core::rubric::aggregate`]). A checklist call's verdict is its criterion's
+/// value, in that criterion's frame.
+fn parsed(
+    r: &Resolved,
+    criterion: Option<usize>,
+    text: &str,
+    truncated: bool,
+) -> (Verdict, BTreeMap<String, Verdict>) {
+    if let Some(i) = criterion {
+        let v = judgelab_core::rubric::parse_one(r.output, &r.rubric[i], text, truncated);
+        return (v, BTreeMap::new());
+    }
     match r.dataset.task {
         Task::Single {
             scale_min,

@@ -9,6 +9,7 @@ use std::path::Path;
 use judgelab_core::annotation::queue::{self, Filter, Queued};
 use judgelab_core::annotation::{self, Annotation, AnnotationError, Labels};
 use judgelab_core::{Dataset, Item, Label, Task};
+use judgelab_core::results::criteria;
 use judgelab_store::Store;
 
 use crate::EngineError;
@@ -58,7 +59,13 @@ pub async fn queue(
     let annotations = store.annotations(info.id).await?;
     let mut records = Vec::new();
     for t in store.trials(row.id).await? {
-        records.push((t.id, store.verdicts(t.id).await?));
+        let verdicts = store.verdicts(t.id).await?;
+        // A checklist's calls on one verdict are one verdict.
+        let verdicts = match dataset.task.scale() {
+            Some(scale) => criteria::gather(&dataset.criteria, scale, verdicts),
+            None => verdicts,
+        };
+        records.push((t.id, verdicts));
     }
     let trials: Vec<annotation::Judged<'_>> = records
         .iter()

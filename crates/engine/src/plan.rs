@@ -253,7 +253,9 @@ fn count_calls<'t>(
                 None => counted.passes.push((prompts, 1)),
             }
         }
-        let calls_per_item = if exact { 1 } else { repeats } * params.order.calls().len();
+        let calls_per_item = if exact { 1 } else { repeats }
+            * params.order.calls().len()
+            * r.asked_apart(params).len();
         if !shared {
             counted.per_item.push(calls_per_item);
         }
@@ -279,13 +281,16 @@ fn timed_phase<'t>(
     let judged = sampled.judged;
     let shapes = timing_shapes(sampled.r, trials)?;
     let sample_calls = |p: &TrialParams| (judged.len() * p.order.calls().len()).min(timed_calls);
+    // A checklist's timed verdict is a call per criterion.
+    let per_verdict = |p: &TrialParams| sampled.r.asked_apart(p).len();
     let mut timing_tokens = 0.0;
     let mut timed_rows = 0;
     let mut timed_judges = std::collections::HashSet::new();
     for shape in &shapes {
         let calls = sample_calls(shape[0]);
         let warmup = usize::from(calls > 0 && timed_judges.insert(&shape[0].judge));
-        timing_tokens += sampled.tokens(shape[0], call_tokens)? * (calls + warmup) as f64;
+        timing_tokens += sampled.tokens(shape[0], call_tokens)?
+            * ((calls + warmup) * per_verdict(shape[0])) as f64;
         timed_rows += calls * shape.len();
     }
     let timing = TimingPlan {

@@ -103,6 +103,17 @@ impl Resolved {
         allow_tie(&self.dataset)
     }
 
+    /// What each call of a trial with `params` asks: every criterion of the rubric at once
+    /// (or the item's one label), or in a checklist one criterion per call (an index into
+    /// `rubric`).
+    pub fn asked_apart(&self, params: &TrialParams) -> Vec<Option<usize>> {
+        if params.style == Some(Style::Checklist) {
+            (0..self.rubric.len()).map(Some).collect()
+        } else {
+            vec![None]
+        }
+    }
+
     /// The judge and template `params` names; an error where the experiment has no such
     /// judge or template (a stored trial of an experiment whose file changed).
     pub fn parts(&self, params: &TrialParams) -> Result<Parts<'_>, EngineError> {
@@ -370,10 +381,12 @@ fn rubric_of(
             "a rubric rates criteria of rating data; this dataset is pairwise".into(),
         ));
     }
-    if experiment.sweep.style.contains(&Some(Style::Checklist)) {
+    if experiment.sweep.style.contains(&Some(Style::Checklist))
+        && experiment.sweep.concurrency.iter().any(Option::is_some)
+    {
         return Err(invalid(
-            "sweep.style",
-            "\"checklist\" (a call per criterion) is not built yet; \"rubric\" asks every criterion in one call".into(),
+            "sweep.concurrency",
+            "times one request per verdict at a load; a checklist's verdict is a call per criterion (leave out \"concurrency\", or sweep style \"rubric\" only)".into(),
         ));
     }
     if let Some(j) = experiment

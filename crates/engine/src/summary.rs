@@ -109,6 +109,8 @@ pub async fn summarize_against(
     }
     let metric = stored.experiment.selection.metric;
     let scores = criteria::scores(&stored, &dataset, &trials, bootstrap);
+    // A checklist's calls on one verdict are read as one call on the item's label.
+    let trials = criteria::gathered(&dataset, trials);
     let mut summary = ExperimentSummary::new(stored, dataset, trials, bootstrap);
     for (trial, scores) in summary.trials.iter_mut().zip(scores) {
         trial.criteria = scores;

@@ -300,11 +300,17 @@ impl Session<'_> {
     /// of its tokens had to be decoded now; first grows the cache to what the batch's chunks
     /// after that prefix need (`fit`), since growing drops the cached prefix.
     fn share(&mut self, live: &[Live]) -> Result<(usize, usize), String> {
-        if !self.share_prefix || live.iter().any(|l| l.request.uncached) {
+        if !self.share_prefix {
             self.ctx.clear_kv_cache();
             self.prefix.clear();
             self.fit(live, 0)?;
             return Ok((0, 0));
+        }
+        if live.iter().any(|l| l.request.uncached) {
+            // Nothing an earlier batch left is reused; the batch's own requests (a checklist's
+            // calls on one item) still share what they have in common.
+            self.ctx.clear_kv_cache();
+            self.prefix.clear();
         }
         let first = &live[0].tokens;
         let mut target = if live.len() >= 2 {

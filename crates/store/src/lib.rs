@@ -70,6 +70,28 @@ pub enum StoreError {
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
+/// A verdict a call answered: its item, repeat, answer order and the criterion the call
+/// asked (empty: all of them, or the item's one label).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DoneKey {
+    pub item_id: String,
+    pub repeat: u32,
+    pub swapped: bool,
+    pub criterion: String,
+}
+
+impl DoneKey {
+    /// The key of a call asking `criterion` (empty: every criterion, or the one label).
+    pub fn new(item_id: &str, repeat: u32, swapped: bool, criterion: &str) -> DoneKey {
+        DoneKey {
+            item_id: item_id.to_string(),
+            repeat,
+            swapped,
+            criterion: criterion.to_string(),
+        }
+    }
+}
+
 /// A Judgelab database file.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -451,10 +473,10 @@ impl Store {
 
     // ---- verdicts -------------------------------------------------------------------
 
-    /// (item, repeat) pairs of a trial that have a verdict whose call succeeded.
-    pub async fn done_keys(&self, trial_id: i64) -> Result<HashSet<(String, u32, bool)>> {
+    /// The verdicts of a trial whose call succeeded.
+    pub async fn done_keys(&self, trial_id: i64) -> Result<HashSet<DoneKey>> {
         let rows = sqlx::query(
-            "SELECT item_id, repeat, swapped FROM verdicts WHERE trial_id = ? AND error IS NULL",
+            "SELECT item_id, repeat, swapped, criterion FROM verdicts WHERE trial_id = ? AND error IS NULL",
         )
         .bind(trial_id)
         .fetch_all(&self.pool)
@@ -462,12 +484,11 @@ impl Store {
         .map_err(self.err())?;
         Ok(rows
             .iter()
-            .map(|r| {
-                (
-                    r.get::<String, _>(0),
-                    r.get::<i64, _>(1) as u32,
-                    r.get::<bool, _>(2),
-                )
+            .map(|r| DoneKey {
+                item_id: r.get(0),
+                repeat: r.get::<i64, _>(1) as u32,
+                swapped: r.get(2),
+                criterion: r.get(3),
             })
             .collect())
     }

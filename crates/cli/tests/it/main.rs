@@ -543,7 +543,7 @@ fn rating_datasets_are_judged_with_digits() {
         "{listed}"
     );
     // A rubric style needs a template that declares criteria; a rubric template is
-    // checked against the dataset's criteria, and refused until rubric runs are built.
+    // checked against the dataset's criteria; a checklist is not timed at a load.
     let refused = |name: &str, sweep: &str, template: &str| {
         let exp = env.file(
             &format!("{name}.toml"),
@@ -561,9 +561,13 @@ fn rating_datasets_are_judged_with_digits() {
         said.contains("sweep.style: says how a rubric template's criteria are asked; the templates declare none"),
         "{said}"
     );
-    let said = refused("checklist", "style = \"checklist\"", "dialogue_rubric");
+    let said = refused(
+        "checklist",
+        "style = \"checklist\"\nconcurrency = [1, 2]",
+        "dialogue_rubric",
+    );
     assert!(
-        said.contains("sweep.style: \"checklist\" (a call per criterion) is not built yet"),
+        said.contains("sweep.concurrency: times one request per verdict at a load; a checklist's verdict is a call per criterion"),
         "{said}"
     );
     let said = refused("summaries", "max_tokens = 40", "summary_rubric");
@@ -639,6 +643,78 @@ fn a_rubric_rates_each_criterion_in_one_call() {
             assert!(value.is_empty() != failure.is_empty(), "{name}: {r:?}");
         }
     }
+}
+
+/// The same USR criteria asked as a rubric (one call) and as a checklist (a call per
+/// criterion) on the real model: the checklist's calls are stored one per criterion and
+/// read as one verdict per item, each style is scored on every criterion it asks
+/// (`show --json`'s "criteria", `show --criterion`), and its cost is its calls'.
+#[test]
+fn a_checklist_asks_each_criterion_in_a_call_of_its_own() {
+    let env = Env::new();
+    let topical =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/topical_chat_usr.jsonl");
+    let exp = env.file(
+        "styles.toml",
+        format!(
+            "name = \"styles\"\ndataset = \"{}\"\n[judge]\ntemplate = \"dialogue_rubric\"\n[sweep]\nmax_tokens = 60\nconstraint = \"grammar\"\nstyle = [\"rubric\", \"checklist\"]\n[limits]\nitems = 3\n",
+            topical.display()
+        ),
+    );
+    let out = env.run(&["run", exp.to_str().unwrap()]);
+    let said = text(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    // 3 rubric calls and 15 checklist calls, each timed verdict of the checklist 5 calls.
+    assert!(said.contains("18 model calls"), "{said}");
+    let v = env.show("styles");
+    let trials = v["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 2, "{v}");
+    let names = [
+        "coherence",
+        "engagingness",
+        "groundedness",
+        "naturalness",
+        "understandability",
+    ];
+    for t in trials {
+        assert!(t["n"] == 3 && t["n_errors"] == 0, "{t}");
+        let criteria = t["criteria"].as_object().unwrap();
+        assert_eq!(criteria.keys().collect::<Vec<_>>(), names, "{t}");
+        for c in criteria.values() {
+            assert_eq!(c["n"], 3, "{c}");
+            assert!(c.get("spearman").is_some() && c.get("alpha_interval").is_some(), "{c}");
+        }
+    }
+    let tokens = |style: &str| {
+        trials
+            .iter()
+            .find(|t| t["params"]["style"] == style)
+            .unwrap()["prompt_tokens_per_item"]
+            .as_f64()
+            .unwrap()
+    };
+    // A checklist verdict's prompt tokens are its five calls'.
+    assert!(tokens("checklist") > 3.0 * tokens("rubric"), "{v}");
+    // One criterion read as the experiment: its labels, each trial's verdicts on it.
+    let out = env.run(&["show", "styles", "--criterion", "coherence", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let one: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(one["trials"].as_array().unwrap().len(), 2, "{one}");
+    assert!(one["trials"].as_array().unwrap().iter().all(|t| t["n"] == 3), "{one}");
+    let out = env.run(&["show", "styles", "--criterion", "overall"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("\"overall\" is not a criterion a trial of this experiment asks (coherence, engagingness, groundedness, naturalness, understandability)"),
+        "{}",
+        text(&out.stderr)
+    );
+    // verdicts.csv: a row per verdict, the checklist's with its value per criterion.
+    let report = env.dir.path().join("styles-report");
+    let out = env.run(&["report", "styles", "--out", report.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let verdicts = std::fs::read_to_string(report.join("verdicts.csv")).unwrap();
+    let rows = csv_rows(&verdicts);
+    assert_eq!(rows.len(), 6, "{verdicts}");
 }
 
 /// On a CPU without the instructions of this build's llama.cpp kernels (x86-64-v3), the

@@ -33,6 +33,17 @@ impl Task {
         }
     }
 
+    /// A rating's scale `(min, max)`; none for pairwise data.
+    pub fn scale(&self) -> Option<(i64, i64)> {
+        match *self {
+            Task::Pairwise => None,
+            Task::Single {
+                scale_min,
+                scale_max,
+            } => Some((scale_min, scale_max)),
+        }
+    }
+
     /// The task with its scale, for messages: `pairwise`, `single (1-5)`.
     pub fn describe(&self) -> String {
         match self {

@@ -11,6 +11,8 @@ use serde::Serialize;
 
 use super::{ExperimentSummary, StoredExperiment, StoredTrial, TrialSummary};
 use crate::dataset::{Criterion, Dataset, Item};
+use crate::rubric::Asked;
+use crate::verdict::Verdict;
 use crate::metrics::{BootstrapSpec, SplitScore};
 use crate::record::{Outcome, VerdictRecord};
 
@@ -137,6 +139,107 @@ fn on_record(record: &VerdictRecord, name: &str) -> Option<VerdictRecord> {
     })
 }
 
+/// `trials` with their checklists' calls gathered per verdict ([`gather`]), on the scale
+/// of `dataset`'s item labels.
+pub fn gathered(dataset: &Dataset, trials: Vec<StoredTrial>) -> Vec<StoredTrial> {
+    let Some(scale) = dataset.task.scale() else {
+        return trials;
+    };
+    trials
+        .into_iter()
+        .map(|t| StoredTrial {
+            verdicts: gather(&dataset.criteria, scale, t.verdicts),
+            ..t
+        })
+        .collect()
+}
+
+/// A trial's calls with a checklist's calls gathered per verdict: the calls of one (item,
+/// repeat, answer order), one per criterion, become one call as a rubric's would be — its
+/// value per criterion, the unweighted aggregate of those as its verdict on the item's
+/// `scale` ([`crate::rubric::aggregate`]), and what its calls took together (tokens, cost
+/// and latency summed, as calls made one after another; the most attempts). A verdict one
+/// of whose calls failed is a failed call; one whose checklist is not complete yet is left
+/// out, as a call not made. Calls that ask every criterion at once are kept as they are.
+/// `criteria` are the dataset's, whose order the aggregate follows.
+pub fn gather(
+    criteria: &[Criterion],
+    scale: (i64, i64),
+    verdicts: Vec<VerdictRecord>,
+) -> Vec<VerdictRecord> {
+    if verdicts.iter().all(|v| v.criterion.is_empty()) {
+        return verdicts;
+    }
+    let asked: Vec<Asked> = criteria
+        .iter()
+        .filter(|c| verdicts.iter().any(|v| v.criterion == c.name))
+        .map(|c| Asked {
+            name: c.name.clone(),
+            definition: String::new(),
+            task: c.task,
+        })
+        .collect();
+    let mut calls: BTreeMap<(String, u32, bool), Vec<VerdictRecord>> = BTreeMap::new();
+    let mut out = Vec::new();
+    for v in verdicts {
+        if v.criterion.is_empty() {
+            out.push(v);
+        } else {
+            let key = (v.item_id.clone(), v.repeat, v.swapped);
+            calls.entry(key).or_default().push(v);
+        }
+    }
+    for (_, mut checklist) in calls {
+        if !asked
+            .iter()
+            .all(|a| checklist.iter().any(|v| v.criterion == a.name))
+        {
+            continue;
+        }
+        checklist.sort_by_key(|v| asked.iter().position(|a| a.name == v.criterion));
+        out.push(one_call(&asked, scale, checklist));
+    }
+    out.sort_by(|a, b| (&a.item_id, a.repeat, a.swapped).cmp(&(&b.item_id, b.repeat, b.swapped)));
+    out
+}
+
+/// A complete checklist's calls, in `asked`'s order, as one call ([`gather`]).
+fn one_call(asked: &[Asked], scale: (i64, i64), calls: Vec<VerdictRecord>) -> VerdictRecord {
+    let criteria: BTreeMap<String, Verdict> = calls
+        .iter()
+        .filter_map(|v| Some((v.criterion.clone(), v.outcome.verdict()?)))
+        .collect();
+    let outcome = match calls.iter().find_map(|v| v.outcome.error()) {
+        Some(e) => Outcome::CallFailed(e.to_string()),
+        None => Outcome::Judged(crate::rubric::aggregate(asked, &criteria, scale)),
+    };
+    let raw_output = calls
+        .iter()
+        .map(|v| Some(format!("{}: {}", v.criterion, v.raw_output.as_deref()?)))
+        .collect::<Option<Vec<String>>>()
+        .map(|lines| lines.join("\n"));
+    let sum = |f: fn(&VerdictRecord) -> Option<f64>| -> Option<f64> { calls.iter().map(f).sum() };
+    let first = &calls[0];
+    VerdictRecord {
+        criterion: String::new(),
+        raw_output,
+        outcome,
+        prompt_tokens: calls.iter().map(|v| v.prompt_tokens).sum(),
+        completion_tokens: calls.iter().map(|v| v.completion_tokens).sum(),
+        latency_ms: sum(|v| v.latency_ms),
+        cost_usd: sum(|v| v.cost_usd),
+        cached_tokens: calls.iter().map(|v| v.cached_tokens).sum(),
+        attempts: calls.iter().map(|v| v.attempts).max().unwrap_or(1),
+        logprobs: None,
+        cache_hit: calls.iter().all(|v| v.cache_hit),
+        exact: false,
+        distribution: None,
+        belief: None,
+        criteria,
+        ..first.clone()
+    }
+}
+
 /// Each trial's agreement on each criterion some trial asks, by criterion name, in
 /// `trials`' order; a trial that asks none has an empty map.
 pub fn scores(
@@ -157,4 +260,72 @@ pub fn scores(
         }
     }
     scores
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::{Label, Task};
+    use crate::verdict::FailureKind;
+
+    fn criterion(name: &str, lo: i64, hi: i64) -> Criterion {
+        Criterion {
+            name: name.into(),
+            task: Task::Single {
+                scale_min: lo,
+                scale_max: hi,
+            },
+        }
+    }
+
+    fn call(item: &str, criterion: &str, outcome: Outcome) -> VerdictRecord {
+        VerdictRecord {
+            criterion: criterion.into(),
+            raw_output: Some("x".into()),
+            prompt_tokens: 100,
+            completion_tokens: 2,
+            latency_ms: Some(50.0),
+            ..VerdictRecord::new(1, item, 0, false, 7, "h", outcome)
+        }
+    }
+
+    fn rated(x: f64) -> Outcome {
+        Outcome::Judged(Verdict::Parsed(Label::Rating(x)))
+    }
+
+    #[test]
+    fn a_checklist_is_one_call_per_verdict() {
+        let criteria = [criterion("coherence", 1, 3), criterion("grounded", 0, 1)];
+        let verdicts = vec![
+            call("a", "coherence", rated(3.0)),
+            call("a", "grounded", rated(0.0)),
+            // Half a checklist: not judged yet.
+            call("b", "coherence", rated(2.0)),
+            call("c", "coherence", Outcome::Judged(Verdict::Failed(FailureKind::NoLabel))),
+            call("c", "grounded", rated(1.0)),
+            call("d", "coherence", rated(1.0)),
+            call("d", "grounded", Outcome::CallFailed("timeout".into())),
+        ];
+        let calls = gather(&criteria, (1, 5), verdicts);
+        let ids: Vec<&str> = calls.iter().map(|v| v.item_id.as_str()).collect();
+        assert_eq!(ids, ["a", "c", "d"]);
+        let a = &calls[0];
+        // The mean of 100% and 0% of each scale, on 1-5.
+        assert_eq!(a.outcome, rated(3.0));
+        assert_eq!(a.criteria["coherence"], Verdict::Parsed(Label::Rating(3.0)));
+        assert_eq!((a.prompt_tokens, a.completion_tokens), (200, 4));
+        assert_eq!(a.latency_ms, Some(100.0));
+        assert_eq!(a.raw_output.as_deref(), Some("coherence: x\ngrounded: x"));
+        assert!(a.criterion.is_empty());
+        // A criterion that did not parse fails the verdict, the other keeps its value.
+        assert_eq!(
+            calls[1].outcome,
+            Outcome::Judged(Verdict::Failed(FailureKind::NoLabel))
+        );
+        assert_eq!(calls[1].criteria["grounded"], Verdict::Parsed(Label::Rating(1.0)));
+        assert_eq!(calls[2].outcome, Outcome::CallFailed("timeout".into()));
+        // Calls that ask every criterion at once are as they were.
+        let rubric = vec![call("a", "", rated(2.0))];
+        assert_eq!(gather(&criteria, (1, 5), rubric.clone()), rubric);
+    }
 }

@@ -17,6 +17,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 
 use judgelab_core::metrics::{BootstrapSpec, Observation};
+use judgelab_core::results::criteria;
 use judgelab_core::race::{self, RoundStanding};
 use judgelab_core::selection::{self, Ties};
 use judgelab_core::Item;
@@ -174,7 +175,15 @@ async fn observations(
         .collect();
     let mut out = Vec::with_capacity(trials.len());
     for t in trials {
-        let verdicts = run.store.verdicts(t.id).await?;
+        let verdicts = match run.r.dataset.task.scale() {
+            // A checklist's calls on one verdict are one observation.
+            Some(scale) => criteria::gather(
+                &run.r.dataset.criteria,
+                scale,
+                run.store.verdicts(t.id).await?,
+            ),
+            None => run.store.verdicts(t.id).await?,
+        };
         out.push(
             verdicts
                 .iter()

@@ -27,7 +27,7 @@ pub use interface::{FailureCause, RunEvent, RunOptions, RunSummary, DEFAULT_TIME
 use loaded::Judges;
 pub use unlabelled::{judge_unlabelled, UnlabelledRequest, UnlabelledRun};
 
-use crate::calls::{groups, Call};
+use crate::calls::{self, groups, Call};
 use crate::resolve::{resolve, Resolved, Trial};
 use crate::EngineError;
 
@@ -284,9 +284,12 @@ async fn open(
     Ok((row, false))
 }
 
-/// The calls of a trial per item: one per repeat and answer order.
+/// The calls of a trial per item: one per repeat and answer order, and in a checklist one
+/// per criterion of each.
 fn n_per_item(r: &Resolved, trial: &Trial) -> usize {
-    r.experiment.sweep.repeats as usize * trial.params.order.calls().len()
+    r.experiment.sweep.repeats as usize
+        * trial.params.order.calls().len()
+        * r.asked_apart(&trial.params).len()
 }
 
 /// What of `items` has no successful verdict yet, per trial of `trials`, in trial order.
@@ -298,20 +301,10 @@ async fn missing<'a>(
     let mut missing = Vec::new();
     for &trial in trials {
         let done = run.store.done_keys(trial.id).await?;
-        let mut todo = Vec::new();
-        for id in items {
-            for repeat in 0..run.r.experiment.sweep.repeats {
-                for &swapped in trial.params.order.calls() {
-                    if !done.contains(&(id.clone(), repeat, swapped)) {
-                        todo.push(Call {
-                            item: run.index[id.as_str()].text(),
-                            repeat,
-                            swapped,
-                        });
-                    }
-                }
-            }
-        }
+        let todo = items
+            .iter()
+            .flat_map(|id| calls::calls_of(run.r, trial, run.index[id.as_str()].text(), &done))
+            .collect();
         missing.push((trial, todo));
     }
     Ok(missing)

@@ -279,12 +279,30 @@ fn request_of(
     trial: &Trial<'_>,
     call: &Call<'_>,
 ) -> Result<judgelab_core::JudgeRequest, EngineError> {
+    Ok(requests_of(run, trial, call)?.remove(0))
+}
+
+/// The requests that make one verdict of a trial: its call, or a checklist's call per
+/// criterion.
+fn requests_of(
+    run: &Run<'_>,
+    trial: &Trial<'_>,
+    call: &Call<'_>,
+) -> Result<Vec<judgelab_core::JudgeRequest>, EngineError> {
+    let calls = run.r.asked_apart(&trial.params)
+        .into_iter()
+        .map(|criterion| Call { criterion, ..*call })
+        .collect();
     let group = Group {
-        trials: vec![(trial, vec![*call])],
+        trials: vec![(trial, calls)],
         exact: false,
     };
     let (_, mut requests) = prepare(run.r, &group, run.index)?;
-    Ok(requests.remove(0))
+    for (key, request) in requests.iter_mut().enumerate() {
+        request.key = key;
+        request.uncached = true;
+    }
+    Ok(requests)
 }
 
 /// The first `n` calls of a trial in the sample's order: the judged items in an order
@@ -307,14 +325,44 @@ fn sample<'a>(run: &Run<'a>, row: &ExperimentRow, trial: &Trial<'_>, n: usize) -
                 item: run.index[id].text(),
                 repeat: 0,
                 swapped,
+                criterion: None,
             })
         })
         .take(n)
         .collect()
 }
 
-/// Makes one call alone and records what it took for each trial of `shape`, whose
-/// requests are the same.
+/// What the calls of one verdict took: a lone call's completion as it is; a checklist's
+/// calls, made together in one batch, as one request from the batch's start to its last
+/// token (`wall_ms`), with their tokens summed and the first token of the first call to
+/// answer. The first failed call fails it.
+fn one_verdict(
+    mut responses: Vec<JudgeResponse>,
+    wall_ms: f64,
+) -> Result<judgelab_core::judge::Completion, judgelab_core::judge::CallError> {
+    if responses.len() == 1 {
+        return responses.remove(0).result;
+    }
+    let mut completions = Vec::with_capacity(responses.len());
+    for r in responses {
+        completions.push(r.result?);
+    }
+    let mut whole = completions[0].clone();
+    for c in &completions[1..] {
+        whole.prompt_tokens += c.prompt_tokens;
+        whole.completion_tokens += c.completion_tokens;
+        whole.attempts = whole.attempts.max(c.attempts);
+        whole.ttft_ms = match (whole.ttft_ms, c.ttft_ms) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+    whole.latency_ms = wall_ms;
+    Ok(whole)
+}
+
+/// Makes one verdict's call alone (a checklist's calls in one batch of their own) and
+/// records what it took for each trial of `shape`, whose requests are the same.
 async fn time_one(
     run: &Run<'_>,
     judge: &Arc<dyn Judge>,
@@ -322,23 +370,20 @@ async fn time_one(
     call: &Call<'_>,
     warmup: bool,
 ) -> Result<(), EngineError> {
-    let mut request = request_of(run, shape[0], call)?;
-    request.uncached = true;
+    let requests = requests_of(run, shape[0], call)?;
     let judge = Arc::clone(judge);
     let cancel = Arc::clone(&run.options.cancel);
-    let response = tokio::task::spawn_blocking(move || {
-        let mut response: Option<JudgeResponse> = None;
-        judge.judge_batch(vec![request], &cancel, &mut |r| response = Some(r));
-        response
+    let answer = tokio::task::spawn_blocking(move || {
+        let n = requests.len();
+        let start = std::time::Instant::now();
+        let mut responses: Vec<JudgeResponse> = Vec::with_capacity(n);
+        judge.judge_batch(requests, &cancel, &mut |r| responses.push(r));
+        let wall_ms = start.elapsed().as_secs_f64() * 1e3;
+        (responses.len() == n).then(|| one_verdict(responses, wall_ms))
     })
     .await
     .map_err(|e| EngineError::Judge(format!("the judge thread panicked: {e}")))?;
-    let request = TimedRequest::new(
-        call.item.id,
-        call.swapped,
-        warmup,
-        response.map(|r| r.result),
-    );
+    let request = TimedRequest::new(call.item.id, call.swapped, warmup, answer);
     for trial in shape {
         let timed = TimedCall {
             trial_id: trial.id,

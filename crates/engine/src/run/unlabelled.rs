@@ -100,7 +100,10 @@ pub async fn judge_unlabelled(
     let budget = Budget::start(store, &r, &row).await?;
     let repeats = r.experiment.sweep.repeats;
     let orders = trial.params.order.calls();
-    let total = dataset.unlabelled.len() * repeats as usize * orders.len();
+    let total = dataset.unlabelled.len()
+        * repeats as usize
+        * orders.len()
+        * r.asked_apart(&trial.params).len();
     let run = Run {
         store,
         r: &r,
@@ -110,20 +113,11 @@ pub async fn judge_unlabelled(
         budget,
     };
     let done = store.done_keys(trial.id).await?;
-    let mut todo = Vec::new();
-    for item in &dataset.unlabelled {
-        for repeat in 0..repeats {
-            for &swapped in orders {
-                if !done.contains(&(item.id.clone(), repeat, swapped)) {
-                    todo.push(Call {
-                        item: item.text(),
-                        repeat,
-                        swapped,
-                    });
-                }
-            }
-        }
-    }
+    let todo: Vec<Call> = dataset
+        .unlabelled
+        .iter()
+        .flat_map(|item| crate::calls::calls_of(&r, trial, item.text(), &done))
+        .collect();
     let already_done = total - todo.len();
     on_event(RunEvent::Started {
         experiment: row.name.clone(),

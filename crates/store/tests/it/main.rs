@@ -4,7 +4,7 @@ use judgelab_core::dataset::{parse, ImportOptions};
 use judgelab_core::results::{Outcome, VerdictRecord};
 use judgelab_core::sampling::VerdictDistribution;
 use judgelab_core::{Choice, Dataset, FailureKind, Label, Template, TrialParams, Verdict};
-use judgelab_store::{NewExperiment, NewTrial, Store, StoreError};
+use judgelab_store::{DoneKey, NewExperiment, NewTrial, Store, StoreError};
 
 fn dataset(name: &str, ids: &[&str]) -> Dataset {
     let lines: Vec<String> = ids
@@ -209,7 +209,7 @@ async fn verdicts_are_idempotent_and_failed_calls_are_retried() {
         .unwrap());
     let done = store.done_keys(t).await.unwrap();
     assert_eq!(done.len(), 1);
-    assert!(done.contains(&("x".to_string(), 0, false)));
+    assert!(done.contains(&DoneKey::new("x", 0, false, "")));
     // The same item shown with its answers swapped is another verdict.
     let swapped = VerdictRecord {
         swapped: true,
@@ -220,7 +220,7 @@ async fn verdicts_are_idempotent_and_failed_calls_are_retried() {
         .done_keys(t)
         .await
         .unwrap()
-        .contains(&("x".to_string(), 0, true)));
+        .contains(&DoneKey::new("x", 0, true, "")));
     assert!(store
         .record_verdict(&verdict(t, "y", "B", None))
         .await
