@@ -564,7 +564,7 @@ fn rating_datasets_are_judged_with_digits() {
     let said = refused(
         "checklist",
         "style = \"checklist\"\nconcurrency = [1, 2]",
-        "dialogue_rubric",
+        "dialogue_rubric\"\nbackend = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m",
     );
     assert!(
         said.contains("sweep.concurrency: times one request per verdict at a load; a checklist's verdict is a call per criterion"),
