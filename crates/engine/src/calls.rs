@@ -23,7 +23,8 @@ use judgelab_core::rng::mix;
 use judgelab_core::sampling::VerdictDistribution;
 use judgelab_core::verdict::{self, FailureKind, Verdict};
 use judgelab_core::{
-    Choice, Constraint, Item, ItemText, OutputKind, JudgeRequest, JudgeResponse, Label, Sampling, Task,
+    Choice, Constraint, Item, ItemText, JudgeRequest, JudgeResponse, Label, OutputKind, Sampling,
+    Task,
 };
 use judgelab_store::{DoneKey, TrialRow};
 
@@ -318,7 +319,9 @@ pub(crate) fn rows(
         .map(|t| {
             let trial = group.trials[t.trial].0;
             let record = |outcome: Outcome| VerdictRecord {
-                criterion: p.criterion.map_or_else(String::new, |i| r.rubric[i].name.clone()),
+                criterion: p
+                    .criterion
+                    .map_or_else(String::new, |i| r.rubric[i].name.clone()),
                 ..VerdictRecord::new(
                     trial.id,
                     &p.item_id,

@@ -8,8 +8,8 @@ use std::path::Path;
 
 use judgelab_core::annotation::queue::{self, Filter, Queued};
 use judgelab_core::annotation::{self, Annotation, AnnotationError, Labels};
-use judgelab_core::{Dataset, Item, Label, Task};
 use judgelab_core::results::criteria;
+use judgelab_core::{Dataset, Item, Label, Task};
 use judgelab_store::Store;
 
 use crate::EngineError;

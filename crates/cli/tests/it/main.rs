@@ -682,7 +682,10 @@ fn a_checklist_asks_each_criterion_in_a_call_of_its_own() {
         assert_eq!(criteria.keys().collect::<Vec<_>>(), names, "{t}");
         for c in criteria.values() {
             assert_eq!(c["n"], 3, "{c}");
-            assert!(c.get("spearman").is_some() && c.get("alpha_interval").is_some(), "{c}");
+            assert!(
+                c.get("spearman").is_some() && c.get("alpha_interval").is_some(),
+                "{c}"
+            );
         }
     }
     let tokens = |style: &str| {
@@ -700,7 +703,14 @@ fn a_checklist_asks_each_criterion_in_a_call_of_its_own() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let one: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(one["trials"].as_array().unwrap().len(), 2, "{one}");
-    assert!(one["trials"].as_array().unwrap().iter().all(|t| t["n"] == 3), "{one}");
+    assert!(
+        one["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["n"] == 3),
+        "{one}"
+    );
     let out = env.run(&["show", "styles", "--criterion", "overall"]);
     assert!(!out.status.success());
     assert!(
@@ -715,6 +725,22 @@ fn a_checklist_asks_each_criterion_in_a_call_of_its_own() {
     let verdicts = std::fs::read_to_string(report.join("verdicts.csv")).unwrap();
     let rows = csv_rows(&verdicts);
     assert_eq!(rows.len(), 6, "{verdicts}");
+    // trials.csv and the report: each criterion's agreement beside the aggregate's.
+    let trials_csv = std::fs::read_to_string(report.join("trials.csv")).unwrap();
+    let header = trials_csv.lines().next().unwrap();
+    for name in names {
+        for column in [
+            "spearman",
+            "spearman_ci_low",
+            "alpha_interval",
+            "parse_failure_rate",
+        ] {
+            let key = format!("criterion_{name}_{column}");
+            assert!(header.split(',').any(|c| c == key), "{key}: {header}");
+        }
+    }
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    assert!(md.contains("| coherence: Spearman's rho |"), "{md}");
 }
 
 /// On a CPU without the instructions of this build's llama.cpp kernels (x86-64-v3), the

@@ -11,10 +11,10 @@ use serde::Serialize;
 
 use super::{ExperimentSummary, StoredExperiment, StoredTrial, TrialSummary};
 use crate::dataset::{Criterion, Dataset, Item};
-use crate::rubric::Asked;
-use crate::verdict::Verdict;
 use crate::metrics::{BootstrapSpec, SplitScore};
 use crate::record::{Outcome, VerdictRecord};
+use crate::rubric::Asked;
+use crate::verdict::Verdict;
 
 /// A trial's agreement with the humans on one criterion.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -301,7 +301,11 @@ mod tests {
             call("a", "grounded", rated(0.0)),
             // Half a checklist: not judged yet.
             call("b", "coherence", rated(2.0)),
-            call("c", "coherence", Outcome::Judged(Verdict::Failed(FailureKind::NoLabel))),
+            call(
+                "c",
+                "coherence",
+                Outcome::Judged(Verdict::Failed(FailureKind::NoLabel)),
+            ),
             call("c", "grounded", rated(1.0)),
             call("d", "coherence", rated(1.0)),
             call("d", "grounded", Outcome::CallFailed("timeout".into())),
@@ -322,7 +326,10 @@ mod tests {
             calls[1].outcome,
             Outcome::Judged(Verdict::Failed(FailureKind::NoLabel))
         );
-        assert_eq!(calls[1].criteria["grounded"], Verdict::Parsed(Label::Rating(1.0)));
+        assert_eq!(
+            calls[1].criteria["grounded"],
+            Verdict::Parsed(Label::Rating(1.0))
+        );
         assert_eq!(calls[2].outcome, Outcome::CallFailed("timeout".into()));
         // Calls that ask every criterion at once are as they were.
         let rubric = vec![call("a", "", rated(2.0))];

@@ -17,8 +17,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 
 use judgelab_core::metrics::{BootstrapSpec, Observation};
-use judgelab_core::results::criteria;
 use judgelab_core::race::{self, RoundStanding};
+use judgelab_core::results::criteria;
 use judgelab_core::selection::{self, Ties};
 use judgelab_core::Item;
 use judgelab_store::{ExperimentRow, TrialRow};

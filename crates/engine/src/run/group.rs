@@ -422,6 +422,7 @@ mod tests {
             .map(|p| Pending {
                 item_id: p.to_string(),
                 swapped: false,
+                criterion: None,
                 prompt_hash: p.to_string(),
                 cache_key: None,
                 targets: Vec::new(),

@@ -8,7 +8,9 @@
 //! timed is stored as it arrives; a resumed run times only what is missing. Trials whose
 //! timed requests are the same (the same prompt, max_tokens and constraint, and an output
 //! length that sampling cannot change: a temperature × top_p grid of one-token verdicts)
-//! share one sample, timed once and stored for each. Remote judges' calls are requests of
+//! share one sample, timed once and stored for each. A checklist trial's verdict is a call
+//! per criterion: it is timed as those calls in one batch of their own, which share the
+//! item's prefix and nothing an earlier batch left. Remote judges' calls are requests of
 //! their own and are timed as they are made.
 //!
 //! Where the sweep sets a remote trial's load (`concurrency`), the trial shares its
@@ -289,7 +291,9 @@ fn requests_of(
     trial: &Trial<'_>,
     call: &Call<'_>,
 ) -> Result<Vec<judgelab_core::JudgeRequest>, EngineError> {
-    let calls = run.r.asked_apart(&trial.params)
+    let calls = run
+        .r
+        .asked_apart(&trial.params)
         .into_iter()
         .map(|criterion| Call { criterion, ..*call })
         .collect();
@@ -335,7 +339,8 @@ fn sample<'a>(run: &Run<'a>, row: &ExperimentRow, trial: &Trial<'_>, n: usize) -
 /// What the calls of one verdict took: a lone call's completion as it is; a checklist's
 /// calls, made together in one batch, as one request from the batch's start to its last
 /// token (`wall_ms`), with their tokens summed and the first token of the first call to
-/// answer. The first failed call fails it.
+/// answer (timed from the batch's start; a later chunk's calls are timed from their own).
+/// The first failed call fails it.
 fn one_verdict(
     mut responses: Vec<JudgeResponse>,
     wall_ms: f64,
@@ -352,10 +357,6 @@ fn one_verdict(
         whole.prompt_tokens += c.prompt_tokens;
         whole.completion_tokens += c.completion_tokens;
         whole.attempts = whole.attempts.max(c.attempts);
-        whole.ttft_ms = match (whole.ttft_ms, c.ttft_ms) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
     }
     whole.latency_ms = wall_ms;
     Ok(whole)

@@ -225,6 +225,7 @@ pub(super) fn all<'a>(a: &'a Analysis<'a>, front: &[Objective]) -> Vec<Def<'a>> 
         .shown(p.errors, p.errors, p.errors),
     ]);
     out.extend(qualities(&p));
+    out.extend(criteria(a));
     out.extend(expected(&p));
     out.extend(spend(a, &p));
     out.extend(latency(a));
@@ -278,6 +279,58 @@ fn qualities<'a>(p: &Present) -> Vec<Def<'a>> {
             .shown(terminal, chosen || q == Quality::Accuracy, true)
         })
         .collect()
+}
+
+/// Each criterion a rubric's trials ask: its rank correlation and interval alpha (for
+/// ratings; accuracy and nominal alpha for pairwise criteria) with their intervals, and
+/// the share of calls that gave it no value. A trial that does not ask it, a composed row
+/// and a baseline have none.
+fn criteria<'a>(a: &'a Analysis<'a>) -> Vec<Def<'a>> {
+    let s = a.summary;
+    let asked: Vec<&judgelab_core::dataset::Criterion> = s
+        .dataset
+        .criteria
+        .iter()
+        .filter(|c| s.trials.iter().any(|t| t.criteria.contains_key(&c.name)))
+        .collect();
+    let mut out = Vec::new();
+    for c in asked {
+        let metrics = match c.task {
+            Task::Single { .. } => [Quality::Spearman, Quality::AlphaInterval],
+            Task::Pairwise => [Quality::Accuracy, Quality::AlphaNominal],
+        };
+        let name = c.name.as_str();
+        for q in metrics {
+            let shown = q == metrics[0];
+            out.push(
+                Def::new(
+                    &format!("criterion_{name}_{}", q.name()),
+                    Unit::Estimate,
+                    move |s| {
+                        s.trial
+                            .and_then(|t| t.criteria.get(name))
+                            .map_or(Cell::Blank, |c| Cell::Estimate(c.dev.quality.get(q)))
+                    },
+                )
+                .short(&format!("{name} {}", q.name()))
+                .title(format!("{name}: {}", q.title(c.task)))
+                .shown(false, shown, shown),
+            );
+        }
+        out.push(
+            Def::new(
+                &format!("criterion_{name}_parse_failure_rate"),
+                Unit::Share,
+                move |s| {
+                    s.trial
+                        .and_then(|t| t.criteria.get(name))
+                        .map_or(Cell::Blank, |c| Cell::Value(c.parse_failure_rate))
+                },
+            )
+            .title(format!("{name}: parse failures")),
+        );
+    }
+    out
 }
 
 /// What exact trials expect under each verdict's distribution.
