@@ -24,6 +24,7 @@ from scipy import stats
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 
 from reference_common import num
+from reference_ratings import whole_points
 
 OUT = pathlib.Path(__file__).resolve().parent.parent / "crates/core/src/annotation/testdata/reference.json"
 N = 40
@@ -109,8 +110,11 @@ def rating_case(rng):
     def score(x, y):
         xc = [min(5, max(1, rounded(v))) for v in x]
         yc = [min(5, max(1, rounded(v))) for v in y]
+        # Exact agreement where every rating is a whole point, else within half a point.
+        whole = whole_points(x, y)
         return {
-            "accuracy": num(np.mean([float(a == b) for a, b in zip(xc, yc)])),
+            "accuracy": num(np.mean([float(a == b) for a, b in zip(xc, yc)])) if whole else None,
+            "within_half_point": None if whole else num(np.mean([float(abs(a - b) <= 0.5 + 1e-9) for a, b in zip(x, y)])),
             "kappa": num(cohen_kappa_score(xc, yc, weights="quadratic", labels=scale)),
             "spearman": num(stats.spearmanr(x, y).statistic),
             "pearson": num(stats.pearsonr(x, y).statistic),

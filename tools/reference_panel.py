@@ -24,6 +24,7 @@ from scipy import stats
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 
 from reference_common import ci, num, resamples
+from reference_ratings import whole_points
 
 OUT = pathlib.Path(__file__).resolve().parent.parent / "crates/core/src/panel/testdata/reference.json"
 RESAMPLES = 200
@@ -125,9 +126,13 @@ def rating_case(rng):
         vs = [v for _, v in pairs]
         cats = [min(5, max(1, rounded(v))) for v in vs]
         right = [float(p is not None and min(5, max(1, rounded(p))) == h) for h, p in zip(humans, panel)]
+        within = [float(p is not None and abs(p - h) <= 0.5 + 1e-9) for h, p in zip(humans, panel)]
+        # Exact agreement where every rating is a whole point (a mean panel's are not).
+        whole = whole_points(humans, panel)
         return {
             "verdicts": panel,
-            "accuracy": num(np.mean(right)),
+            "accuracy": num(np.mean(right)) if whole else None,
+            "within_half_point": None if whole else num(np.mean(within)),
             "kappa": num(cohen_kappa_score(hs, cats, weights="quadratic", labels=scale)),
             "spearman": num(stats.spearmanr(hs, vs).statistic),
         }

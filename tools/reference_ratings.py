@@ -25,7 +25,16 @@ def alpha(data, level):
         return None
 
 
-def rating_stats(human, judge, lo, hi):
+def whole_points(human, judge):
+    """Every label and verdict is a whole point of the scale: exact agreement means something."""
+    return all(float(h).is_integer() for h in human) and all(j is None or float(j).is_integer() for j in judge)
+
+
+def rating_stats(human, judge, lo, hi, whole=None):
+    """`whole`: whether accuracy is defined, as decided on the whole set (a bootstrap
+    resample decides as its set does); by default, on these values."""
+    if whole is None:
+        whole = whole_points(human, judge)
     parsed = [(h, j) for h, j in zip(human, judge) if j is not None]
     hr = [h for h, _ in parsed]
     jr = [float(j) for _, j in parsed]
@@ -33,6 +42,13 @@ def rating_stats(human, judge, lo, hi):
     jc = [min(max(rnd(j), lo), hi) for j in jr]
     labels = list(range(lo, hi + 1))
     out = {}
+    n = len(human)
+    # A parse failure is a wrong answer and a miss.
+    out["accuracy"] = num(sum(j is not None and h == j for h, j in zip(human, judge)) / n) if whole and n else None
+    out["within_half_point"] = (
+        num(sum(j is not None and abs(j - h) <= 0.5 + 1e-9 for h, j in zip(human, judge)) / n)
+        if not whole and n else None
+    )
     if parsed:
         out["qwk"] = num(cohen_kappa_score(hc, jc, labels=labels, weights="quadratic"))
         out["lwk"] = num(cohen_kappa_score(hc, jc, labels=labels, weights="linear"))

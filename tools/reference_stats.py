@@ -26,7 +26,7 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
 from reference_common import ci, num, resamples
-from reference_ratings import alpha, rating_stats
+from reference_ratings import alpha, rating_stats, whole_points
 
 warnings.filterwarnings("ignore")
 OUT = pathlib.Path(__file__).resolve().parent.parent / "crates/core/src/metrics/testdata/reference.json"
@@ -146,7 +146,8 @@ for name in ["mixed", "no_ties"]:
 for name in ["ratings", "integer_ties"]:
     human, judge = rating_cases[name]
     samples = resamples(len(human), 1000, SEED)
-    per = [rating_stats([human[i] for i in s], [judge[i] for i in s], 1, 5) for s in samples]
+    whole = whole_points(human, judge)
+    per = [rating_stats([human[i] for i in s], [judge[i] for i in s], 1, 5, whole) for s in samples]
     reference["bootstrap"].append(
         {"kind": "ratings", "case": name, "seed": SEED, "resamples": 1000, "level": 0.95,
          **{k: ci([p[k] for p in per]) for k in per[0]}}

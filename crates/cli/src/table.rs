@@ -48,6 +48,13 @@ pub fn trials(s: &ExperimentSummary, front: &[Objective]) -> String {
         e.n_expected
     );
     out.push_str(&judgelab_report::terminal::grid(&table));
+    // Exact agreement, or within half a point where the ratings are means.
+    let exact = table
+        .exact_agreement()
+        .map(|c| &table.columns[c])
+        .map_or(("accuracy", "accuracy"), |c| {
+            (c.key.as_str(), c.title.as_str())
+        });
     for b in &table.baselines {
         let cell = |key: &str| {
             table.column(key).map_or("—".into(), |c| {
@@ -55,9 +62,10 @@ pub fn trials(s: &ExperimentSummary, front: &[Objective]) -> String {
             })
         };
         out.push_str(&format!(
-            "baseline {}: accuracy {}, kappa {}\n",
+            "baseline {}: {} {}, kappa {}\n",
             b.label,
-            cell("accuracy"),
+            exact.1,
+            cell(exact.0),
             cell("kappa")
         ));
     }

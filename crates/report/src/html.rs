@@ -574,14 +574,26 @@ fn position(h: &mut String, a: &Analysis<'_>) {
     }
 
     h.push_str("<details><summary>Every agreement metric, with 95% intervals</summary><div class=\"wide\"><table><tr><th class=\"l\">trial</th>");
-    let qualities = Quality::for_task(a.task);
-    for &qq in qualities {
+    // Exact agreement where it is defined, within half a point where the ratings are not
+    // whole points.
+    let qualities: Vec<Quality> = Quality::for_task(a.task)
+        .iter()
+        .copied()
+        .filter(|&q| {
+            !matches!(q, Quality::Accuracy | Quality::WithinHalfPoint)
+                || a.summary
+                    .trials
+                    .iter()
+                    .any(|t| t.metrics.value(q).is_some())
+        })
+        .collect();
+    for &qq in &qualities {
         let _ = write!(h, "<th>{}</th>", escape(qq.title(a.task)));
     }
     h.push_str("</tr>\n");
     for (i, t) in a.summary.trials.iter().enumerate() {
         let _ = write!(h, "<tr><td class=\"l\">{}</td>", escape(&a.labels[i]));
-        for &qq in qualities {
+        for &qq in &qualities {
             let _ = write!(h, "<td>{}</td>", cell(t.metrics.estimate(qq)));
         }
         h.push_str("</tr>\n");

@@ -165,15 +165,16 @@ fn panels(m: &mut String, a: &Analysis<'_>) {
     }
 }
 
-/// The baselines' rows of the table, in the report's metric and accuracy.
+/// The baselines' rows of the table, in the report's metric and exact agreement.
 fn baselines(m: &mut String, a: &Analysis<'_>, table: &ResultsTable) {
     let q = a.quality_title();
     m.push_str("\nBaselines (over the same items):\n\n");
-    let (quality, accuracy) = (table.column(a.quality.name()), table.column("accuracy"));
+    let (quality, exact) = (table.column(a.quality.name()), table.exact_agreement());
     for b in &table.baselines {
         let mut line = format!("- {}: {q} {}", b.label, text(table, b, quality));
-        if quality != accuracy {
-            line.push_str(&format!(", accuracy {}", text(table, b, accuracy)));
+        if let Some(c) = exact.filter(|&c| Some(c) != quality) {
+            let title = &table.columns[c].title;
+            line.push_str(&format!(", {title} {}", text(table, b, Some(c))));
         }
         let _ = writeln!(m, "{line}");
     }

@@ -261,6 +261,15 @@ impl ResultsTable {
         self.columns.iter().position(|c| c.key == key)
     }
 
+    /// The exact-agreement column: accuracy, or within half a point where the ratings are
+    /// not all whole points (then accuracy is not defined, and shown nowhere).
+    pub fn exact_agreement(&self) -> Option<usize> {
+        ["accuracy", "within_half_point"]
+            .into_iter()
+            .filter_map(|key| self.column(key))
+            .find(|&c| self.columns[c].shown_in(Output::Report))
+    }
+
     /// The rows of one kind.
     pub fn rows_of(&self, kind: RowKind) -> impl Iterator<Item = &Row> {
         self.rows.iter().filter(move |r| r.kind == kind)

@@ -577,6 +577,60 @@ fn rating_datasets_are_judged_with_digits() {
     );
 }
 
+/// Labels that are means of several annotators (3.67): exact agreement means nothing on
+/// them, so no output prints accuracy; each prints agreement within half a point, named
+/// so, beside the metrics that fit continuous labels.
+#[test]
+fn labels_that_are_means_get_no_exact_accuracy() {
+    let env = Env::new();
+    let items: String = [1.3333, 2.6667, 4.6667, 3.3333, 2.0, 4.0]
+        .iter()
+        .enumerate()
+        .map(|(i, label)| {
+            format!(
+                "{{\"id\": \"m{i}\", \"task\": \"single\", \"question\": \"Say hi {i}\", \"answer\": \"Hi there, number {i}\", \"human_label\": {label}}}\n"
+            )
+        })
+        .collect();
+    let data = env.file("means.jsonl", items);
+    let exp = env.file(
+        "means.toml",
+        format!(
+            "name = \"means\"\ndataset = \"{}\"\n[judge]\ntemplate = \"single\"\n[sweep]\nmax_tokens = 3\n",
+            data.display()
+        ),
+    );
+    let out = env.run(&["run", exp.to_str().unwrap()]);
+    let table = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!table.contains("accuracy"), "{table}");
+    assert!(
+        table.contains("within_half_point") && table.contains("within half a point"),
+        "{table}"
+    );
+    let v = env.show("means");
+    let t = &v["trials"][0];
+    assert!(t["accuracy"].is_null(), "{t}");
+    assert!(t["within_half_point"].is_number(), "{t}");
+    assert!(t["spearman"].is_number() || t["spearman"].is_null(), "{t}");
+    let report = env.dir.path().join("means-report");
+    let out = env.run(&["report", "means", "--out", report.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    assert!(
+        !md.contains("| accuracy |") && !md.contains(", accuracy "),
+        "{md}"
+    );
+    assert!(md.contains("| within half a point |"), "{md}");
+    let html = std::fs::read_to_string(report.join("report.html")).unwrap();
+    assert!(!html.contains("<th>accuracy</th>"), "{html}");
+    assert!(html.contains("<th>within half a point</th>"), "{html}");
+    let csv = std::fs::read_to_string(report.join("trials.csv")).unwrap();
+    let (header, row) = csv.split_once('\n').unwrap();
+    let at = header.split(',').position(|c| c == "accuracy").unwrap();
+    assert_eq!(row.split(',').nth(at), Some(""), "{csv}");
+}
+
 /// A rubric template rates USR's five criteria in one call on the real model: each verdict
 /// keeps its value per criterion (a grammar admits only a complete answer), the call's
 /// verdict is their unweighted aggregate on the overall label's 1-5 scale, and

@@ -121,6 +121,7 @@ fn raters_on_ratings_that_are_means_agree_as_scikit_learn_scipy_and_krippendorff
         "single",
         &[
             ("accuracy", Quality::Accuracy),
+            ("within_half_point", Quality::WithinHalfPoint),
             ("kappa", Quality::Kappa),
             ("spearman", Quality::Spearman),
             ("pearson", Quality::Pearson),

@@ -594,21 +594,31 @@ mod tests {
             ..BootstrapSpec::default()
         };
         let recounted = estimates(task, &units, &spec);
+        let all: Vec<Scored> = units.iter().flatten().copied().collect();
         for &q in Quality::for_task(task) {
+            // The values drawn once each, and every other value of the set zero times: a
+            // tally can count any of them (which decides whether accuracy is defined).
             let copied = |sample: &[Scored]| {
-                let ones = vec![1.0; sample.len()];
+                let values: Vec<Scored> = sample.iter().chain(&all).copied().collect();
+                let counts: Vec<f64> = (0..values.len())
+                    .map(|i| if i < sample.len() { 1.0 } else { 0.0 })
+                    .collect();
                 let tally = quality::Tally {
-                    values: sample,
-                    counts: &ones,
+                    values: &values,
+                    counts: &counts,
                 };
                 quality::value_tally(task, tally, q)
             };
-            let all: Vec<Scored> = units.iter().flatten().copied().collect();
             let ci = spec.ci(units.len(), |idx| {
                 let sample: Vec<Scored> = idx.iter().flat_map(|&u| units[u].clone()).collect();
                 copied(&sample)
             });
             let got = recounted.get(q);
+            if q == Quality::Accuracy {
+                // The labels are means: exact agreement is not defined.
+                assert_eq!(got, Estimate::default());
+                continue;
+            }
             let exact = !matches!(q, Quality::Spearman | Quality::Pearson);
             let same = |a: f64, b: f64| if exact { a == b } else { (a - b).abs() < 1e-12 };
             let (value, want) = (got.value.unwrap(), copied(&all).unwrap());

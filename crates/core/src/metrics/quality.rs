@@ -15,8 +15,14 @@ use crate::metrics::alpha::{self, Level};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Quality {
-    /// Share of verdicts equal to the human label; a parse failure counts as wrong.
+    /// Share of verdicts equal to the human label; a parse failure counts as wrong. Ratings:
+    /// only where every label and verdict is a whole point of the scale — exact agreement
+    /// with a mean of several annotators (3.67), or with an aggregate of criteria, means
+    /// nothing.
     Accuracy,
+    /// Ratings where a label or verdict is not a whole point: share of verdicts within half
+    /// a point of the human label (inclusive); a parse failure counts as a miss.
+    WithinHalfPoint,
     /// Pairwise: accuracy over verdicts where neither the human nor the judge says tie
     /// (MT-Bench's "without tie").
     AgreementWithoutTies,
@@ -34,8 +40,9 @@ pub enum Quality {
 }
 
 impl Quality {
-    pub const ALL: [Quality; 10] = [
+    pub const ALL: [Quality; 11] = [
         Quality::Accuracy,
+        Quality::WithinHalfPoint,
         Quality::AgreementWithoutTies,
         Quality::Kappa,
         Quality::KappaLinear,
@@ -58,6 +65,7 @@ impl Quality {
             ],
             Task::Single { .. } => &[
                 Quality::Accuracy,
+                Quality::WithinHalfPoint,
                 Quality::Kappa,
                 Quality::KappaLinear,
                 Quality::AlphaOrdinal,
@@ -73,6 +81,7 @@ impl Quality {
     pub fn name(self) -> &'static str {
         match self {
             Quality::Accuracy => "accuracy",
+            Quality::WithinHalfPoint => "within_half_point",
             Quality::AgreementWithoutTies => "agreement_without_ties",
             Quality::Kappa => "kappa",
             Quality::KappaLinear => "kappa_linear",
@@ -93,6 +102,7 @@ impl Quality {
     pub fn title(self, task: Task) -> &'static str {
         match (self, task) {
             (Quality::Accuracy, _) => "accuracy",
+            (Quality::WithinHalfPoint, _) => "within half a point",
             (Quality::AgreementWithoutTies, _) => "agreement without ties",
             (Quality::Kappa, Task::Pairwise) => "Cohen's kappa",
             (Quality::Kappa, Task::Single { .. }) => "quadratic-weighted kappa",
@@ -293,8 +303,29 @@ pub fn value_tally(task: Task, tally: Tally<'_>, q: Quality) -> Option<f64> {
                 (h + if s.correct() { c } else { 0.0 }, of + c)
             })
     };
+    // Ratings all on whole points, among every value the tally can count (so that each
+    // bootstrap resample of a set decides as the set does).
+    let whole = || {
+        tally
+            .values
+            .iter()
+            .all(|s| s.human.1.fract() == 0.0 && s.judge.is_none_or(|j| j.1.fract() == 0.0))
+    };
     match (q, task) {
+        (Quality::Accuracy, Task::Single { .. }) if !whole() => None,
         (Quality::Accuracy, _) => share(hits(&|_| true).0, n),
+        (Quality::WithinHalfPoint, Task::Single { .. }) if !whole() => {
+            let within = tally
+                .iter()
+                .filter(|(s, _)| {
+                    s.judge
+                        .is_some_and(|j| (j.1 - s.human.1).abs() <= 0.5 + 1e-9)
+                })
+                .map(|(_, c)| c)
+                .sum::<f64>();
+            share(within, n)
+        }
+        (Quality::WithinHalfPoint, _) => None,
         (Quality::AgreementWithoutTies, _) => {
             let (right, of) = hits(&|s| s.human.0 != TIE && s.judge.is_none_or(|j| j.0 != TIE));
             share(right, of)

@@ -67,6 +67,8 @@ fn keys(task: Task) -> &'static [(&'static str, Quality)] {
             ("alpha_nominal", Quality::AlphaNominal),
         ],
         Task::Single { .. } => &[
+            ("accuracy", Quality::Accuracy),
+            ("within_half_point", Quality::WithinHalfPoint),
             ("qwk", Quality::Kappa),
             ("lwk", Quality::KappaLinear),
             ("spearman", Quality::Spearman),

@@ -164,6 +164,11 @@ fn rating_panels_vote_as_by_hand_and_score_as_the_reference() {
         }
         let m = &p.metrics;
         close(&format!("{key}: accuracy"), m.accuracy(), &want["accuracy"]);
+        close(
+            &format!("{key}: within half a point"),
+            m.value(Quality::WithinHalfPoint),
+            &want["within_half_point"],
+        );
         close(&format!("{key}: kappa"), m.kappa(), &want["kappa"]);
         close(
             &format!("{key}: spearman"),

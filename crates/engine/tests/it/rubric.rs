@@ -51,7 +51,9 @@ fn write_case(dir: &std::path::Path, case: &Value) -> Vec<String> {
     outputs
 }
 
-const METRICS: [(&str, Quality); 7] = [
+const METRICS: [(&str, Quality); 9] = [
+    ("accuracy", Quality::Accuracy),
+    ("within_half_point", Quality::WithinHalfPoint),
     ("qwk", Quality::Kappa),
     ("lwk", Quality::KappaLinear),
     ("spearman", Quality::Spearman),

@@ -167,6 +167,10 @@ struct Present {
     tested: bool,
     selecting: bool,
     calibrated: bool,
+    /// Ratings that are not all whole points (means of several annotators, a rubric's
+    /// aggregate): agreement within half a point is shown where exact agreement is not
+    /// defined.
+    means: bool,
 }
 
 impl Present {
@@ -193,6 +197,7 @@ impl Present {
             selecting: s.experiment.n_test_items > 0 || !s.race.is_empty(),
             calibrated: s.trials.iter().any(|t| t.calibration.is_some())
                 || s.panels.iter().any(|p| p.calibration.is_some()),
+            means: metrics().any(|m| m.value(Quality::WithinHalfPoint).is_some()),
         }
     }
 }
@@ -262,21 +267,32 @@ fn parameters<'a>(a: &'a Analysis<'a>) -> Vec<Def<'a>> {
         .collect()
 }
 
-/// The task's agreement metrics with their intervals: the terminal shows accuracy, kappa,
-/// Spearman and the selection metric, the report the selection metric and accuracy.
+/// The task's agreement metrics with their intervals: the terminal shows accuracy (within
+/// half a point where the ratings are means), kappa, Spearman and the selection metric,
+/// the report the selection metric and accuracy; the one of accuracy and within half a
+/// point that is not defined is shown nowhere.
 fn qualities<'a>(p: &Present) -> Vec<Def<'a>> {
+    let exact = if p.means {
+        Quality::WithinHalfPoint
+    } else {
+        Quality::Accuracy
+    };
     Quality::for_task(p.task)
         .iter()
         .map(|&q| {
             let chosen = q == p.metric;
-            let terminal =
-                chosen || matches!(q, Quality::Accuracy | Quality::Kappa | Quality::Spearman);
+            let defined = !matches!(q, Quality::Accuracy | Quality::WithinHalfPoint) || q == exact;
+            let terminal = chosen || q == exact || matches!(q, Quality::Kappa | Quality::Spearman);
             Def::new(q.name(), Unit::Estimate, move |s| {
                 Cell::Estimate(s.metrics.estimate(q))
             })
             .baseline(move |b| Cell::Estimate(b.quality.get(q)))
             .title(q.title(p.task))
-            .shown(terminal, chosen || q == Quality::Accuracy, true)
+            .shown(
+                defined && terminal,
+                defined && (chosen || q == exact),
+                defined,
+            )
         })
         .collect()
 }
