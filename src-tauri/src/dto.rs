@@ -555,6 +555,19 @@ pub struct LabelsView {
     /// Everyone who has labelled the dataset in the queue.
     pub annotators: Vec<String>,
     pub n_labelled: u32,
+    /// The criteria the experiment's trials rate, each as `name (scale)`, by name: what the
+    /// results can be read on besides each verdict's aggregate.
+    pub criteria: Vec<CriterionChoice>,
+    /// The criterion the metrics are read on; none: the item's one label.
+    pub criterion: Option<String>,
+}
+
+/// A criterion the results can be read on.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct CriterionChoice {
+    pub name: String,
+    /// `coherence (1-3)`.
+    pub title: String,
 }
 
 /// Whose labels to compute the metrics against.

@@ -48,6 +48,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::labels::unannotate_item,
             commands::labels::export_labels,
             commands::labels::set_labels,
+            commands::results::set_criterion,
             commands::results::trial_detail,
             commands::results::verdict_detail,
             commands::results::compare_trials,
@@ -106,6 +107,7 @@ pub fn run() {
                 summary: Default::default(),
                 datasets: Default::default(),
                 labels: Default::default(),
+                criteria: Default::default(),
                 tokens: Default::default(),
             });
             Ok(())

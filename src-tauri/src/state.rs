@@ -27,6 +27,9 @@ pub struct AppState {
     /// Whose labels each experiment's results are against, as chosen in the Results view
     /// (an experiment not here: its dataset's own).
     pub labels: Mutex<HashMap<String, judgelab_core::annotation::Labels>>,
+    /// The criterion each experiment's results are read on, as chosen in the Results view
+    /// (an experiment not here: each verdict's aggregate, on the item's label).
+    pub criteria: Mutex<HashMap<String, String>>,
     /// The model that counts a template preview's tokens, kept loaded between previews.
     pub tokens: Arc<judgelab_engine::templates::TokenCounter>,
 }
@@ -44,6 +47,8 @@ pub struct SummaryKey {
     /// The labels the metrics are against, and every label given in the queue.
     pub labels: judgelab_core::annotation::Labels,
     pub annotations: Vec<judgelab_core::annotation::Annotation>,
+    /// The criterion the results are read on; none: the item's one label.
+    pub criterion: Option<String>,
 }
 
 /// A run in its own thread.

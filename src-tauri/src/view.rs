@@ -12,10 +12,10 @@ use judgelab_report::{Chart, ParetoChart};
 use judgelab_report::table::{Cell as TableValue, Output, ResultsTable, Row, Style};
 
 use crate::dto::{
-    CascadeView, Cell, ChartView, Column, ConfirmedView, ContributionView, CorrectedView, Hotspot,
-    HumansView, JudgeWithRaterView, LabelsView, LoadLevelView, LoadView, PanelView, Param,
-    RaceView, RaterPairView, RaterView, Results, SelectionView, TableCell, TableColumn, TableRow,
-    TableView, TrialView, TrustRow, TrustView,
+    CascadeView, Cell, ChartView, Column, ConfirmedView, ContributionView, CorrectedView,
+    CriterionChoice, Hotspot, HumansView, JudgeWithRaterView, LabelsView, LoadLevelView, LoadView,
+    PanelView, Param, RaceView, RaterPairView, RaterView, Results, SelectionView, TableCell,
+    TableColumn, TableRow, TableView, TrialView, TrustRow, TrustView,
 };
 use crate::error::AppResult;
 
@@ -72,6 +72,15 @@ fn labels_view(summary: &ExperimentSummary) -> LabelsView {
         description: l.description.clone(),
         annotators: l.annotators.clone(),
         n_labelled: l.n_labelled as u32,
+        criteria: l
+            .criteria
+            .iter()
+            .map(|c| CriterionChoice {
+                name: c.name.clone(),
+                title: c.describe(),
+            })
+            .collect(),
+        criterion: l.criterion.as_ref().map(|c| c.name.clone()),
     }
 }
 

@@ -88,6 +88,22 @@ pub fn trials(s: &ExperimentSummary, front: &[Objective]) -> String {
     for p in &s.panels {
         out.push_str(&panel_line(p));
     }
+    let criteria: Vec<&str> = s
+        .dataset
+        .criteria
+        .iter()
+        .map(|c| c.name.as_str())
+        .filter(|name| s.trials.iter().any(|t| t.criteria.contains_key(*name)))
+        .collect();
+    if !criteria.is_empty() {
+        out.push_str(&format!(
+            "criteria {}: the table reads each verdict's aggregate; `show --criterion NAME` reads one criterion, `--json` and the report give each trial's agreement on each\n",
+            criteria.join(", ")
+        ));
+    }
+    for line in judgelab_report::analysis::weights_text(&a) {
+        out.push_str(&format!("criterion weights of {line}\n"));
+    }
     out.push_str(&labels_lines(s));
     if shown("ece") {
         out.push_str("ece: expected calibration error of the verdicts' confidence on the dev split (10 bins; report shows the reliability diagram)\n");
@@ -122,7 +138,7 @@ fn items(n: usize) -> String {
 pub fn labels_lines(s: &ExperimentSummary) -> String {
     let mut out = String::new();
     let l = &s.labels;
-    if l.labels != judgelab_core::annotation::Labels::Original {
+    if l.labels != judgelab_core::annotation::Labels::Original || l.criterion.is_some() {
         out.push_str(&format!(
             "metrics against {} ({} {})\n",
             l.description,

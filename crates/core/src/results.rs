@@ -34,6 +34,7 @@ use crate::verdict::Verdict;
 use crate::{Dataset, Experiment, Item, Label, Task, TrialParams};
 
 pub mod criteria;
+pub mod weighted;
 pub use criteria::CriterionScore;
 
 /// The version of the exported formats (`show --json`, `trials.csv`, `verdicts.csv`).
@@ -117,6 +118,9 @@ pub struct LabelsUsed {
     /// The criterion whose labels they are ([`criteria`]); none: the item's one label.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub criterion: Option<Criterion>,
+    /// The criteria the experiment's trials rate, which it can be read on.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub criteria: Vec<Criterion>,
 }
 
 impl Serialize for ExperimentSummary {
@@ -243,6 +247,10 @@ pub struct TrialSummary {
     /// trial that judges the item's one label.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub criteria: BTreeMap<String, CriterionScore>,
+    /// Its criteria's weights learned from the item's label, with the weighted aggregate's
+    /// agreement ([`weighted`]); none for a trial that rates no criterion.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weights: Option<weighted::LearnedWeights>,
 }
 
 impl TrialSummary {
@@ -446,6 +454,7 @@ impl TrialFrame<'_> {
             test_observations,
             latencies,
             criteria: BTreeMap::new(),
+            weights: None,
         };
         (summary, n_expected, n_stored)
     }
@@ -594,6 +603,7 @@ impl ExperimentSummary {
                 annotators: Vec::new(),
                 n_labelled: dataset.items.len(),
                 criterion: None,
+                criteria: Vec::new(),
             },
             dataset,
             humans: None,

@@ -9,7 +9,7 @@ use judgelab_core::annotation::{self, humans, Labels};
 use judgelab_core::load::{LoadRamp, StoredRamp};
 use judgelab_core::metrics::BootstrapSpec;
 use judgelab_core::results::{
-    criteria, ExperimentSummary, LabelsUsed, ResultsError, StoredExperiment, StoredTrial,
+    criteria, weighted, ExperimentSummary, LabelsUsed, ResultsError, StoredExperiment, StoredTrial,
 };
 use judgelab_core::Dataset;
 use judgelab_store::Store;
@@ -108,12 +108,21 @@ pub async fn summarize_against(
         return on_criterion(stored, dataset, trials, bootstrap, labels, criterion);
     }
     let metric = stored.experiment.selection.metric;
+    let asked = criteria::asked(&dataset, &trials);
     let scores = criteria::scores(&stored, &dataset, &trials, bootstrap);
     // A checklist's calls on one verdict are read as one call on the item's label.
     let trials = criteria::gathered(&dataset, trials);
     let mut summary = ExperimentSummary::new(stored, dataset, trials, bootstrap);
     for (trial, scores) in summary.trials.iter_mut().zip(scores) {
         trial.criteria = scores;
+    }
+    let weights: Vec<_> = summary
+        .trials
+        .iter()
+        .map(|t| weighted::learn(&summary, t))
+        .collect();
+    for (trial, weights) in summary.trials.iter_mut().zip(weights) {
+        trial.weights = weights;
     }
     // The pick with each rater: the trial a researcher would take, against each person.
     let pick = summary.pick(metric).map(|i| summary.trials[i].judged());
@@ -124,6 +133,7 @@ pub async fn summarize_against(
         annotators: annotation::annotators(&annotations),
         n_labelled,
         criterion: None,
+        criteria: asked,
     };
     Ok(summary)
 }
@@ -162,5 +172,6 @@ fn on_criterion(
     let mut summary = ExperimentSummary::new(stored, dataset, trials, bootstrap);
     summary.labels.description = format!("the dataset's labels on {}", criterion.describe());
     summary.labels.criterion = Some(criterion);
+    summary.labels.criteria = asked;
     Ok(summary)
 }

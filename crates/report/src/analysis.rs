@@ -676,3 +676,51 @@ pub fn panel_label(p: &Panel) -> String {
 pub fn cascade_label(c: &Cascade) -> String {
     format!("#{}→#{} cascade ≥{:.2}", c.cheap, c.strong, c.threshold)
 }
+
+/// Each trial's learned criterion weights in words
+/// ([`judgelab_core::results::weighted`]): the weights, how often each criterion's value
+/// varies, and the weighted aggregate against the unweighted one in the report's metric —
+/// on the test split where there is one, else on the dev split it was fitted on, said so.
+pub fn weights_text(a: &Analysis<'_>) -> Vec<String> {
+    let q = a.quality;
+    a.summary
+        .trials
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| {
+            let w = t.weights.as_ref()?;
+            let criteria: Vec<String> = w
+                .weights
+                .iter()
+                .map(|(name, weight)| {
+                    let varies = w.varies.get(name).copied().unwrap_or(0.0);
+                    format!("{name} {weight:.3} (varies in {:.0}%)", varies * 100.0)
+                })
+                .collect();
+            let compared = match (&w.test, &t.split_scores.test) {
+                (Some(weighted), Some(unweighted)) => format!(
+                    "on the test split, {} {} weighted against {} unweighted",
+                    a.quality_title(),
+                    estimate_text(weighted.quality.get(q)),
+                    estimate_text(unweighted.quality.get(q))
+                ),
+                _ => format!(
+                    "on the dev split it was fitted on (in-sample, so optimistic; a test split confirms it), {} {} weighted against {} unweighted",
+                    a.quality_title(),
+                    estimate_text(w.dev.quality.get(q)),
+                    estimate_text(t.split_scores.dev.quality.get(q))
+                ),
+            };
+            Some(format!(
+                "{}: {}; intercept {:.3}; {} ({} verdicts). {}{}.",
+                a.labels[i],
+                criteria.join(", "),
+                w.intercept,
+                w.method,
+                w.n_fit,
+                compared[..1].to_uppercase(),
+                &compared[1..]
+            ))
+        })
+        .collect()
+}

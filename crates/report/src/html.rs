@@ -321,6 +321,20 @@ fn trials(h: &mut String, a: &Analysis<'_>, table: &ResultsTable) {
     }
     h.push_str("</p>\n");
     panels(h, a);
+    weights(h, a);
+}
+
+/// The criterion weights learned from the item's label, per trial that rates criteria.
+fn weights(h: &mut String, a: &Analysis<'_>) {
+    let lines = crate::analysis::weights_text(a);
+    if lines.is_empty() {
+        return;
+    }
+    h.push_str("<h3>Criterion weights</h3>\n<p class=\"note\">How much each criterion's value says about the humans' overall label.</p>\n<ul>\n");
+    for line in lines {
+        let _ = writeln!(h, "<li>{}</li>", escape(&line));
+    }
+    h.push_str("</ul>\n");
 }
 
 /// Each panel in a sentence: its rule, its score against the best trial, how much its

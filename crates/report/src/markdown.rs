@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::analysis::{cascade_label, estimate_text, Analysis};
+use crate::analysis::{cascade_label, estimate_text, weights_text, Analysis};
 use crate::table::{Output, ResultsTable, Row, RowKind, Style};
 
 /// `charts` lists (file name, caption) of the PNGs written beside the report.
@@ -22,6 +22,7 @@ pub fn render(a: &Analysis<'_>, table: &ResultsTable, charts: &[(String, String)
     trials(&mut m, table);
     panels(&mut m, a);
     baselines(&mut m, a, table);
+    weights(&mut m, a);
     m.push_str("\n## Charts\n\n");
     for (file, caption) in charts {
         let _ = writeln!(m, "![{caption}]({file})\n");
@@ -162,6 +163,18 @@ fn panels(m: &mut String, a: &Analysis<'_>) {
     m.push_str("\nPanels (composed from the members' stored verdicts, no new call; cost: the members' sum; latency: the slowest member's):\n\n");
     for (i, panel) in a.summary.panels.iter().enumerate() {
         let _ = writeln!(m, "- {}: {}.", panel.name, a.panel_reading(i));
+    }
+}
+
+/// The criterion weights learned from the item's label, per trial that rates criteria.
+fn weights(m: &mut String, a: &Analysis<'_>) {
+    let lines = weights_text(a);
+    if lines.is_empty() {
+        return;
+    }
+    m.push_str("\n## Criterion weights\n\nHow much each criterion's value says about the humans' overall label:\n\n");
+    for line in lines {
+        let _ = writeln!(m, "- {line}");
     }
 }
 

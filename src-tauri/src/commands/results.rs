@@ -39,7 +39,14 @@ pub(crate) async fn summary(
         .get(name)
         .cloned()
         .unwrap_or_default();
+    let criterion = state
+        .criteria
+        .lock()
+        .expect("criteria lock")
+        .get(name)
+        .cloned();
     let key = SummaryKey {
+        criterion: criterion.clone(),
         annotations: state.store.annotations(row.dataset_id).await?,
         labels: labels.clone(),
         experiment: name.to_string(),
@@ -60,7 +67,14 @@ pub(crate) async fn summary(
         ..BootstrapSpec::default()
     };
     let s = Arc::new(
-        judgelab_engine::summarize_against(&state.store, name, &spec, &labels, None).await?,
+        judgelab_engine::summarize_against(
+            &state.store,
+            name,
+            &spec,
+            &labels,
+            criterion.as_deref(),
+        )
+        .await?,
     );
     *cached = Some((key, Arc::clone(&s)));
     Ok(s)
@@ -82,6 +96,38 @@ pub async fn experiment_results(
     let summary = summary(&state, &name, resamples.min(10_000)).await?;
     let q = quality(&summary, metric.as_deref())?;
     crate::view::results(&summary, q)
+}
+
+/// Reads experiment `name`'s results on `criterion` of its rubric from now on (none: each
+/// verdict's aggregate, on the item's label).
+#[tauri::command]
+#[specta::specta]
+pub async fn set_criterion(
+    state: State<'_, AppState>,
+    name: String,
+    criterion: Option<String>,
+    metric: Option<String>,
+    resamples: u32,
+) -> AppResult<Results> {
+    let set = |c: Option<String>| {
+        let mut chosen = state.criteria.lock().expect("criteria lock");
+        match c {
+            Some(c) => chosen.insert(name.clone(), c),
+            None => chosen.remove(&name),
+        }
+    };
+    let previous = set(criterion);
+    match summary(&state, &name, resamples.min(10_000)).await {
+        Ok(s) => {
+            let q = quality(&s, metric.as_deref())?;
+            crate::view::results(&s, q)
+        }
+        Err(e) => {
+            // A criterion no trial asks leaves the view as it was.
+            set(previous);
+            Err(e)
+        }
+    }
 }
 
 fn find_trial(summary: &ExperimentSummary, trial_id: u32) -> AppResult<usize> {

@@ -410,6 +410,8 @@ fn the_whole_workflow_in_the_real_app() {
 
     mixed_judges(&s, tmp.path(), &shot);
 
+    rubric_criteria(&s, &db, tmp.path(), &shot);
+
     // Closing the window mid-run loses nothing: the calls in flight are recorded first.
     s.find(&testid("nav-builder")).click();
     s.find(&testid("exp-name")).fill("e2e-close");
@@ -590,6 +592,72 @@ fn labelling_queue(s: &Session, dir: &Path, shot: &dyn Fn(&Session, &str)) {
 /// up, the remote calls fail and the run card says why; resumed with the server up, only
 /// they are judged; the Pareto chart shows a point for each judge, and running it again
 /// calls nothing.
+/// A rubric experiment, rubric against checklist on Topical-Chat USR's criteria (run by the
+/// engine on the app's database while the app is open): the Results screen reads it on each
+/// verdict's aggregate, and, chosen in its criterion select, on one criterion against that
+/// criterion's labels; every figure follows.
+fn rubric_criteria(s: &Session, db: &Path, dir: &Path, shot: &dyn Fn(&Session, &str)) {
+    let topical = root().join("datasets").join("topical_chat_usr.jsonl");
+    let file = dir.join("e2e-rubric.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"e2e-rubric\"\ndataset = {:?}\n[judge]\ntemplate = \"dialogue_rubric\"\n[sweep]\nmax_tokens = 60\nconstraint = \"grammar\"\nstyle = [\"rubric\", \"checklist\"]\n[limits]\nitems = 6\n",
+            topical.to_str().expect("utf-8")
+        ),
+    )
+    .expect("experiment file");
+    tokio::runtime::Runtime::new()
+        .expect("runtime")
+        .block_on(async {
+            let store = judgelab_store::Store::open(db).await.expect("database");
+            let options = judgelab_engine::RunOptions {
+                timed_calls: 0,
+                ..Default::default()
+            };
+            let done = judgelab_engine::run_experiment(&store, &file, options, &mut |_| {})
+                .await
+                .expect("the rubric experiment runs");
+            assert_eq!(done.n_errors, 0);
+            store.close().await;
+        });
+    s.find(&testid("nav-datasets")).click();
+    s.find(&testid("nav-results")).click();
+    select(s, "results-experiment", "e2e-rubric");
+    s.wait_until(
+        "the rubric's criteria can be chosen",
+        "const el = document.querySelector(arguments[0]); return !!el && el.options.length === 6;",
+        json!([testid("results-criterion")]),
+        60,
+    );
+    s.wait(&testid("trial-row"), 60);
+    assert_eq!(s.count(&testid("trial-row")), 2);
+    let aggregate = s.find(&testid("trials-table")).text();
+    assert!(
+        aggregate.contains("coherence") && aggregate.contains("checklist"),
+        "{aggregate}"
+    );
+    shot(s, "13-results-rubric");
+    select(s, "results-criterion", "coherence");
+    s.wait_until(
+        "the results are read on coherence",
+        "const el = document.querySelector(arguments[0]); return !!el && el.textContent.includes(\"the dataset's labels on coherence (1-3)\");",
+        json!([testid("results-labels-description")]),
+        60,
+    );
+    let coherence = s.find(&testid("trials-table")).text();
+    assert_ne!(aggregate, coherence, "the table follows the criterion");
+    assert_eq!(s.count(&testid("trial-row")), 2);
+    shot(s, "14-results-criterion");
+    select(s, "results-criterion", "");
+    s.wait_until(
+        "the results are read on each verdict's aggregate again",
+        "const el = document.querySelector(arguments[0]); return !!el && !el.textContent.includes(\"coherence\");",
+        json!([testid("results-labels-description")]),
+        60,
+    );
+}
+
 fn mixed_judges(s: &Session, dir: &Path, shot: &dyn Fn(&Session, &str)) {
     // The endpoint is added before its server starts, as happens: the first run fails its
     // remote calls and says why.

@@ -37,6 +37,11 @@ export const commands = {
 	exportLabels: (name: string, labels: LabelsInput, path: string) => typedError<LabelsExported, AppError>(__TAURI_INVOKE("export_labels", { name, labels, path })),
 	/**  Computes experiment `name`'s results against `labels` from now on. */
 	setLabels: (name: string, labels: LabelsInput, metric: string | null, resamples: number) => typedError<Results, AppError>(__TAURI_INVOKE("set_labels", { name, labels, metric, resamples })),
+	/**
+	 *  Reads experiment `name`'s results on `criterion` of its rubric from now on (none: each
+	 *  verdict's aggregate, on the item's label).
+	 */
+	setCriterion: (name: string, criterion: string | null, metric: string | null, resamples: number) => typedError<Results, AppError>(__TAURI_INVOKE("set_criterion", { name, criterion, metric, resamples })),
 	trialDetail: (name: string, trialId: number, metric: string | null, resamples: number, filter: VerdictFilter, label: string | null, offset: number, limit: number) => typedError<TrialDetail, AppError>(__TAURI_INVOKE("trial_detail", { name, trialId, metric, resamples, filter, label, offset, limit })),
 	verdictDetail: (name: string, trialId: number, itemId: string, repeat: number, swapped: boolean, resamples: number) => typedError<VerdictDetail, AppError>(__TAURI_INVOKE("verdict_detail", { name, trialId, itemId, repeat, swapped, resamples })),
 	compareTrials: (name: string, first: number, second: number, metric: string | null, resamples: number) => typedError<Comparison, AppError>(__TAURI_INVOKE("compare_trials", { name, first, second, metric, resamples })),
@@ -211,6 +216,13 @@ export type CorrectedView = {
 export type Count = {
 	label: string,
 	n: number,
+};
+
+/**  A criterion the results can be read on. */
+export type CriterionChoice = {
+	name: string,
+	/**  `coherence (1-3)`. */
+	title: string,
 };
 
 export type DatasetDetail = {
@@ -416,6 +428,13 @@ export type LabelsView = {
 	/**  Everyone who has labelled the dataset in the queue. */
 	annotators: string[],
 	n_labelled: number,
+	/**
+	 *  The criteria the experiment's trials rate, each as `name (scale)`, by name: what the
+	 *  results can be read on besides each verdict's aggregate.
+	 */
+	criteria: CriterionChoice[],
+	/**  The criterion the metrics are read on; none: the item's one label. */
+	criterion: string | null,
 };
 
 export type LoadLevelView = {

@@ -56,6 +56,24 @@ fn in_todays_shape(version: &str, mut shown: Value) -> Value {
     shown
 }
 
+/// Ratings that are not all whole points (labels that are means) have no exact accuracy
+/// since issue 36: where today's trial has `within_half_point` in its place, the accuracy
+/// printed then is not expected.
+fn without_undefined_accuracy(mut expected: Value, shown: &Value) -> Value {
+    let Some(trials) = expected["trials"].as_array_mut() else {
+        return expected;
+    };
+    for (i, trial) in trials.iter_mut().enumerate() {
+        if shown["trials"][i]["within_half_point"].is_number() {
+            if let Some(trial) = trial.as_object_mut() {
+                trial.remove("accuracy");
+                trial.remove("accuracy_ci");
+            }
+        }
+    }
+    expected
+}
+
 /// Where the pick rule of issue 35 chooses otherwise than the CLI that printed `shown`:
 /// among the trials tied with its pick as shown, the one with the fewest parse failures
 /// (0008's and 0009's `remote`: trial 6 at kappa −0.125 with 17% parse failures, where
@@ -191,8 +209,8 @@ fn databases_of_every_earlier_schema_migrate_report_the_same_numbers_and_resume(
                 .unwrap(),
             )
             .unwrap();
-            let expected = in_todays_shape(version, printed);
             let shown = env.show(name);
+            let expected = without_undefined_accuracy(in_todays_shape(version, printed), &shown);
             let mut diff = Vec::new();
             differences(&expected, &shown, "", &mut diff);
             assert!(diff.is_empty(), "{version}/{name}: {}", diff.join("\n"));

@@ -16,6 +16,8 @@
 //!   value; `parse_failure_rate` says how many that leaves out.
 //! - Ratings are compared by category, rounded to the nearest integer on the scale (a human
 //!   mean of 4.67 is a 5); the correlations and interval alpha use the unrounded values.
+//!   Accuracy is defined only where every label and verdict is a whole point; elsewhere
+//!   (labels that are means, a rubric's aggregate) `within_half_point` takes its place.
 //! - Confidence intervals resample items (with all their repeats) — see [`bootstrap`].
 //! - Tokens and cost are per verdict (both orders' calls summed); latency percentiles are
 //!   per call, and interpolate linearly between order statistics (numpy's default).

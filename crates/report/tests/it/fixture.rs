@@ -100,6 +100,7 @@ pub fn trial(
         observations,
         test_observations: vec![],
         criteria: Default::default(),
+        weights: None,
     }
 }
 

@@ -1,0 +1,181 @@
+//! Criterion weights learned from the humans' overall label: for each trial that rates an
+//! item on several criteria, how much each criterion's value says about the item's own
+//! label, fitted on the dev split by non-negative least squares with a free intercept
+//! ([`crate::rubric::weights`]), and the weighted aggregate's agreement confirmed on the
+//! test split, beside the unweighted aggregate (the trial's own verdicts). Each criterion
+//! also says how often the trial's value for it varies: one that never varies carries no
+//! information, whatever its weight.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+use super::{ExperimentSummary, TrialSummary};
+use crate::dataset::Label;
+use crate::metrics::SplitScore;
+use crate::record::{Outcome, VerdictRecord};
+use crate::rubric::weights;
+use crate::verdict::Verdict;
+
+/// A trial's criterion weights and the weighted aggregate's agreement.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LearnedWeights {
+    /// How they were fitted, in the reader's words.
+    pub method: &'static str,
+    /// Each criterion's weight (none below zero), by name.
+    pub weights: BTreeMap<String, f64>,
+    pub intercept: f64,
+    /// Each criterion's share of the dev verdicts whose value is not its most common one.
+    pub varies: BTreeMap<String, f64>,
+    /// Dev verdicts the fit was made on: those with a value for every criterion.
+    pub n_fit: usize,
+    /// The weighted aggregate on the dev split it was fitted on (in-sample: optimistic).
+    pub dev: SplitScore,
+    /// The weighted aggregate on the test split, where the trial judged it: the figure to
+    /// compare with the unweighted aggregate's (the trial's own test score).
+    pub test: Option<SplitScore>,
+}
+
+const METHOD: &str = "non-negative least squares with a free intercept, fitted on the dev split";
+
+/// The criterion weights of `trial`, one of `summary`'s: none where its verdicts rate no
+/// criterion, the item's label is not a rating, or the dev split has no more complete
+/// verdicts than there are criteria.
+pub fn learn(summary: &ExperimentSummary, trial: &TrialSummary) -> Option<LearnedWeights> {
+    let e = &summary.experiment;
+    let scale = e.task_kind.scale()?;
+    let names: Vec<&str> = summary
+        .dataset
+        .criteria
+        .iter()
+        .map(|c| c.name.as_str())
+        .filter(|name| {
+            trial
+                .verdicts
+                .iter()
+                .any(|v| v.criteria.contains_key(*name))
+        })
+        .collect();
+    if names.is_empty() {
+        return None;
+    }
+    let labels: HashMap<&str, f64> = summary
+        .dataset
+        .items
+        .iter()
+        .filter_map(|i| Some((i.id.as_str(), i.human_label.as_rating()?)))
+        .collect();
+    let (dev_units, test_units) = (units(&e.judged), units(&e.test));
+    let on = |units: &HashMap<&str, usize>| -> Vec<&VerdictRecord> {
+        trial
+            .verdicts
+            .iter()
+            .filter(|v| units.contains_key(v.item_id.as_str()))
+            .collect()
+    };
+    let (dev, test) = (on(&dev_units), on(&test_units));
+    let mut rows = Vec::new();
+    let mut targets = Vec::new();
+    for v in &dev {
+        if let (Some(row), Some(&y)) = (values(v, &names), labels.get(v.item_id.as_str())) {
+            rows.push(row);
+            targets.push(y);
+        }
+    }
+    if rows.len() <= names.len() {
+        return None;
+    }
+    let fit = weights::fit(&rows, &targets)?;
+    let score = |records: &[&VerdictRecord], units: &HashMap<&str, usize>| {
+        let observations: Vec<_> = records
+            .iter()
+            .filter_map(|v| {
+                let item = summary.dataset.items.iter().find(|i| i.id == v.item_id)?;
+                let weighted = weighted(v, &names, &fit, scale);
+                Some(weighted.observation(e.task_kind, item.human_label, units[v.item_id.as_str()]))
+            })
+            .collect();
+        SplitScore::of(e.task_kind, &observations, &summary.bootstrap)
+    };
+    Some(LearnedWeights {
+        method: METHOD,
+        weights: names
+            .iter()
+            .zip(&fit.weights)
+            .map(|(n, w)| (n.to_string(), *w))
+            .collect(),
+        intercept: fit.intercept,
+        varies: names
+            .iter()
+            .map(|n| {
+                (
+                    n.to_string(),
+                    varies(&rows, names.iter().position(|m| m == n).unwrap()),
+                )
+            })
+            .collect(),
+        n_fit: rows.len(),
+        dev: score(&dev, &dev_units),
+        test: (!test.is_empty()).then(|| score(&test, &test_units)),
+    })
+}
+
+/// A verdict's value on each of `names`, where it has all of them.
+fn values(v: &VerdictRecord, names: &[&str]) -> Option<Vec<f64>> {
+    if !matches!(v.outcome, Outcome::Judged(Verdict::Parsed(_))) {
+        return None;
+    }
+    names
+        .iter()
+        .map(|n| match v.criteria.get(*n)? {
+            Verdict::Parsed(Label::Rating(x)) => Some(*x),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `v` with the weighted aggregate of its criteria as its verdict, kept on `scale`; a
+/// verdict without every value keeps its failure (or its failed call).
+fn weighted(
+    v: &VerdictRecord,
+    names: &[&str],
+    fit: &weights::Fit,
+    scale: (i64, i64),
+) -> VerdictRecord {
+    let outcome = match values(v, names) {
+        Some(row) => {
+            let x = fit.predict(&row).clamp(scale.0 as f64, scale.1 as f64);
+            Outcome::Judged(Verdict::Parsed(Label::Rating(x)))
+        }
+        None => v.outcome.clone(),
+    };
+    VerdictRecord {
+        outcome,
+        distribution: None,
+        belief: None,
+        logprobs: None,
+        ..v.clone()
+    }
+}
+
+/// The share of `rows` whose value in `column` is not the column's most common value.
+fn varies(rows: &[Vec<f64>], column: usize) -> f64 {
+    let mut counts: HashMap<u64, usize> = HashMap::new();
+    for row in rows {
+        *counts.entry(row[column].to_bits()).or_default() += 1;
+    }
+    let most = counts.values().copied().max().unwrap_or(0);
+    if rows.is_empty() {
+        0.0
+    } else {
+        (rows.len() - most) as f64 / rows.len() as f64
+    }
+}
+
+/// Each item's unit: its place in `ids`.
+fn units(ids: &[String]) -> HashMap<&str, usize> {
+    ids.iter()
+        .enumerate()
+        .map(|(u, id)| (id.as_str(), u))
+        .collect()
+}
