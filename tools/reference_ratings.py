@@ -62,6 +62,8 @@ def rating_stats(human, judge, lo, hi, whole=None):
         out["spearman"] = out["kendall"] = out["pearson"] = None
     hround = [min(max(rnd(h), lo), hi) for h in human]
     jnan = [np.nan if j is None else j for j in judge]
-    out["alpha_ordinal"] = alpha([hround, jnan], "ordinal")
+    # Ordinal alpha compares categories: both raters' values rounded onto the scale.
+    jround = [np.nan if j is None else min(max(rnd(j), lo), hi) for j in judge]
+    out["alpha_ordinal"] = alpha([hround, jround], "ordinal")
     out["alpha_interval"] = alpha([human, jnan], "interval")
     return out

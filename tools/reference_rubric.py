@@ -116,7 +116,29 @@ def criteria_case(n=24):
             "parse_failure_rate": failed / n,
             **rating_stats(human, judge, lo, hi),
         }
-    return {"scales": scales, "items": items, "expected": expected}
+    # Criterion weights fitted to the overall label on the verdicts with both values, and the
+    # weighted aggregate (kept on 1-5) scored against it; the others fail as their answer did.
+    complete = [i for i in range(n) if all(answers[c][i] is not None for c in scales)]
+    x = np.array([[answers[c][i] for c in scales] for i in complete], dtype=float)
+    y = np.array([items[i]["overall"] for i in complete], dtype=float)
+    w, _ = nnls(x - x.mean(axis=0), y - y.mean())
+    intercept = float(y.mean() - w @ x.mean(axis=0))
+    predicted = [None] * n
+    for row, i in zip(x, complete):
+        predicted[i] = float(np.clip(intercept + w @ row, 1, 5))
+    overall = [float(item["overall"]) for item in items]
+    varies = {}
+    for j, c in enumerate(scales):
+        _, counts = np.unique(x[:, j], return_counts=True)
+        varies[c] = float((len(x) - counts.max()) / len(x))
+    weights = {
+        "weights": dict(zip(scales, map(float, w))),
+        "intercept": intercept,
+        "n_fit": len(complete),
+        "varies": varies,
+        **rating_stats(overall, predicted, 1, 5),
+    }
+    return {"scales": scales, "items": items, "expected": expected, "weights": weights}
 
 
 if __name__ == "__main__":

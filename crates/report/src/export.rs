@@ -127,6 +127,11 @@ fn figures(a: &Analysis<'_>, folder: &mut Folder<'_>) -> Result<html::Figures, R
         )?,
         None => None,
     };
+    let criteria = folder.lines(
+        "criteria",
+        "agreement on each criterion, per trial",
+        a.criteria_chart(),
+    )?;
     let latency = folder.chart(
         "latency-cdf",
         "latency per call, cumulative",
@@ -171,6 +176,7 @@ fn figures(a: &Analysis<'_>, folder: &mut Folder<'_>) -> Result<html::Figures, R
         pareto_cost,
         pareto_latency,
         parameter,
+        criteria,
         latency,
         confusion,
         load: load_latency.zip(load_throughput),

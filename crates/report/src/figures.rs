@@ -1,10 +1,13 @@
 //! The charts of a report, built from its [`Analysis`]: the Pareto fronts, quality against
-//! a swept parameter, latency CDFs, a confusion matrix, the latest load ramp, a race's
-//! rounds, and the trust section's reliability diagram and coverage–agreement curves.
+//! a swept parameter, each trial's agreement per criterion, latency CDFs, a confusion
+//! matrix, the latest load ramp, a race's rounds, and the trust section's reliability
+//! diagram and coverage–agreement curves.
 
 use judgelab_core::load::LoadLevel;
+use judgelab_core::metrics::Quality;
 use judgelab_core::pareto::{FrontStatus, Objective};
 use judgelab_core::results::TrialSummary;
+use judgelab_core::Task;
 
 use crate::analysis::{baseline_title, cascade_label, panel_label, Analysis};
 use crate::charts;
@@ -182,6 +185,63 @@ impl Analysis<'_> {
                 reference_kind: "baseline".into(),
             },
         ))
+    }
+
+    /// Each trial's agreement on each criterion its verdicts rate (Spearman's rho for
+    /// ratings, accuracy for pairwise criteria, with 95% intervals): the criteria along x,
+    /// a line per trial (at most eight), so that a rubric and a checklist compare
+    /// criterion by criterion. None where no trial rates a criterion.
+    pub fn criteria_chart(&self) -> Option<charts::LineChart> {
+        let s = self.summary;
+        let criteria: Vec<&judgelab_core::dataset::Criterion> = s
+            .dataset
+            .criteria
+            .iter()
+            .filter(|c| s.trials.iter().any(|t| t.criteria.contains_key(&c.name)))
+            .collect();
+        if criteria.is_empty() {
+            return None;
+        }
+        let quality = |task: Task| match task {
+            Task::Single { .. } => Quality::Spearman,
+            Task::Pairwise => Quality::Accuracy,
+        };
+        let y_label = if criteria.iter().all(|c| c.task != Task::Pairwise) {
+            "Spearman's rho".to_string()
+        } else {
+            "Spearman's rho (ratings), accuracy (pairwise)".to_string()
+        };
+        let series = s
+            .trials
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !t.criteria.is_empty())
+            .take(8)
+            .map(|(i, t)| charts::Series {
+                name: self.labels[i].clone(),
+                points: criteria
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(x, c)| {
+                        let e = t.criteria.get(&c.name)?.dev.quality.get(quality(c.task));
+                        Some(charts::LinePoint {
+                            x: x as f64,
+                            y: e.value?,
+                            ci: e.ci,
+                        })
+                    })
+                    .collect(),
+            })
+            .collect();
+        Some(charts::LineChart {
+            title: "agreement on each criterion".into(),
+            x_label: "criterion".into(),
+            y_label,
+            x_ticks: Some(criteria.iter().map(|c| c.name.clone()).collect()),
+            series,
+            baselines: Vec::new(),
+            reference_kind: "baseline".into(),
+        })
     }
 
     /// A race's standings by round: each surviving trial's selection metric minus the

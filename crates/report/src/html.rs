@@ -26,6 +26,8 @@ pub struct Figures {
     pub pareto_cost: String,
     pub pareto_latency: String,
     pub parameter: Option<String>,
+    /// Each trial's agreement on each criterion, where trials rate criteria.
+    pub criteria: Option<String>,
     pub latency: String,
     pub confusion: String,
     /// The latest load ramp's latency and throughput charts, where there is one.
@@ -81,6 +83,7 @@ pub fn render(a: &Analysis<'_>, table: &ResultsTable, figures: &Figures) -> Stri
     confirmation(&mut h, a, figures);
     trust(&mut h, a, figures);
     trials(&mut h, a, table);
+    criteria(&mut h, a, figures);
     parameters(&mut h, a, figures);
     latency(&mut h, a, figures);
     under_load(&mut h, a, figures);
@@ -321,11 +324,15 @@ fn trials(h: &mut String, a: &Analysis<'_>, table: &ResultsTable) {
     }
     h.push_str("</p>\n");
     panels(h, a);
-    weights(h, a);
 }
 
-/// The criterion weights learned from the item's label, per trial that rates criteria.
-fn weights(h: &mut String, a: &Analysis<'_>) {
+/// A rubric's criteria: each trial's agreement on each (the table's criterion columns,
+/// drawn), and the criterion weights learned from the item's label.
+fn criteria(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
+    let Some(chart) = &figures.criteria else {
+        return;
+    };
+    let _ = writeln!(h, "<h2>Criteria</h2>\n<figure>{chart}<figcaption>Each trial's agreement with the humans on each criterion it rates, against that criterion's own labels, with 95% intervals: a rubric (every criterion in one call) and a checklist (a call per criterion) compare criterion by criterion. A criterion whose values never vary has no rank correlation, and no point. <code>judgelab show --criterion NAME</code> reads the whole experiment on one.</figcaption></figure>");
     let lines = crate::analysis::weights_text(a);
     if lines.is_empty() {
         return;

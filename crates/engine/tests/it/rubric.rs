@@ -132,6 +132,25 @@ async fn each_criterion_is_stored_apart_and_scored_against_its_own_labels() {
         }
     }
 
+    // Weights fitted to the overall label as scipy's nnls fits them, and the weighted
+    // aggregate scored as the reference libraries score it.
+    let want = &case["weights"];
+    let w = trial.weights.as_ref().expect("a rubric trial has weights");
+    assert_eq!(w.n_fit as u64, want["n_fit"].as_u64().unwrap());
+    close(Some(w.intercept), &want["intercept"], "intercept");
+    for name in ["coherence", "engaging"] {
+        close(Some(w.weights[name]), &want["weights"][name], name);
+        close(Some(w.varies[name]), &want["varies"][name], name);
+    }
+    assert!(w.test.is_none(), "no test split");
+    for (key, q) in METRICS {
+        close(
+            w.dev.quality.get(q).value,
+            &want[key],
+            &format!("weighted {key}"),
+        );
+    }
+
     let unknown = summarize_against(
         &store,
         "r",

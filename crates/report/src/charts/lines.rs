@@ -101,8 +101,13 @@ pub(crate) fn draw_lines(scene: &mut Scene, chart: &LineChart) {
     };
 
     let mut placer = Placer::new(frame.plot.inflate(-3.0 * k));
-    let mut marks: Vec<(Marker, bool, Vec<Mark>)> = Vec::new();
+    let mut marks: Vec<(Marker, bool, Vec<Mark>, Vec<usize>)> = Vec::new();
     for (i, (_, pts)) in series.iter().enumerate() {
+        // On a categorical axis a line joins neighbouring categories only: a category
+        // without a value breaks it.
+        let breaks: Vec<usize> = (1..pts.len())
+            .filter(|&j| categories.is_some() && pts[j].x - pts[j - 1].x > 1.5)
+            .collect();
         let (marker, dashed) = series_style(i, k);
         let offset = (i as f64 - (n - 1.0) / 2.0) * step;
         let pixels: Vec<Mark> = pts
@@ -118,7 +123,7 @@ pub(crate) fn draw_lines(scene: &mut Scene, chart: &LineChart) {
                 placer.add_hard(Rect::new(x - 3.0 * k, hi, x + 3.0 * k, lo));
             }
         }
-        marks.push((marker, dashed, pixels));
+        marks.push((marker, dashed, pixels, breaks));
     }
     axes::draw_references(scene, &frame, &chart.baselines, &mut placer);
     draw_marks(scene, &marks);
@@ -173,24 +178,31 @@ fn categories(chart: &LineChart, x_extent: (f64, f64)) -> Option<Vec<String>> {
 }
 
 /// Each series' line, then the error bars, then the markers on top.
-fn draw_marks(scene: &mut Scene, marks: &[(Marker, bool, Vec<Mark>)]) {
+/// Each series' line (in pieces, where `breaks` says a piece starts), its error bars, then
+/// its markers on top.
+fn draw_marks(scene: &mut Scene, marks: &[(Marker, bool, Vec<Mark>, Vec<usize>)]) {
     let k = scene.k;
-    for (marker, dashed, pixels) in marks {
-        let line: Vec<(f64, f64)> = pixels.iter().map(|&(x, y, _)| (x, y)).collect();
-        if *dashed {
-            scene.dashed(&line, marker.color, 2.0 * k, (8.0 * k, 4.0 * k));
-        } else {
-            scene.path(line, marker.color, 2.0 * k);
+    for (marker, dashed, pixels, breaks) in marks {
+        let starts = std::iter::once(0).chain(breaks.iter().copied());
+        let ends = breaks.iter().copied().chain(std::iter::once(pixels.len()));
+        for (start, end) in starts.zip(ends) {
+            let line: Vec<(f64, f64)> =
+                pixels[start..end].iter().map(|&(x, y, _)| (x, y)).collect();
+            if *dashed {
+                scene.dashed(&line, marker.color, 2.0 * k, (8.0 * k, 4.0 * k));
+            } else {
+                scene.path(line, marker.color, 2.0 * k);
+            }
         }
     }
-    for (marker, _, pixels) in marks {
+    for (marker, _, pixels, _) in marks {
         for &(x, _, ci) in pixels {
             if let Some((lo, hi)) = ci {
                 draw_error_bar(scene, x, lo, hi, error_bar_color(marker.color), 3.0 * k);
             }
         }
     }
-    for (marker, _, pixels) in marks {
+    for (marker, _, pixels, _) in marks {
         for &(x, y, _) in pixels {
             marker.draw(scene, (x, y));
         }
