@@ -321,8 +321,8 @@ pub fn value_tally(task: Task, tally: Tally<'_>, q: Quality) -> Option<f64> {
                     s.judge
                         .is_some_and(|j| (j.1 - s.human.1).abs() <= 0.5 + 1e-9)
                 })
-                .map(|(_, c)| c)
-                .sum::<f64>();
+                // From +0: an empty float sum is -0, which would print as "-0.000".
+                .fold(0.0, |sum, (_, c)| sum + c);
             share(within, n)
         }
         (Quality::WithinHalfPoint, _) => None,
