@@ -89,11 +89,9 @@ pub fn trials(s: &ExperimentSummary, front: &[Objective]) -> String {
         out.push_str(&panel_line(p));
     }
     let criteria: Vec<&str> = s
-        .dataset
-        .criteria
-        .iter()
+        .rated_criteria()
+        .into_iter()
         .map(|c| c.name.as_str())
-        .filter(|name| s.trials.iter().any(|t| t.criteria.contains_key(*name)))
         .collect();
     if !criteria.is_empty() {
         out.push_str(&format!(

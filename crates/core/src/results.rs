@@ -689,6 +689,16 @@ impl ExperimentSummary {
         Ok(&self.trials[self.trial_index(trial_id)?])
     }
 
+    /// The dataset's criteria some trial is scored on ([`TrialSummary::criteria`]), in the
+    /// dataset's order.
+    pub fn rated_criteria(&self) -> Vec<&Criterion> {
+        self.dataset
+            .criteria
+            .iter()
+            .filter(|c| self.trials.iter().any(|t| t.criteria.contains_key(&c.name)))
+            .collect()
+    }
+
     /// Where the trial with store id `trial_id` stands in `trials`.
     pub fn trial_index(&self, trial_id: i64) -> Result<usize, ResultsError> {
         self.trials

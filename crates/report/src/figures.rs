@@ -193,12 +193,7 @@ impl Analysis<'_> {
     /// criterion by criterion. None where no trial rates a criterion.
     pub fn criteria_chart(&self) -> Option<charts::LineChart> {
         let s = self.summary;
-        let criteria: Vec<&judgelab_core::dataset::Criterion> = s
-            .dataset
-            .criteria
-            .iter()
-            .filter(|c| s.trials.iter().any(|t| t.criteria.contains_key(&c.name)))
-            .collect();
+        let criteria = s.rated_criteria();
         if criteria.is_empty() {
             return None;
         }

@@ -302,15 +302,8 @@ fn qualities<'a>(p: &Present) -> Vec<Def<'a>> {
 /// the share of calls that gave it no value. A trial that does not ask it, a composed row
 /// and a baseline have none.
 fn criteria<'a>(a: &'a Analysis<'a>) -> Vec<Def<'a>> {
-    let s = a.summary;
-    let asked: Vec<&judgelab_core::dataset::Criterion> = s
-        .dataset
-        .criteria
-        .iter()
-        .filter(|c| s.trials.iter().any(|t| t.criteria.contains_key(&c.name)))
-        .collect();
     let mut out = Vec::new();
-    for c in asked {
+    for c in a.summary.rated_criteria() {
         let metrics = match c.task {
             Task::Single { .. } => [Quality::Spearman, Quality::AlphaInterval],
             Task::Pairwise => [Quality::Accuracy, Quality::AlphaNominal],
