@@ -103,6 +103,11 @@ fn llmbar() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/llmbar_natural.jsonl")
 }
 
+/// Topical-Chat USR: ratings that are means of three annotators, on six criteria.
+fn topical() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/topical_chat_usr.jsonl")
+}
+
 fn llmbar_lines() -> Vec<String> {
     std::fs::read_to_string(llmbar())
         .unwrap()
@@ -514,8 +519,7 @@ fn prompts_too_long_for_the_context_are_failures_not_dropped() {
 #[test]
 fn rating_datasets_are_judged_with_digits() {
     let env = Env::new();
-    let topical =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/topical_chat_usr.jsonl");
+    let topical = topical();
     let exp = env.file(
         "ratings.toml",
         format!(
@@ -612,7 +616,10 @@ fn labels_that_are_means_get_no_exact_accuracy() {
     let t = &v["trials"][0];
     assert!(t["accuracy"].is_null(), "{t}");
     assert!(t["within_half_point"].is_number(), "{t}");
-    assert!(t["spearman"].is_number() || t["spearman"].is_null(), "{t}");
+    // The metrics that fit continuous labels are there, with their intervals.
+    for key in ["spearman_ci", "alpha_interval_ci", "within_half_point_ci"] {
+        assert!(t.get(key).is_some(), "{key}: {t}");
+    }
     let report = env.dir.path().join("means-report");
     let out = env.run(&["report", "means", "--out", report.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -638,8 +645,7 @@ fn labels_that_are_means_get_no_exact_accuracy() {
 #[test]
 fn a_rubric_rates_each_criterion_in_one_call() {
     let env = Env::new();
-    let topical =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/topical_chat_usr.jsonl");
+    let topical = topical();
     let exp = env.file(
         "rubric.toml",
         format!(
@@ -706,8 +712,7 @@ fn a_rubric_rates_each_criterion_in_one_call() {
 #[test]
 fn a_checklist_asks_each_criterion_in_a_call_of_its_own() {
     let env = Env::new();
-    let topical =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/topical_chat_usr.jsonl");
+    let topical = topical();
     let exp = env.file(
         "styles.toml",
         format!(

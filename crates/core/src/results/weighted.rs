@@ -59,11 +59,12 @@ pub fn learn(summary: &ExperimentSummary, trial: &TrialSummary) -> Option<Learne
     if names.is_empty() {
         return None;
     }
-    let labels: HashMap<&str, f64> = summary
+    // Each item's label by id, looked up once per verdict.
+    let labels: HashMap<&str, Label> = summary
         .dataset
         .items
         .iter()
-        .filter_map(|i| Some((i.id.as_str(), i.human_label.as_rating()?)))
+        .map(|i| (i.id.as_str(), i.human_label))
         .collect();
     let (dev_units, test_units) = (units(&e.judged), units(&e.test));
     let on = |units: &HashMap<&str, usize>| -> Vec<&VerdictRecord> {
@@ -77,7 +78,8 @@ pub fn learn(summary: &ExperimentSummary, trial: &TrialSummary) -> Option<Learne
     let mut rows = Vec::new();
     let mut targets = Vec::new();
     for v in &dev {
-        if let (Some(row), Some(&y)) = (values(v, &names), labels.get(v.item_id.as_str())) {
+        let y = labels.get(v.item_id.as_str()).and_then(Label::as_rating);
+        if let (Some(row), Some(y)) = (values(v, &names), y) {
             rows.push(row);
             targets.push(y);
         }
@@ -90,9 +92,9 @@ pub fn learn(summary: &ExperimentSummary, trial: &TrialSummary) -> Option<Learne
         let observations: Vec<_> = records
             .iter()
             .filter_map(|v| {
-                let item = summary.dataset.items.iter().find(|i| i.id == v.item_id)?;
+                let &human = labels.get(v.item_id.as_str())?;
                 let weighted = weighted(v, &names, &fit, scale);
-                Some(weighted.observation(e.task_kind, item.human_label, units[v.item_id.as_str()]))
+                Some(weighted.observation(e.task_kind, human, units[v.item_id.as_str()]))
             })
             .collect();
         SplitScore::of(e.task_kind, &observations, &summary.bootstrap)
@@ -107,12 +109,8 @@ pub fn learn(summary: &ExperimentSummary, trial: &TrialSummary) -> Option<Learne
         intercept: fit.intercept,
         varies: names
             .iter()
-            .map(|n| {
-                (
-                    n.to_string(),
-                    varies(&rows, names.iter().position(|m| m == n).unwrap()),
-                )
-            })
+            .enumerate()
+            .map(|(column, n)| (n.to_string(), varies(&rows, column)))
             .collect(),
         n_fit: rows.len(),
         dev: score(&dev, &dev_units),
