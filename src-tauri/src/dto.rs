@@ -214,8 +214,12 @@ pub enum RunUpdate {
         experiment: String,
         resumed: bool,
         n_trials: u32,
+        /// Calls needed and answered: a call per verdict, or in a checklist a call per
+        /// criterion of one.
         total: u32,
         done: u32,
+        /// Verdicts the calls make (`total` where every call is a verdict).
+        verdicts: u32,
     },
     Progress {
         trial_idx: u32,

@@ -620,13 +620,17 @@ impl RunBar {
                 n_trials,
                 total,
                 done,
+                verdicts,
                 pool,
                 n_judged_items,
             } => {
                 let verb = if resumed { "resuming" } else { "running" };
-                eprintln!(
-                "{verb} {experiment:?}: {n_trials} trials × {n_judged_items} items: {total} verdicts, {done} already stored"
-            );
+                let work = if verdicts == total {
+                    format!("{total} verdicts, {done} already stored")
+                } else {
+                    format!("{verdicts} verdicts in {total} calls (a checklist's call per criterion), {done} calls already stored")
+                };
+                eprintln!("{verb} {experiment:?}: {n_trials} trials × {n_judged_items} items: {work}");
                 if !pool.is_empty() {
                     eprintln!(
                         "few-shot pool ({} items, never judged): {}",
@@ -639,7 +643,10 @@ impl RunBar {
                         bar,
                         total,
                         done,
-                        "{bar:30} {pos}/{len} verdicts  {per_sec}  ETA {eta}  {msg}",
+                        &format!(
+                            "{{bar:30}} {{pos}}/{{len}} {}  {{per_sec}}  ETA {{eta}}  {{msg}}",
+                            unit(total, verdicts)
+                        ),
                     );
                 }
             }
@@ -727,9 +734,10 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
     }
     if let Some(why) = &summary.stopped_by {
         eprintln!(
-            "stopped: {why} reached; {} of {} verdicts stored; raise it and run `judgelab run {}` again to go on",
+            "stopped: {why} reached; {} of {} {} stored; raise it and run `judgelab run {}` again to go on",
             summary.already_done + summary.judged_now - summary.n_errors,
             summary.total,
+            unit(summary.total, summary.verdicts),
             path.display()
         );
         print_failures(&summary.failures);
@@ -741,9 +749,10 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
     }
     if summary.interrupted {
         eprintln!(
-            "interrupted: {} of {} verdicts stored in {}; run `judgelab run {}` again to resume",
+            "interrupted: {} of {} {} stored in {}; run `judgelab run {}` again to resume",
             summary.already_done + summary.judged_now - summary.n_errors,
             summary.total,
+            unit(summary.total, summary.verdicts),
             store.path().display(),
             path.display()
         );
@@ -753,11 +762,17 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
     if summary.judged_now == 0 && summary.n_errors == 0 {
         eprintln!("{:?} is complete: nothing to judge", summary.experiment);
     } else if summary.n_errors == 0 {
-        eprintln!("judged {} verdicts", summary.judged_now);
+        eprintln!(
+            "judged {} {}",
+            summary.judged_now,
+            unit(summary.total, summary.verdicts)
+        );
     } else {
         eprintln!(
-            "judged {} verdicts; {} failed and will be retried by the next run (their errors are recorded)",
-            summary.judged_now, summary.n_errors
+            "judged {} {}; {} failed and will be retried by the next run (their errors are recorded)",
+            summary.judged_now,
+            unit(summary.total, summary.verdicts),
+            summary.n_errors
         );
     }
     print_failures(&summary.failures);
@@ -831,8 +846,10 @@ async fn estimate(
     }
     if run.judged_now > 0 {
         eprintln!(
-            "judged {} verdicts on items without a label ({} already stored)",
-            run.judged_now, run.already_done
+            "judged {} {} on items without a label ({} already stored)",
+            run.judged_now,
+            unit(run.total, run.verdicts),
+            run.already_done
         );
     }
     print_failures(&run.failures);
@@ -1208,6 +1225,16 @@ async fn list(store: &Store) -> Result<ExitCode> {
 /// Why calls failed, each distinct error once with its count: a user sees the cause (a 401
 /// and where the key came from, a refused connection) without opening the database.
 /// Shows `bar` on stderr at `done` of `total`, drawn by `template`, its ETA from now.
+/// What a run's counts count: verdicts, or calls where a checklist asks a call per
+/// criterion of a verdict (`total` calls make `verdicts` verdicts).
+fn unit(total: usize, verdicts: usize) -> &'static str {
+    if total == verdicts {
+        "verdicts"
+    } else {
+        "calls"
+    }
+}
+
 fn start_bar(bar: &ProgressBar, total: usize, done: usize, template: &str) {
     bar.set_length(total as u64);
     bar.set_position(done as u64);

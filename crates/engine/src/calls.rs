@@ -28,7 +28,7 @@ use judgelab_core::{
 };
 use judgelab_store::{DoneKey, TrialRow};
 
-use crate::exact::{Reader, TrialDistribution};
+use crate::exact::{Readers, TrialDistribution};
 use crate::prompt::{Asking, PromptInput};
 use crate::resolve::{Resolved, Trial};
 use crate::EngineError;
@@ -293,8 +293,9 @@ pub(crate) fn rows(
     group: &Group<'_>,
     p: &Pending,
     response: &JudgeResponse,
-    reader: Option<&Reader>,
+    readers: Option<&Readers>,
 ) -> Vec<(usize, VerdictRecord)> {
+    let reader = readers.map(|rs| rs.get(p.criterion));
     let mut per_trial: HashMap<usize, (TrialDistribution, VerdictDistribution)> = HashMap::new();
     let ranked = match (&response.result, reader) {
         (Ok(c), Some(reader)) => c.logits.as_ref().map(|logits| reader.rank(logits)),

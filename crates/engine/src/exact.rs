@@ -8,6 +8,12 @@
 //! call's seed alone, so trials that differ only in temperature or top_p draw with the same
 //! uniform number: their differences are the sampling's, not the dice's.
 //!
+//! A checklist asks one criterion per call ([`judgelab_core::rubric`]), each answered with
+//! one value on the criterion's own scale: its calls are read by a reader per criterion
+//! ([`Readers`]), so a criterion's distribution, G-Eval score and temperature × top_p grid
+//! come from one pass as a single label's do. A rubric's answer has a value per criterion
+//! and is generated.
+//!
 //! With `constraint = "grammar"`, the tokens whose text is not exactly a valid verdict are
 //! removed before top_p, as the grammar sampler does before the chain. (The grammar
 //! sampler would also admit a token that only begins a verdict, such as `t` of `tie`, and
@@ -18,7 +24,9 @@ use std::collections::HashMap;
 use judgelab_core::judge::Vocabulary;
 use judgelab_core::sampling::{self, Ranked, VerdictDistribution};
 use judgelab_core::verdict::{self, OutputKind, Verdict};
-use judgelab_core::{Constraint, Task};
+use judgelab_core::{Constraint, Task, TrialParams};
+
+use crate::resolve::Resolved;
 
 /// How one group of trials reads verdicts from logits.
 pub(crate) struct Reader {
@@ -107,6 +115,53 @@ impl Reader {
             Some(token) => (self.vocabulary[token].clone(), self.verdicts[token]),
             None => (String::new(), Verdict::Failed(verdict::FailureKind::Empty)),
         }
+    }
+}
+
+/// How a trial's calls read their verdicts: one reader, or a checklist's reader per
+/// criterion (each on its criterion's scale), by the rubric's index.
+pub(crate) struct Readers(Vec<Reader>);
+
+impl Readers {
+    /// Fails where a call of a trial with `params` cannot be read from one token: a
+    /// rubric's (a value per criterion), or one whose valid verdicts are not each one
+    /// token of the model.
+    pub fn new(
+        vocabulary: Vocabulary,
+        r: &Resolved,
+        params: &TrialParams,
+    ) -> Result<Readers, String> {
+        let asked = r.asked_apart(params);
+        if asked == [None] && !r.rubric.is_empty() {
+            return Err(
+                "exact verdicts read one value from one token; a rubric's answer has a \
+                 value per criterion (sweep style \"checklist\" asks one per call)"
+                    .into(),
+            );
+        }
+        asked
+            .into_iter()
+            .map(|criterion| {
+                let task = criterion.map_or(r.dataset.task, |i| r.rubric[i].task);
+                Reader::new(
+                    vocabulary.clone(),
+                    r.output,
+                    task,
+                    r.allow_tie(),
+                    params.constraint,
+                )
+                .map_err(|e| match criterion {
+                    Some(i) => format!("criterion {:?}: {e}", r.rubric[i].name),
+                    None => e,
+                })
+            })
+            .collect::<Result<_, _>>()
+            .map(Readers)
+    }
+
+    /// The reader of a call asking `criterion` (none: the item's one label).
+    pub fn get(&self, criterion: Option<usize>) -> &Reader {
+        &self.0[criterion.unwrap_or(0)]
     }
 }
 

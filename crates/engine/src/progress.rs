@@ -10,9 +10,13 @@ use crate::run::interface::RunEvent;
 pub struct Progress {
     started: Instant,
     pub n_trials: usize,
+    /// Calls needed and answered: a call per verdict, or in a checklist a call per
+    /// criterion of one.
     pub total: usize,
     pub done: usize,
-    /// Verdicts stored before this run began: the rate counts only this run's.
+    /// Verdicts the calls make (`total` where every call is a verdict).
+    pub verdicts: usize,
+    /// Calls answered before this run began: the rate counts only this run's.
     done_before: usize,
     /// Calls of this run that left no verdict (failed, or unparsable output).
     pub n_failed: usize,
@@ -34,6 +38,7 @@ impl Default for Progress {
             n_trials: 0,
             total: 0,
             done: 0,
+            verdicts: 0,
             done_before: 0,
             n_failed: 0,
             trial_idx: 0,
@@ -56,9 +61,11 @@ impl Progress {
                 n_trials,
                 total,
                 done,
+                verdicts,
                 ..
             } => {
                 self.started = Instant::now();
+                self.verdicts = verdicts;
                 (self.n_trials, self.total, self.done, self.done_before) =
                     (n_trials, total, done, done);
             }
@@ -151,6 +158,7 @@ mod tests {
             n_trials: 2,
             total: 10,
             done: 4,
+            verdicts: 10,
             pool: vec![],
             n_judged_items: 5,
         });

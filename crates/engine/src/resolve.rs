@@ -389,14 +389,19 @@ fn rubric_of(
             "times one request per verdict at a load; a checklist's verdict is a call per criterion (leave out \"concurrency\", or sweep style \"rubric\" only)".into(),
         ));
     }
+    let together = experiment
+        .sweep
+        .style
+        .iter()
+        .any(|s| *s != Some(Style::Checklist));
     if let Some(j) = experiment
         .judges
         .iter()
-        .find(|j| j.local().is_some_and(|l| l.exact == Some(true)))
+        .find(|j| together && j.local().is_some_and(|l| l.exact == Some(true)))
     {
         return Err(invalid(
             &format!("judges.{}.exact", j.name),
-            "reads one verdict from one token; a rubric's answer has a value per criterion".into(),
+            "reads one value from one token; a rubric's answer has a value per criterion (sweep style \"checklist\" asks one per call, or leave out \"exact\" to read the checklist's calls exactly and generate the rubric's)".into(),
         ));
     }
     Ok(asked)

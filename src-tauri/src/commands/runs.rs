@@ -153,6 +153,7 @@ async fn run(
                 n_trials: progress.n_trials as u32,
                 total: progress.total as u32,
                 done: progress.done as u32,
+                verdicts: progress.verdicts as u32,
             },
             RunEvent::Verdict { .. } => {
                 // At most ten updates a second: a fast remote judge must not flood the UI.

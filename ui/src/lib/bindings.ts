@@ -670,7 +670,14 @@ export type Results = {
 };
 
 /**  What a run reports while it goes, streamed over a channel. */
-export type RunUpdate = { event: "loading"; model: string } | { event: "started"; experiment: string; resumed: boolean; n_trials: number; total: number; done: number } | { event: "progress"; trial_idx: number; done: number; total: number; 
+export type RunUpdate = { event: "loading"; model: string } | { event: "started"; experiment: string; resumed: boolean; n_trials: number; 
+/**
+ *  Calls needed and answered: a call per verdict, or in a checklist a call per
+ *  criterion of one.
+ */
+total: number; done: number; 
+/**  Verdicts the calls make (`total` where every call is a verdict). */
+verdicts: number } | { event: "progress"; trial_idx: number; done: number; total: number; 
 /**  Calls of this run without a verdict (failed or unparsed). */
 n_failed: number; verdicts_per_second: number | null; eta_seconds: number | null } | 
 /**

@@ -17,7 +17,7 @@ describe("run state", () => {
     expect(statusDetail(loading)).toBe("Loading the model default…");
     const running = play(
       loading,
-      { event: "started", experiment: "exp", resumed: false, n_trials: 4, total: 80, done: 0 },
+      { event: "started", experiment: "exp", resumed: false, n_trials: 4, total: 80, done: 0, verdicts: 80 },
       { event: "progress", trial_idx: 1, done: 30, total: 80, n_failed: 2, verdicts_per_second: 3.5, eta_seconds: 14.3 },
     );
     expect(running).toMatchObject({ phase: "running", nTrials: 4, trialIdx: 1, done: 30, total: 80, nFailed: 2 });
@@ -30,8 +30,15 @@ describe("run state", () => {
     expect(isActive(finished)).toBe(false);
   });
 
+  it("counts a checklist's calls as calls, not verdicts", () => {
+    const running = applyUpdate(start, { event: "started", experiment: "exp", resumed: false, n_trials: 1, total: 50, done: 0, verdicts: 10 });
+    expect(running.unit).toBe("calls");
+    const finished = applyUpdate(running, { event: "finished", interrupted: false, stopped_by: null, judged_now: 50, n_errors: 0, model_calls: 50, prompt_tokens_decoded: 900, timed_now: 0, timed_at_load: 0, failures: [] });
+    expect(statusDetail(finished)).toBe("50 calls judged in this run with 50 model calls (900 prompt tokens decoded).");
+  });
+
   it("says when it times calls alone, and how many it timed", () => {
-    const running = applyUpdate(start, { event: "started", experiment: "exp", resumed: false, n_trials: 4, total: 80, done: 80 });
+    const running = applyUpdate(start, { event: "started", experiment: "exp", resumed: false, n_trials: 4, total: 80, done: 80, verdicts: 80 });
     const timing = applyUpdate(running, { event: "timing", done: 5, total: 80, concurrency: null });
     expect(isActive(timing)).toBe(true);
     expect(statusDetail(timing)).toBe("Timing calls alone, one request at a time, for latency at concurrency 1: 5 of 80.");
@@ -45,7 +52,7 @@ describe("run state", () => {
   });
 
   it("tells a pause from a cancel by what was asked", () => {
-    const running = applyUpdate(start, { event: "started", experiment: "exp", resumed: false, n_trials: 1, total: 10, done: 3 });
+    const running = applyUpdate(start, { event: "started", experiment: "exp", resumed: false, n_trials: 1, total: 10, done: 3, verdicts: 10 });
     const stop: RunUpdate = { event: "finished", interrupted: true, stopped_by: null, judged_now: 3, n_errors: 0, model_calls: 3, prompt_tokens_decoded: 900, timed_now: 0, timed_at_load: 0, failures: [] };
     expect(applyUpdate({ ...running, stopping: "pause" }, stop).phase).toBe("paused");
     expect(applyUpdate({ ...running, stopping: null }, stop).phase).toBe("paused");
@@ -59,7 +66,7 @@ describe("run state", () => {
   });
 
   it("keeps why calls failed, and forgets it when the run restarts", () => {
-    const running = applyUpdate(start, { event: "started", experiment: "exp", resumed: false, n_trials: 1, total: 20, done: 0 });
+    const running = applyUpdate(start, { event: "started", experiment: "exp", resumed: false, n_trials: 1, total: 20, done: 0, verdicts: 20 });
     const failures = [{ error: "HTTP 401 Unauthorized; check the API key ($BAR_KEY)", n_calls: 20 }];
     const finished = applyUpdate(running, { event: "finished", interrupted: false, stopped_by: null, judged_now: 20, n_errors: 20, model_calls: 20, prompt_tokens_decoded: 0, timed_now: 0, timed_at_load: 0, failures });
     expect(finished.failures).toEqual(failures);

@@ -30,6 +30,9 @@ export interface RunState {
   trialIdx: number;
   done: number;
   total: number;
+  /** What `done` and `total` count: verdicts, or calls where a checklist asks a call per
+   * criterion of each verdict. */
+  unit: "verdicts" | "calls";
   /** Calls of this run (since its last start) without a verdict. */
   nFailed: number;
   verdictsPerSecond: number | null;
@@ -75,6 +78,7 @@ export function newRun(name: string, spec: string, generation: number): RunState
     trialIdx: 0,
     done: 0,
     total: 0,
+    unit: "verdicts",
     nFailed: 0,
     verdictsPerSecond: null,
     etaSeconds: null,
@@ -140,6 +144,7 @@ export function applyUpdate(run: RunState, update: RunUpdate): RunState {
         nTrials: update.n_trials,
         total: update.total,
         done: update.done,
+        unit: update.verdicts === update.total ? "verdicts" : "calls",
         trialIdx: 0,
       };
     case "progress":
@@ -270,7 +275,7 @@ export function statusDetail(run: RunState): string {
         run.modelCalls === null || run.modelCalls === 0
           ? ""
           : ` with ${run.modelCalls} model calls (${(run.promptTokensDecoded ?? 0).toLocaleString("en-US")} prompt tokens decoded)`;
-      const judged = run.judgedNow === null ? "" : `${run.judgedNow} verdicts judged in this run${calls}`;
+      const judged = run.judgedNow === null ? "" : `${run.judgedNow} ${run.unit} judged in this run${calls}`;
       const failed = run.nErrors ? `${run.nErrors} failed and will be retried by the next run` : "";
       const timed = run.timedNow
         ? `${run.timedNow} calls timed alone for latency at concurrency 1`
@@ -282,7 +287,7 @@ export function statusDetail(run: RunState): string {
       return parts.join("; ") + (parts.length ? "." : "");
     }
     case "cancelled":
-      return `Cancelled. The ${run.done} verdicts judged so far are kept; running this experiment again judges only what is missing.`;
+      return `Cancelled. The ${run.done} ${run.unit} judged so far are kept; running this experiment again judges only what is missing.`;
     case "failed":
       return "";
   }

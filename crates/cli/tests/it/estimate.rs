@@ -37,14 +37,14 @@ fn scores(
         calls
             .entry((v.item_id.clone(), v.repeat))
             .or_default()
-            .push((v.swapped, verdict.clone()));
+            .push((v.swapped, *verdict));
     }
     let mut sums: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for ((item, _), mut orders) in calls {
         orders.sort_by_key(|(swapped, _)| *swapped);
         let verdict = match orders.as_slice() {
-            [(false, ab), (true, ba)] => position::combine(ab.clone(), ba.clone()),
-            [(_, one)] => one.clone(),
+            [(false, ab), (true, ba)] => position::combine(*ab, *ba),
+            [(_, one)] => *one,
             other => panic!("calls of one repeat: {other:?}"),
         };
         let score = verdict.label().map_or(fallback, &value);

@@ -723,8 +723,14 @@ fn a_checklist_asks_each_criterion_in_a_call_of_its_own() {
     let out = env.run(&["run", exp.to_str().unwrap()]);
     let said = text(&out.stderr);
     assert!(out.status.success(), "{said}");
-    // 3 rubric calls and 15 checklist calls, each timed verdict of the checklist 5 calls.
+    // 3 rubric calls and 15 checklist calls, each timed verdict of the checklist 5 calls;
+    // the run counts them as calls, 6 verdicts in all.
     assert!(said.contains("18 model calls"), "{said}");
+    assert!(
+        said.contains("6 verdicts in 18 calls (a checklist's call per criterion)")
+            && said.contains("judged 18 calls"),
+        "{said}"
+    );
     let v = env.show("styles");
     let trials = v["trials"].as_array().unwrap();
     assert_eq!(trials.len(), 2, "{v}");

@@ -246,23 +246,17 @@ fn record(trial_id: i64, item: &str, swapped: bool, verdict: Option<Label>) -> V
 fn the_queue_puts_the_most_disputed_items_first_and_skips_what_was_labelled() {
     let d = pairwise(&[Some("A"), Some("B"), Some("A"), None, None]);
     // i0: all agree; i1: A against B; i2: one vote; i3 (unlabelled): A, B, tie; i4: none.
-    let t1 = vec![
-        record(1, "i0", false, Some(A)),
+    let t1 = [record(1, "i0", false, Some(A)),
         record(1, "i1", false, Some(A)),
         record(1, "i2", false, Some(B)),
-        record(1, "i3", false, Some(A)),
-    ];
-    let t2 = vec![
-        record(2, "i0", false, Some(A)),
+        record(1, "i3", false, Some(A))];
+    let t2 = [record(2, "i0", false, Some(A)),
         record(2, "i1", false, Some(B)),
         record(2, "i2", false, None),
-        record(2, "i3", false, Some(B)),
-    ];
+        record(2, "i3", false, Some(B))];
     // Trial 3 judges both orders: A then tie combine as MT-Bench does, into a tie.
-    let t3 = vec![
-        record(3, "i3", false, Some(A)),
-        record(3, "i3", true, Some(T)),
-    ];
+    let t3 = [record(3, "i3", false, Some(A)),
+        record(3, "i3", true, Some(T))];
     let trials = [
         Judged {
             trial_id: 1,

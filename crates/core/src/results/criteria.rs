@@ -26,6 +26,10 @@ pub struct CriterionScore {
     pub dev: SplitScore,
     /// Share of its calls whose answer gave no value for the criterion.
     pub parse_failure_rate: Option<f64>,
+    /// Where the criterion's calls were read exactly (a checklist's): its agreement
+    /// expected from their distributions, G-Eval's correlations among them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<crate::metrics::Expected>,
     /// The same on the test split, where the trial judged it.
     pub test: Option<SplitScore>,
 }
@@ -35,6 +39,7 @@ impl CriterionScore {
         CriterionScore {
             dev: trial.split_scores.dev.clone(),
             parse_failure_rate: trial.metrics.parse_failure_rate,
+            expected: trial.metrics.expected.clone(),
             test: trial.split_scores.test.clone(),
         }
     }
@@ -124,7 +129,7 @@ fn on_record(record: &VerdictRecord, name: &str) -> Option<VerdictRecord> {
     }
     let outcome = match (&record.outcome, record.criteria.get(name)) {
         (Outcome::CallFailed(e), _) => Outcome::CallFailed(e.clone()),
-        (Outcome::Judged(_), Some(verdict)) => Outcome::Judged(verdict.clone()),
+        (Outcome::Judged(_), Some(verdict)) => Outcome::Judged(*verdict),
         // A rubric call whose answer was never read per criterion has no verdict on it.
         (Outcome::Judged(_), None) => return None,
     };

@@ -23,6 +23,9 @@
 //! criterion the answer leaves out is a parse failure of that criterion alone, never a
 //! silent zero; the others keep their values.
 //!
+//! A checklist's one-token answers can be read exactly, from one pass per (item,
+//! criterion), each on its criterion's scale (the engine's `exact` module).
+//!
 //! [`weights`] learns how much each criterion says about the humans' overall label.
 
 pub mod weights;

@@ -17,7 +17,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use super::interface::{RunEvent, RunOptions};
 use super::loaded::Judges;
 use crate::calls::{prepare, rows, Group, Pending};
-use crate::exact::Reader;
+use crate::exact::Readers;
 use crate::resolve::Resolved;
 use crate::EngineError;
 
@@ -153,7 +153,7 @@ pub(super) async fn judge_group(
 }
 
 /// What reads an exact group's verdicts from the judge's first-token logits.
-fn reader(r: &Resolved, group: &Group<'_>, judge: &dyn Judge) -> Result<Reader, EngineError> {
+fn reader(r: &Resolved, group: &Group<'_>, judge: &dyn Judge) -> Result<Readers, EngineError> {
     let model = &group.first().params.judge;
     let invalid = |message: String| EngineError::Invalid {
         path: "judge.exact".into(),
@@ -162,14 +162,8 @@ fn reader(r: &Resolved, group: &Group<'_>, judge: &dyn Judge) -> Result<Reader, 
     let vocabulary = judge
         .vocabulary()
         .ok_or_else(|| invalid(format!("the judge of model {model:?} cannot return logits")))?;
-    Reader::new(
-        vocabulary,
-        r.output,
-        r.dataset.task,
-        r.allow_tie(),
-        group.first().params.constraint,
-    )
-    .map_err(|message| invalid(format!("model {model:?}: {message}")))
+    Readers::new(vocabulary, r, &group.first().params)
+        .map_err(|message| invalid(format!("model {model:?}: {message}")))
 }
 
 /// Splits `requests` into the responses the cache already has and the requests still to
@@ -345,7 +339,7 @@ async fn record(
     run: &Run<'_>,
     group: &Group<'_>,
     pending: &[Pending],
-    reader: Option<&Reader>,
+    reader: Option<&Readers>,
     mut responses: Responses,
     tally: &mut Tally,
     on_event: &mut (dyn FnMut(RunEvent) + Send),

@@ -61,9 +61,12 @@ pub enum RunEvent {
         experiment: String,
         resumed: bool,
         n_trials: usize,
-        /// Verdicts the experiment needs in all, and how many it already has.
+        /// Calls the experiment needs in all, and how many it already has: a call per
+        /// verdict, or in a checklist a call per criterion of one.
         total: usize,
         done: usize,
+        /// Verdicts those calls make (`total` where every call is a verdict).
+        verdicts: usize,
         /// Few-shot pool, reserved and never judged.
         pool: Vec<String>,
         n_judged_items: usize,
@@ -113,10 +116,14 @@ pub struct RunSummary {
     pub experiment_id: i64,
     pub resumed: bool,
     pub n_trials: usize,
+    /// Calls the experiment needs: a call per verdict, or in a checklist a call per
+    /// criterion of one.
     pub total: usize,
-    /// Verdicts present before this run.
+    /// Verdicts those calls make (`total` where every call is a verdict).
+    pub verdicts: usize,
+    /// Calls answered before this run.
     pub already_done: usize,
-    /// Verdicts recorded by this run (calls that failed included).
+    /// Calls answered by this run (calls that failed included).
     pub judged_now: usize,
     /// Calls of this run that failed (recorded with their error; retried by the next run).
     pub n_errors: usize,

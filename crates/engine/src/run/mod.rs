@@ -65,7 +65,7 @@ pub async fn run_experiment(
         budget,
     };
     let out_of_race = choose::dropped(&run, &row).await?;
-    let (total, n_missing) = needed(&run, &row, &trials, &out_of_race).await?;
+    let (total, n_missing, verdicts) = needed(&run, &row, &trials, &out_of_race).await?;
     run.total = total.into();
     let already_done = total - n_missing;
     on_event(RunEvent::Started {
@@ -74,6 +74,7 @@ pub async fn run_experiment(
         n_trials: trials.len(),
         total,
         done: already_done,
+        verdicts,
         pool: row.pool.clone(),
         n_judged_items: row.judged.len(),
     });
@@ -128,6 +129,7 @@ pub async fn run_experiment(
         resumed,
         n_trials: trials.len(),
         total: run.total.load(Ordering::SeqCst),
+        verdicts: needed(&run, &row, &trials, &out_of_race).await?.2,
         already_done,
         judged_now: tally.judged_now,
         n_errors: tally.n_errors,
@@ -210,15 +212,15 @@ async fn judge_all(
     Ok(())
 }
 
-/// The verdicts the experiment needs as it stands, and how many of them are missing: every
-/// trial on the dev split (a dropped trial, on what it was judged on by its drop), and the
-/// trials chosen for the test split on that.
+/// The calls the experiment needs as it stands, how many of them are missing, and the
+/// verdicts they make: every trial on the dev split (a dropped trial, on what it was
+/// judged on by its drop), and the trials chosen for the test split on that.
 async fn needed(
     run: &Run<'_>,
     row: &ExperimentRow,
     trials: &[Trial<'_>],
     out_of_race: &HashSet<i64>,
-) -> Result<(usize, usize), EngineError> {
+) -> Result<(usize, usize, usize), EngineError> {
     let drops: HashMap<i64, usize> = run
         .store
         .race_standings(row.id)
@@ -227,7 +229,7 @@ async fn needed(
         .filter(|s| s.dropped)
         .map(|s| (s.trial_id, s.n_items))
         .collect();
-    let (mut total, mut n_missing) = (0, 0);
+    let (mut total, mut n_missing, mut verdicts) = (0, 0, 0);
     for t in trials {
         let dev = match drops.get(&t.id) {
             Some(&n) if out_of_race.contains(&t.id) => &row.judged[..n.min(row.judged.len())],
@@ -238,13 +240,14 @@ async fn needed(
             items.extend(row.test.iter().cloned());
         }
         total += items.len() * n_per_item(run.r, t);
+        verdicts += items.len() * n_per_item(run.r, t) / run.r.asked_apart(&t.params).len();
         n_missing += missing(run, &[t], &items)
             .await?
             .iter()
             .map(|(_, calls)| calls.len())
             .sum::<usize>();
     }
-    Ok((total, n_missing))
+    Ok((total, n_missing, verdicts))
 }
 
 /// The stored experiment of this name and content, or a new one (replacing one of the
@@ -331,39 +334,29 @@ fn example_text(item: &Item) -> Message {
 
 /// The new trials, where a judge exact by default (no `exact` written) cannot read a
 /// verdict from one token because a valid verdict is not one token of its model, or the
-/// template is a rubric: those trials generate instead.
+/// trial asks a rubric's criteria in one call: those trials generate instead.
 async fn readable(
     r: &Resolved,
     judges: &mut Judges<'_>,
     mut trials: Vec<judgelab_core::TrialParams>,
     on_event: &mut (dyn FnMut(RunEvent) + Send),
 ) -> Result<Vec<judgelab_core::TrialParams>, EngineError> {
-    let mut checked: HashMap<String, bool> = HashMap::new();
+    // By judge and whether its calls ask one criterion each.
+    let mut checked: HashMap<(String, bool), bool> = HashMap::new();
     for t in trials.iter_mut().filter(|t| t.exact) {
-        // A rubric's answer has a value per criterion: it is generated.
-        if !r.rubric.is_empty() {
-            t.exact = false;
-            continue;
-        }
         let judge = r.parts(t)?.judge;
         if judge.local().is_some_and(|l| l.exact.is_some()) {
             continue;
         }
-        let readable = match checked.get(&t.judge) {
+        let key = (t.judge.clone(), r.asked_apart(t) != [None]);
+        let readable = match checked.get(&key) {
             Some(&ok) => ok,
             None => {
                 let loaded = judges.get(judge, on_event).await?;
-                let ok = loaded.vocabulary().is_some_and(|v| {
-                    crate::exact::Reader::new(
-                        v,
-                        r.output,
-                        r.dataset.task,
-                        r.allow_tie(),
-                        t.constraint,
-                    )
-                    .is_ok()
-                });
-                checked.insert(t.judge.clone(), ok);
+                let ok = loaded
+                    .vocabulary()
+                    .is_some_and(|v| crate::exact::Readers::new(v, r, t).is_ok());
+                checked.insert(key, ok);
                 ok
             }
         };

@@ -39,8 +39,10 @@ pub struct UnlabelledRun {
     pub item_ids: Vec<String>,
     /// The dataset was imported from a file by this call.
     pub imported: bool,
-    /// Verdicts the items need, and how many were there before.
+    /// Calls the items need (a call per verdict, or in a checklist per criterion of
+    /// one), the verdicts they make, and how many calls were answered before.
     pub total: usize,
+    pub verdicts: usize,
     pub already_done: usize,
     pub judged_now: usize,
     pub n_errors: usize,
@@ -100,10 +102,8 @@ pub async fn judge_unlabelled(
     let budget = Budget::start(store, &r, &row).await?;
     let repeats = r.experiment.sweep.repeats;
     let orders = trial.params.order.calls();
-    let total = dataset.unlabelled.len()
-        * repeats as usize
-        * orders.len()
-        * r.asked_apart(&trial.params).len();
+    let verdicts = dataset.unlabelled.len() * repeats as usize * orders.len();
+    let total = verdicts * r.asked_apart(&trial.params).len();
     let run = Run {
         store,
         r: &r,
@@ -125,6 +125,7 @@ pub async fn judge_unlabelled(
         n_trials: 1,
         total,
         done: already_done,
+        verdicts,
         pool: row.pool.clone(),
         n_judged_items: dataset.unlabelled.len(),
     });
@@ -140,6 +141,7 @@ pub async fn judge_unlabelled(
         item_ids: dataset.unlabelled.iter().map(|i| i.id.clone()).collect(),
         imported,
         total,
+        verdicts,
         already_done,
         judged_now: tally.judged_now,
         n_errors: tally.n_errors,

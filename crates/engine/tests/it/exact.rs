@@ -318,3 +318,144 @@ async fn exact_verdicts_need_logits_and_one_token_labels() {
     );
     assert!(err.is_invalid_input());
 }
+
+/// A checklist asks one criterion per call, each answered with one digit: its calls are
+/// read exactly, each on its criterion's own scale (a digit off the scale is a failure),
+/// one pass per (item, criterion) serving the whole temperature grid; each criterion gets
+/// its expected agreement (G-Eval) from the distributions. A rubric's calls cannot be
+/// read from one token, and `exact = true` with one is refused.
+#[tokio::test]
+async fn a_checklist_reads_each_criterion_from_one_pass_on_its_own_scale() {
+    let dir = tempfile::tempdir().unwrap();
+    let (coherence, grounded) = ([1, 3, 2, 3], [0, 1, 1, 0]);
+    let lines: Vec<String> = (0..4)
+        .map(|i| {
+            let mut line = serde_json::json!({
+                "id": format!("i{i}"),
+                "task": "single",
+                "question": format!("q{i}"),
+                "answer": "a response",
+                "human_label": 1 + i,
+                "human_labels": {"coherence": coherence[i], "grounded": grounded[i]},
+            });
+            if i == 0 {
+                line["label_scales"] = serde_json::json!({"coherence": [1, 3], "grounded": [0, 1]});
+            }
+            line.to_string()
+        })
+        .collect();
+    std::fs::write(dir.path().join("items.jsonl"), lines.join("\n")).unwrap();
+    std::fs::write(
+        dir.path().join("c.jinja"),
+        r#"{%- set criteria = [
+  {"name": "coherence", "definition": "Does it follow?"},
+  {"name": "grounded", "definition": "Does it use the facts?"},
+] -%}
+{{ question }} {{ rubric | map(attribute="name") | join(",") }}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("fake.gguf"), "GGUF and nothing else").unwrap();
+    let write = |style: &str, exact: &str| {
+        let path = dir.path().join("c.toml");
+        std::fs::write(
+            &path,
+            format!("name = \"c\"\ndataset = \"items.jsonl\"\n[judge]\nmodel = \"fake.gguf\"\ntemplate = \"c.jinja\"\n{exact}\n[sweep]\ntemperature = [0.0, 1.0]\nmax_tokens = 1\nstyle = {style}\n"),
+        )
+        .unwrap();
+        path
+    };
+    // Logits over "0" "1" "2" "3" "x" "": coherence peaks at the humans' value, except on
+    // i3 where "0" (off its 1-3 scale) leads; grounded at the humans' value.
+    let mut logits = HashMap::new();
+    for i in 0..4 {
+        let mut c = vec![0.0f32, 0.0, 0.0, 0.0, -1.0, -3.0];
+        c[if i == 3 { 0 } else { coherence[i] }] = 2.0;
+        logits.insert(format!("q{i} coherence"), c);
+        let mut g = vec![0.0f32, 0.0, -1.0, -1.0, -1.0, -3.0];
+        g[grounded[i]] = 2.5;
+        logits.insert(format!("q{i} grounded"), g);
+    }
+    let judge = Arc::new(Logits {
+        logits,
+        ..Arc::into_inner(judge(Some(&["0", "1", "2", "3", "x", ""]), &[])).unwrap()
+    });
+    let store = Store::open(&dir.path().join("db.sqlite")).await.unwrap();
+
+    let err = run(
+        &store,
+        &write("[\"rubric\", \"checklist\"]", "exact = true"),
+        &judge,
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.is_invalid_input()
+            && err
+                .to_string()
+                .contains("a rubric's answer has a value per criterion"),
+        "{err}"
+    );
+
+    let s = run(&store, &write("\"checklist\"", ""), &judge)
+        .await
+        .unwrap();
+    // 2 trials × 4 items × 2 criteria from one pass per (item, criterion).
+    assert_eq!((s.n_trials, s.n_errors), (2, 0));
+    assert_eq!(s.model_calls, 8);
+    assert!(judge.requests.lock().unwrap().iter().all(|r| r.logits));
+
+    let row = store.experiment_by_name("c").await.unwrap().unwrap();
+    for trial in store.trials(row.id).await.unwrap() {
+        let rows = store.verdicts(trial.id).await.unwrap();
+        assert_eq!(rows.len(), 8);
+        for v in &rows {
+            assert!(v.exact, "{v:?}");
+            let d = v.distribution_json();
+            let got = |k: &str| d.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0);
+            let item: usize = v.item_id[1..].parse().unwrap();
+            let l: Vec<f64> = judge.logits[&format!("q{item} {}", v.criterion)]
+                .iter()
+                .map(|&x| f64::from(x))
+                .collect();
+            let (on_scale, off): (&[usize], &[usize]) = match v.criterion.as_str() {
+                "coherence" => (&[1, 2, 3], &[0, 4, 5]),
+                "grounded" => (&[0, 1], &[2, 3, 4, 5]),
+                other => panic!("criterion {other:?}"),
+            };
+            if trial.params.temperature == 1.0 {
+                let q = softmax(&l);
+                for &k in on_scale {
+                    let key = k.to_string();
+                    assert!((got(&key) - q[k]).abs() < 1e-6, "{key}: {d}");
+                }
+                let failed: f64 = off.iter().map(|&k| q[k]).sum();
+                assert!((got("failed") - failed).abs() < 1e-6, "{d}");
+            } else if v.criterion == "coherence" && item == 3 {
+                // Greedy on "0", off coherence's scale: a failure of that criterion.
+                assert_eq!(got("failed"), 1.0, "{d}");
+                assert!(v.failure_kind().is_some(), "{v:?}");
+            }
+        }
+    }
+
+    let summary = judgelab_engine::summarize(&store, "c", &Default::default())
+        .await
+        .unwrap();
+    for trial in &summary.trials {
+        for name in ["coherence", "grounded"] {
+            let expected = trial.criteria[name].expected.as_ref().expect(name);
+            assert!(expected.failed.is_some(), "{name}: {expected:?}");
+        }
+        let geval = trial.criteria["coherence"]
+            .expected
+            .as_ref()
+            .unwrap()
+            .geval_spearman;
+        assert!(geval.is_some(), "{:?}", trial.criteria["coherence"]);
+    }
+    // Resuming finds nothing to do.
+    let again = run(&store, &write("\"checklist\"", ""), &judge)
+        .await
+        .unwrap();
+    assert_eq!(again.model_calls, 0);
+}

@@ -86,8 +86,8 @@ async fn each_criterion_is_stored_apart_and_scored_against_its_own_labels() {
     let stored = |id: &str| {
         let v = trial.verdicts.iter().find(|v| v.item_id == id).unwrap();
         (
-            v.criteria["coherence"].clone(),
-            v.criteria["engaging"].clone(),
+            v.criteria["coherence"],
+            v.criteria["engaging"],
         )
     };
     assert_eq!(
