@@ -7,7 +7,9 @@ dataset labels are means of three annotators; and what scikit-learn, scipy and
 krippendorff give on them: each pair of raters on the items both labelled (accuracy,
 Cohen's kappa, quadratic-weighted for ratings, Spearman and Pearson for ratings), alpha
 over all three raters (nominal; interval for ratings), the annotators' labels combined
-(majority, a split vote a tie; the mean), and the vote entropy of fixed vote lists. The
+(majority, a split vote a tie; the mean), and the vote entropy of fixed vote lists; and
+ratings that are means of three people whose own labels the file keeps
+(`meta.annotations`), beside an annotator of the queue. The
 Rust tests read that file; they never run Python. Regenerate after changing the cases:
 
     pip install numpy scipy scikit-learn krippendorff
@@ -94,6 +96,49 @@ def pairwise_case(rng):
     }
 
 
+def rating_score(x, y):
+    scale = list(range(1, 6))
+    xc = [min(5, max(1, rounded(v))) for v in x]
+    yc = [min(5, max(1, rounded(v))) for v in y]
+    # Exact agreement where every rating is a whole point, else within half a point.
+    whole = whole_points(x, y)
+    return {
+        "accuracy": num(np.mean([float(a == b) for a, b in zip(xc, yc)])) if whole else None,
+        "within_half_point": None if whole else num(np.mean([float(abs(a - b) <= 0.5 + 1e-9) for a, b in zip(x, y)])),
+        "kappa": num(cohen_kappa_score(xc, yc, weights="quadratic", labels=scale)),
+        "spearman": num(stats.spearmanr(x, y).statistic),
+        "pearson": num(stats.pearsonr(x, y).statistic),
+    }
+
+
+def file_case(rng):
+    """Ratings whose dataset labels are the means of three people the file keeps
+    (meta.annotations; the third rated the first 30 items only), and one annotator of the
+    queue. The dataset's label is those people's combined: it is not paired with them, and
+    alpha runs over the people alone."""
+    ids = [f"f{i:02}" for i in range(N)]
+    truth = {k: int(rng.integers(1, 6)) for k in ids}
+    people = {}
+    for name, spread, items in [("r1", 1, ids), ("r2", 1, ids), ("r3", 2, ids[:30])]:
+        people[name] = {k: min(5, max(1, truth[k] + int(rng.integers(-spread, spread + 1)))) for k in items}
+    dataset = {k: round(float(np.mean([p[k] for p in people.values() if k in p])), 4) for k in ids}
+    ann = {k: min(5, max(1, truth[k] + int(rng.integers(-1, 2)))) for k in ids[:20]}
+    raters = {"dataset": dataset, "ann": ann}
+    raters.update({f"{name} (file)": labels for name, labels in people.items()})
+    pairs = [
+        p for p in pairs_of(raters, rating_score)
+        if not (p["first"] == "dataset" and p["second"].endswith(" (file)"))
+    ]
+    alpha, shared = alpha_over({n: r for n, r in raters.items() if n != "dataset"}, float, "interval")
+    return {
+        "raters": raters,
+        "pairs": pairs,
+        "alpha": alpha,
+        "n_shared": shared,
+        "combined": {k: float(v) for k, v in ann.items()},
+    }
+
+
 def rating_case(rng):
     ids = [f"r{i:02}" for i in range(N)]
     truth = {k: int(rng.integers(1, 6)) for k in ids}
@@ -105,21 +150,7 @@ def rating_case(rng):
     ann = {k: min(5, max(1, truth[k] + int(rng.integers(-1, 2)))) for k in ids[:30]}
     bob = {k: min(5, max(1, truth[k] + int(rng.integers(-2, 3)))) for k in ids[8:]}
     raters = {"dataset": dataset, "ann": ann, "bob": bob}
-    scale = list(range(1, 6))
-
-    def score(x, y):
-        xc = [min(5, max(1, rounded(v))) for v in x]
-        yc = [min(5, max(1, rounded(v))) for v in y]
-        # Exact agreement where every rating is a whole point, else within half a point.
-        whole = whole_points(x, y)
-        return {
-            "accuracy": num(np.mean([float(a == b) for a, b in zip(xc, yc)])) if whole else None,
-            "within_half_point": None if whole else num(np.mean([float(abs(a - b) <= 0.5 + 1e-9) for a, b in zip(x, y)])),
-            "kappa": num(cohen_kappa_score(xc, yc, weights="quadratic", labels=scale)),
-            "spearman": num(stats.spearmanr(x, y).statistic),
-            "pearson": num(stats.pearsonr(x, y).statistic),
-        }
-
+    score = rating_score
     alpha, shared = alpha_over(raters, float, "interval")
     combined = {}
     for k in ids:
@@ -152,6 +183,7 @@ def main():
         "pairwise": pairwise_case(rng),
         "single": rating_case(rng),
         "disagreement": entropies(),
+        "file": file_case(rng),
     }
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(reference, indent=1) + "\n")

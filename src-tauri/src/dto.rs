@@ -586,8 +586,12 @@ pub struct LabelsInput {
 pub struct HumansView {
     pub raters: Vec<RaterView>,
     pub pairs: Vec<RaterPairView>,
-    /// Krippendorff's alpha over every rater, and the items labelled by two or more.
+    /// Krippendorff's alpha over every rater (`alpha_raters` of them: the people alone
+    /// where the dataset's label combines the labels its file keeps, `combined`), and the
+    /// items labelled by two or more.
     pub alpha: Cell,
+    pub alpha_raters: u32,
+    pub combined: bool,
     pub level: String,
     pub n_shared: u32,
     /// The pick's agreement with each rater.

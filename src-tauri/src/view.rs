@@ -105,6 +105,8 @@ fn humans_view(h: &HumanAgreement, q: Quality) -> HumansView {
             })
             .collect(),
         alpha: cell(h.alpha),
+        alpha_raters: h.alpha_raters as u32,
+        combined: h.combined,
         level: match h.level {
             judgelab_core::metrics::alpha::Level::Nominal => "nominal",
             judgelab_core::metrics::alpha::Level::Ordinal => "ordinal",

@@ -166,13 +166,18 @@ pub fn labels_lines(s: &ExperimentSummary) -> String {
         })
         .collect();
     out.push_str(&format!(
-        "people: {}; Krippendorff's alpha over all {} raters {} ({} labelled twice or more)\n",
+        "people: {}; Krippendorff's alpha over {} raters{} {} ({} labelled twice or more)\n",
         if pairs.is_empty() {
             "no item labelled by two".to_string()
         } else {
             format!("{} {}", metric.name(), pairs.join(", "))
         },
-        h.raters.len(),
+        h.alpha_raters,
+        if h.combined {
+            " (the people the file keeps; the dataset's label combines theirs)"
+        } else {
+            ""
+        },
         estimate(h.alpha),
         items(h.n_shared)
     ));

@@ -126,7 +126,14 @@ pub async fn summarize_against(
     }
     // The pick with each rater: the trial a researcher would take, against each person.
     let pick = summary.pick(metric).map(|i| summary.trials[i].judged());
-    summary.humans = humans::human_agreement(&original, &annotations, pick.as_ref(), bootstrap);
+    let from_file = humans::from_file(&original, None);
+    summary.humans = humans::human_agreement(
+        &original,
+        &annotations,
+        &from_file,
+        pick.as_ref(),
+        bootstrap,
+    );
     summary.labels = LabelsUsed {
         labels: labels.clone(),
         description: labels.describe(),
@@ -169,7 +176,13 @@ fn on_criterion(
         return Err(ResultsError::CriterionLabels(name.to_string()).into());
     }
     let (dataset, trials) = criteria::on(&dataset, &trials, &criterion);
+    let metric = stored.experiment.selection.metric;
     let mut summary = ExperimentSummary::new(stored, dataset, trials, bootstrap);
+    // The people whose labels on the criterion the file keeps, and the pick with each.
+    let from_file = humans::from_file(&summary.dataset, Some(name));
+    let pick = summary.pick(metric).map(|i| summary.trials[i].judged());
+    summary.humans =
+        humans::human_agreement(&summary.dataset, &[], &from_file, pick.as_ref(), bootstrap);
     summary.labels.description = format!("the dataset's labels on {}", criterion.describe());
     summary.labels.criterion = Some(criterion);
     summary.labels.criteria = asked;

@@ -612,8 +612,9 @@ impl Analysis<'_> {
         })
     }
 
-    /// The human ceiling in sentences, once anyone has labelled in the queue: each pair of
-    /// raters, alpha over all, and the pick with each rater, in the report's metric.
+    /// The human ceiling in sentences, once anyone has labelled in the queue or the file
+    /// keeps each person's labels: each pair of raters, alpha over them, and the pick with
+    /// each rater, in the report's metric.
     pub fn humans_readings(&self) -> Vec<String> {
         let Some(h) = &self.summary.humans else {
             return Vec::new();
@@ -634,8 +635,14 @@ impl Analysis<'_> {
             })
             .collect();
         out.push(format!(
-            "all {} raters: Krippendorff's alpha {} on {} items labelled twice or more",
-            h.raters.len(),
+            "{} {} raters{}: Krippendorff's alpha {} on {} items labelled twice or more",
+            if h.combined { "the" } else { "all" },
+            h.alpha_raters,
+            if h.combined {
+                " the file keeps (the dataset's label combines theirs, so it is left out)"
+            } else {
+                ""
+            },
             estimate_text(h.alpha),
             h.n_shared
         ));

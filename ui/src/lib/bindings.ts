@@ -348,8 +348,14 @@ export type Hotspot = {
 export type HumansView = {
 	raters: RaterView[],
 	pairs: RaterPairView[],
-	/**  Krippendorff's alpha over every rater, and the items labelled by two or more. */
+	/**
+	 *  Krippendorff's alpha over every rater (`alpha_raters` of them: the people alone
+	 *  where the dataset's label combines the labels its file keeps, `combined`), and the
+	 *  items labelled by two or more.
+	 */
 	alpha: Cell,
+	alpha_raters: number,
+	combined: boolean,
 	level: string,
 	n_shared: number,
 	/**  The pick's agreement with each rater. */

@@ -381,3 +381,67 @@ fn five_items_labelled_from_the_queue_change_the_metrics_and_export_as_a_dataset
         text(&out.stdout)
     );
 }
+
+/// PandaLM's file keeps each of its three annotators' labels (`meta.annotations`): with
+/// nobody labelling in the queue, `show` gives the people's agreement pair by pair — the
+/// Cohen's kappa 0.85–0.88 PandaLM publishes, as scikit-learn computes it on the file —
+/// and alpha over the three alone (the dataset's label is their majority), beside the
+/// pick's agreement with each of them.
+#[test]
+fn the_people_a_file_keeps_give_the_human_ceiling() {
+    let env = Env::new();
+    let data =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/pandalm_test.jsonl");
+    let spec = format!(
+        "name = \"people\"\ndataset = {:?}\n[judge]\ntemplate = \"pairwise\"\n[sweep]\nmax_tokens = 1\n[limits]\nitems = 4\n",
+        data.display().to_string()
+    );
+    let file = env.file("people.toml", &spec);
+    let out = env.run(&["run", file.to_str().unwrap()]);
+    let said = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        said.contains("Krippendorff's alpha over 3 raters (the people the file keeps; the dataset's label combines theirs)"),
+        "{said}"
+    );
+    let v = env.show("people");
+    let h = &v["humans"];
+    assert_eq!(
+        (h["alpha_raters"].as_u64(), h["combined"].as_bool()),
+        (Some(3), Some(true)),
+        "{h}"
+    );
+    // krippendorff.alpha (nominal) over the three annotators' votes.
+    close(&h["alpha"]["value"], 0.8642206851960816, "alpha");
+    let pairs = h["pairs"].as_array().unwrap();
+    // sklearn.metrics.cohen_kappa_score on the file's votes.
+    let published = [
+        (
+            "annotator 1 (file)",
+            "annotator 2 (file)",
+            0.8520226785167024,
+        ),
+        (
+            "annotator 1 (file)",
+            "annotator 3 (file)",
+            0.8789438112500384,
+        ),
+        (
+            "annotator 2 (file)",
+            "annotator 3 (file)",
+            0.8616614540762907,
+        ),
+    ];
+    assert_eq!(pairs.len(), published.len(), "{h}");
+    for (p, (first, second, kappa)) in pairs.iter().zip(published) {
+        assert_eq!(
+            (p["first"].as_str(), p["second"].as_str()),
+            (Some(first), Some(second))
+        );
+        assert_eq!(p["n_items"], 999);
+        close(&p["kappa"], kappa, &format!("{first} and {second}"));
+    }
+    let judge = h["judge"].as_array().unwrap();
+    assert_eq!(judge.len(), 4, "{h}");
+    assert!(judge.iter().all(|j| j["n_items"] == 4), "{h}");
+}

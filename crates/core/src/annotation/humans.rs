@@ -1,19 +1,23 @@
 //! How much the people who labelled a dataset agree with each other, beside how much a
 //! judge agrees with each of them: the human ceiling a judge is measured against.
 //!
-//! The raters are the dataset (its original labels, named [`DATASET`]) and each annotator
-//! of the queue. Each pair of raters is scored on the items both labelled, with every
-//! agreement metric of the task and its bootstrap interval, the first rater taking the
-//! human's place; Krippendorff's alpha (nominal for choices, interval for ratings, which
-//! may be means) runs over every rater at once, missing labels simply absent. Beside them,
-//! a trial's agreement with each rater on the items that rater labelled.
+//! The raters are the dataset (its original labels, named [`DATASET`]), each annotator
+//! of the queue, and each person whose own labels the dataset file keeps beside its
+//! labels ([`crate::dataset::annotations`], named `NAME (file)`). Each pair of raters is
+//! scored on the items both labelled, with every agreement metric of the task and its
+//! bootstrap interval, the first rater taking the human's place; Krippendorff's alpha
+//! (nominal for choices, interval for ratings, which may be means) runs over every rater
+//! at once, missing labels simply absent. Where the file keeps its people's labels, the
+//! dataset's label is theirs combined: it is not paired with them, and alpha runs over
+//! the people alone. Beside them, a trial's agreement with each rater on the items that
+//! rater labelled.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use super::{Annotation, Judged};
-use crate::dataset::Dataset;
+use crate::dataset::{annotations, Dataset};
 use crate::dataset::{Label, Task};
 use crate::metrics::alpha::{self, Level};
 use crate::metrics::{self, BootstrapSpec, Estimate, Qualities, Scored};
@@ -54,9 +58,15 @@ pub struct HumanAgreement {
     /// The dataset first, then the annotators by name.
     pub raters: Vec<Rater>,
     pub pairs: Vec<RaterPair>,
-    /// Krippendorff's alpha over every rater, with its interval over items.
+    /// Krippendorff's alpha over every rater (the people alone where the dataset's label
+    /// combines theirs: `combined`), with its interval over items.
     pub level: Level,
     pub alpha: Estimate,
+    /// How many raters alpha runs over.
+    pub alpha_raters: usize,
+    /// The dataset's label combines the labels its file keeps of each person: it is not
+    /// paired with them, nor counted in alpha.
+    pub combined: bool,
     /// Items labelled by two raters or more.
     pub n_shared: usize,
     pub judge: Vec<JudgeWithRater>,
@@ -83,22 +93,51 @@ fn raters(dataset: &Dataset, annotations: &[Annotation]) -> Vec<(String, BTreeMa
     out
 }
 
+/// The labels the people of `dataset`'s file gave (on `criterion`, or the item's label),
+/// as annotations of raters named `NAME (file)`.
+pub fn from_file(dataset: &Dataset, criterion: Option<&str>) -> Vec<Annotation> {
+    dataset
+        .items
+        .iter()
+        .flat_map(|item| {
+            annotations::of(item, criterion)
+                .into_iter()
+                .map(|raw| Annotation {
+                    item_id: item.id.clone(),
+                    annotator: format!("{} (file)", raw.annotator),
+                    label: raw.label,
+                    created_at: String::new(),
+                })
+        })
+        .collect()
+}
+
 /// The raters' agreement and `judge`'s with each of them; none without annotations.
-/// `dataset` carries its own labels.
+/// `dataset` carries its own labels; `annotations` are the queue's, `from_file` the labels
+/// its file keeps of each person ([`from_file`]).
 pub fn human_agreement(
     dataset: &Dataset,
     annotations: &[Annotation],
+    from_file: &[Annotation],
     judge: Option<&Judged<'_>>,
     spec: &BootstrapSpec,
 ) -> Option<HumanAgreement> {
-    if annotations.is_empty() {
+    if annotations.is_empty() && from_file.is_empty() {
         return None;
     }
     let task = dataset.task;
-    let raters = raters(dataset, annotations);
+    let all: Vec<Annotation> = annotations.iter().chain(from_file).cloned().collect();
+    let raters = raters(dataset, &all);
+    // The dataset's label combines its file's people: neither paired with them nor
+    // counted beside them.
+    let combined = |name: &str| !from_file.is_empty() && name == DATASET;
+    let of_file = |name: &str| from_file.iter().any(|a| a.annotator == name);
     let mut pairs = Vec::new();
     for (i, (first, a)) in raters.iter().enumerate() {
         for (second, b) in &raters[i + 1..] {
+            if combined(first) && of_file(second) {
+                continue;
+            }
             let units: Vec<Vec<Scored>> = a
                 .iter()
                 .filter_map(|(id, la)| Some(vec![Scored::new(task, *la, Some(*b.get(id)?))]))
@@ -114,7 +153,12 @@ pub fn human_agreement(
             });
         }
     }
-    let (level, alpha, n_shared) = alpha_over(task, &raters, spec);
+    let independent: Vec<(String, BTreeMap<String, Label>)> = raters
+        .iter()
+        .filter(|(name, _)| !combined(name))
+        .cloned()
+        .collect();
+    let (level, alpha, n_shared) = alpha_over(task, &independent, spec);
     let judge = judge
         .map(|t| {
             raters
@@ -134,6 +178,8 @@ pub fn human_agreement(
         pairs,
         level,
         alpha,
+        alpha_raters: independent.len(),
+        combined: !from_file.is_empty(),
         n_shared,
         judge,
     })

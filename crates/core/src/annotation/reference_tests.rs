@@ -23,9 +23,12 @@ fn label(v: &Value) -> Label {
     }
 }
 
-/// The case's dataset (its `dataset` rater's labels) and the annotators' labels.
+/// The case's dataset (its `dataset` rater's labels, and the labels of the raters named
+/// `NAME (file)` in its `meta.annotations`) and the annotators' labels.
 fn case(task: &str, case: &Value) -> (Dataset, Vec<Annotation>) {
     let raters = case["raters"].as_object().unwrap();
+    let in_file = |name: &str| name.strip_suffix(" (file)").map(str::to_string);
+    let task = if task == "pairwise" { task } else { "single" };
     let lines: Vec<String> = raters["dataset"]
         .as_object()
         .unwrap()
@@ -36,7 +39,15 @@ fn case(task: &str, case: &Value) -> (Dataset, Vec<Annotation>) {
             } else {
                 r#""answer":"x""#
             };
-            format!(r#"{{"id":"{id}","task":"{task}","question":"q",{answers},"human_label":{l}}}"#)
+            let people: Vec<Value> = raters
+                .iter()
+                .filter_map(|(name, labels)| {
+                    let label = labels.get(id)?;
+                    Some(serde_json::json!({"annotator": in_file(name)?, "label": label}))
+                })
+                .collect();
+            let meta = serde_json::json!({ "annotations": people });
+            format!(r#"{{"id":"{id}","task":"{task}","question":"q",{answers},"human_label":{l},"meta":{meta}}}"#)
         })
         .collect();
     let dataset = parse(
@@ -46,7 +57,8 @@ fn case(task: &str, case: &Value) -> (Dataset, Vec<Annotation>) {
     )
     .unwrap();
     let mut annotations = Vec::new();
-    for (name, labels) in raters.iter().filter(|(n, _)| *n != "dataset") {
+    let queue = |n: &str| n != "dataset" && in_file(n).is_none();
+    for (name, labels) in raters.iter().filter(|(n, _)| queue(n)) {
         for (id, l) in labels.as_object().unwrap() {
             annotations.push(Annotation {
                 item_id: id.clone(),
@@ -67,7 +79,8 @@ fn check_case(task: &str, metrics: &[(&str, Quality)]) {
         resamples: 0,
         ..BootstrapSpec::default()
     };
-    let h = human_agreement(&dataset, &annotations, None, &spec).unwrap();
+    let from_file = super::humans::from_file(&dataset, None);
+    let h = human_agreement(&dataset, &annotations, &from_file, None, &spec).unwrap();
     let pairs = want["pairs"].as_array().unwrap();
     assert_eq!(h.pairs.len(), pairs.len());
     for (got, want) in h.pairs.iter().zip(pairs) {
@@ -88,6 +101,10 @@ fn check_case(task: &str, metrics: &[(&str, Quality)]) {
         }
     }
     close(&format!("{task}: alpha"), h.alpha.value, &want["alpha"]);
+    // Over the people alone where the dataset's label combines theirs.
+    let n_raters = want["raters"].as_object().unwrap().len();
+    assert_eq!(h.combined, !from_file.is_empty());
+    assert_eq!(h.alpha_raters, n_raters - usize::from(h.combined));
     assert_eq!(h.n_shared as u64, want["n_shared"].as_u64().unwrap());
     let combined = by_item(
         dataset.task,
@@ -119,6 +136,23 @@ fn raters_on_pairwise_items_agree_as_scikit_learn_and_krippendorff_say() {
 fn raters_on_ratings_that_are_means_agree_as_scikit_learn_scipy_and_krippendorff_say() {
     check_case(
         "single",
+        &[
+            ("accuracy", Quality::Accuracy),
+            ("within_half_point", Quality::WithinHalfPoint),
+            ("kappa", Quality::Kappa),
+            ("spearman", Quality::Spearman),
+            ("pearson", Quality::Pearson),
+        ],
+    );
+}
+
+/// Ratings that are means of three people whose own labels the file keeps: the pairs
+/// among them, the queue's annotator and the dataset (not paired with its own people), and
+/// alpha over the people alone.
+#[test]
+fn raters_kept_by_the_file_agree_as_scikit_learn_scipy_and_krippendorff_say() {
+    check_case(
+        "file",
         &[
             ("accuracy", Quality::Accuracy),
             ("within_half_point", Quality::WithinHalfPoint),

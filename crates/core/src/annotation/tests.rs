@@ -246,17 +246,23 @@ fn record(trial_id: i64, item: &str, swapped: bool, verdict: Option<Label>) -> V
 fn the_queue_puts_the_most_disputed_items_first_and_skips_what_was_labelled() {
     let d = pairwise(&[Some("A"), Some("B"), Some("A"), None, None]);
     // i0: all agree; i1: A against B; i2: one vote; i3 (unlabelled): A, B, tie; i4: none.
-    let t1 = [record(1, "i0", false, Some(A)),
+    let t1 = [
+        record(1, "i0", false, Some(A)),
         record(1, "i1", false, Some(A)),
         record(1, "i2", false, Some(B)),
-        record(1, "i3", false, Some(A))];
-    let t2 = [record(2, "i0", false, Some(A)),
+        record(1, "i3", false, Some(A)),
+    ];
+    let t2 = [
+        record(2, "i0", false, Some(A)),
         record(2, "i1", false, Some(B)),
         record(2, "i2", false, None),
-        record(2, "i3", false, Some(B))];
+        record(2, "i3", false, Some(B)),
+    ];
     // Trial 3 judges both orders: A then tie combine as MT-Bench does, into a tie.
-    let t3 = [record(3, "i3", false, Some(A)),
-        record(3, "i3", true, Some(T))];
+    let t3 = [
+        record(3, "i3", false, Some(A)),
+        record(3, "i3", true, Some(T)),
+    ];
     let trials = [
         Judged {
             trial_id: 1,
@@ -316,7 +322,7 @@ fn people_agree_with_each_other_and_the_judge_with_each_of_them() {
         resamples: 200,
         ..BootstrapSpec::default()
     };
-    let h = human_agreement(&d, &notes, Some(&judged), &spec).unwrap();
+    let h = human_agreement(&d, &notes, &[], Some(&judged), &spec).unwrap();
     assert_eq!(h.raters.len(), 2);
     assert_eq!(h.raters[0].name, DATASET);
     let pair = &h.pairs[0];
@@ -334,5 +340,5 @@ fn people_agree_with_each_other_and_the_judge_with_each_of_them() {
     assert_eq!(h.judge.len(), 2);
     close(h.judge[0].quality.get(Quality::Accuracy).value, 0.5);
     close(h.judge[1].quality.get(Quality::Accuracy).value, 0.75);
-    assert!(human_agreement(&d, &[], Some(&judged), &spec).is_none());
+    assert!(human_agreement(&d, &[], &[], Some(&judged), &spec).is_none());
 }

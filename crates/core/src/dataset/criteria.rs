@@ -118,11 +118,12 @@ pub(super) fn declared(records: &[Record], errors: &mut Vec<LineError>) -> Scale
     scales
 }
 
-/// One line's labels by criterion (none rated: empty); `None` where one is invalid (the
-/// problem is in `errors`).
+/// One line's labels by criterion (none rated: empty), given in `field`; `None` where one
+/// is invalid (the problem is in `errors`).
 pub(super) fn labels(
     line: usize,
     task: TaskName,
+    field: &str,
     value: Option<&Value>,
     scales: &Scales,
     default: (i64, i64),
@@ -135,7 +136,7 @@ pub(super) fn labels(
         err(
             errors,
             line,
-            "human_labels".into(),
+            field.into(),
             format!(
                 "expected an object of criteria and their labels, found {}",
                 kind(value)
@@ -146,7 +147,7 @@ pub(super) fn labels(
     let n_errors = errors.len();
     let mut out = BTreeMap::new();
     for (name, v) in map {
-        let field = format!("human_labels.{name}");
+        let field = format!("{field}.{name}");
         if name.trim().is_empty() {
             err(errors, line, field, "a criterion needs a name".into());
             continue;

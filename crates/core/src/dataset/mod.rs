@@ -4,6 +4,7 @@
 //! Parsing validates everything before anything is returned: a dataset either comes back
 //! whole or not at all, with every problem reported as `path:line: field: problem`.
 
+pub mod annotations;
 pub mod criteria;
 
 use std::collections::BTreeMap;
@@ -613,6 +614,7 @@ impl Validator {
             criteria::labels(
                 line,
                 t,
+                "human_labels",
                 obj.get("human_labels"),
                 &self.scales,
                 self.scale,
@@ -623,6 +625,9 @@ impl Validator {
             .get("meta")
             .cloned()
             .unwrap_or(Value::Object(Map::new()));
+        if let Some(t) = task {
+            annotations::check(line, t, &meta, self.scale, &self.scales, &mut self.errors);
+        }
         if self.errors.len() > n_errors {
             return None;
         }
@@ -667,49 +672,37 @@ impl Validator {
     }
 
     fn label(&mut self, line: usize, task: TaskName, value: &Value) -> Option<Label> {
-        match task {
-            TaskName::Pairwise => {
-                match value.as_str() {
-                    Some("A") => Some(Label::Choice(Choice::A)),
-                    Some("B") => Some(Label::Choice(Choice::B)),
-                    Some("tie") => Some(Label::Choice(Choice::Tie)),
-                    _ => {
-                        self.err(
-                        line,
-                        "human_label",
-                        format!("{value} is not a pairwise label (expected \"A\", \"B\" or \"tie\")"),
-                    );
-                        None
-                    }
-                }
+        label(task, value, self.scale)
+            .map_err(|problem| self.err(line, "human_label", problem))
+            .ok()
+    }
+}
+
+/// A label as a line gives it: `A`, `B` or `tie`, or a rating on `scale` (a number, or a
+/// CSV cell's text of one).
+fn label(task: TaskName, value: &Value, (lo, hi): (i64, i64)) -> Result<Label, String> {
+    match task {
+        TaskName::Pairwise => match value.as_str() {
+            Some("A") => Ok(Label::Choice(Choice::A)),
+            Some("B") => Ok(Label::Choice(Choice::B)),
+            Some("tie") => Ok(Label::Choice(Choice::Tie)),
+            _ => Err(format!(
+                "{value} is not a pairwise label (expected \"A\", \"B\" or \"tie\")"
+            )),
+        },
+        TaskName::Single => {
+            let number = match value {
+                Value::Number(n) => n.as_f64(),
+                Value::String(s) => s.trim().parse::<f64>().ok(),
+                _ => None,
             }
-            TaskName::Single => {
-                let number = match value {
-                    Value::Number(n) => n.as_f64(),
-                    Value::String(s) => s.trim().parse::<f64>().ok(),
-                    _ => None,
-                }
-                .filter(|x| x.is_finite());
-                let (lo, hi) = self.scale;
-                match number {
-                    Some(x) if x >= lo as f64 && x <= hi as f64 => Some(Label::Rating(x)),
-                    Some(x) => {
-                        self.err(
-                            line,
-                            "human_label",
-                            format!("{x} is outside the rating scale {lo}..{hi}"),
-                        );
-                        None
-                    }
-                    None => {
-                        self.err(
-                            line,
-                            "human_label",
-                            format!("{value} is not a number on the rating scale {lo}..{hi}"),
-                        );
-                        None
-                    }
-                }
+            .filter(|x| x.is_finite());
+            match number {
+                Some(x) if x >= lo as f64 && x <= hi as f64 => Ok(Label::Rating(x)),
+                Some(x) => Err(format!("{x} is outside the rating scale {lo}..{hi}")),
+                None => Err(format!(
+                    "{value} is not a number on the rating scale {lo}..{hi}"
+                )),
             }
         }
     }

@@ -85,10 +85,7 @@ async fn each_criterion_is_stored_apart_and_scored_against_its_own_labels() {
     let trial = &s.trials[0];
     let stored = |id: &str| {
         let v = trial.verdicts.iter().find(|v| v.item_id == id).unwrap();
-        (
-            v.criteria["coherence"],
-            v.criteria["engaging"],
-        )
+        (v.criteria["coherence"], v.criteria["engaging"])
     };
     assert_eq!(
         stored("u03"),
