@@ -8,7 +8,7 @@ import math
 import krippendorff
 import numpy as np
 from scipy import stats
-from sklearn.metrics import cohen_kappa_score
+from sklearn.metrics import cohen_kappa_score, mean_absolute_error
 
 from reference_common import num
 
@@ -60,6 +60,8 @@ def rating_stats(human, judge, lo, hi, whole=None):
         out["pearson"] = num(stats.pearsonr(hr, jr).statistic) if len(set(hr)) > 1 and len(set(jr)) > 1 else None
     else:
         out["spearman"] = out["kendall"] = out["pearson"] = None
+    # An error on the parsed verdicts (parse failures have their own rate).
+    out["mae"] = num(mean_absolute_error(hr, jr)) if parsed else None
     hround = [min(max(rnd(h), lo), hi) for h in human]
     jnan = [np.nan if j is None else j for j in judge]
     # Ordinal alpha compares categories: both raters' values rounded onto the scale.

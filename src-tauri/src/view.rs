@@ -26,7 +26,8 @@ const CHART: (u32, u32) = judgelab_report::SVG_SIZE;
 pub fn results(summary: &ExperimentSummary, q: Quality) -> AppResult<Results> {
     let a = Analysis::new(summary, q);
     let task = a.task;
-    let qualities = Quality::for_task(task);
+    // The metrics the view can be read by (an error such as MAE ranks nothing).
+    let qualities = Quality::ranking(task);
     let e = &summary.experiment;
     Ok(Results {
         name: e.name.clone(),

@@ -321,7 +321,7 @@ enum KeyAction {
 
 fn parse_objective(text: &str) -> Result<Objective, String> {
     Objective::from_name(text.trim()).ok_or_else(|| {
-        format!("{text:?} is not an objective (a metric such as kappa, or tokens, usd, latency_p95, ttft_p95)")
+        format!("{text:?} is not an objective (a metric that ranks trials, such as kappa or spearman, not an error such as mae; or tokens, usd, latency_p95, ttft_p95)")
     })
 }
 

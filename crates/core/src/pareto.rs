@@ -46,7 +46,8 @@ impl Objective {
             "usd" => Objective::Cost(Cost::Usd),
             "latency_p95" => Objective::Cost(Cost::LatencyP95),
             "ttft_p95" => Objective::Cost(Cost::TtftP95),
-            q => Objective::Quality(Quality::from_name(q)?),
+            // An error (lower is better) is no objective to maximise.
+            q => Objective::Quality(Quality::from_name(q).filter(|q| q.ranks())?),
         })
     }
 

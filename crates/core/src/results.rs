@@ -53,6 +53,8 @@ pub enum ResultsError {
     UnknownMetric { metric: String, expected: String },
     #[error("{metric} is not defined for {task} data")]
     MetricNotForTask { metric: Quality, task: &'static str },
+    #[error("{metric} is an error, lower is better: it is shown beside the agreement metrics but does not rank trials (choose spearman, kendall, alpha_interval, …)")]
+    NotRanking { metric: Quality },
     #[error("no trial {id} in experiment {experiment:?} (its trials are {ids})")]
     NoTrial {
         id: i64,
@@ -734,10 +736,13 @@ impl ExperimentSummary {
         self.check_metric(q)
     }
 
-    /// `q` if this experiment's task defines it.
+    /// `q` if it ranks this experiment's trials: its task defines it, and higher is
+    /// better ([`Quality::ranks`]).
     pub fn check_metric(&self, q: Quality) -> Result<Quality, ResultsError> {
         let task = self.experiment.task_kind;
-        if Quality::for_task(task).contains(&q) {
+        if !q.ranks() {
+            Err(ResultsError::NotRanking { metric: q })
+        } else if Quality::for_task(task).contains(&q) {
             Ok(q)
         } else {
             Err(ResultsError::MetricNotForTask {

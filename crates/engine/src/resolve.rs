@@ -180,13 +180,13 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
     // What ranks the trials must be a metric of this data, or a race could drop nothing
     // and the test split would go to nobody.
     let metric = experiment.selection.metric;
-    if !judgelab_core::metrics::Quality::for_task(dataset.task).contains(&metric) {
+    if !judgelab_core::metrics::Quality::ranking(dataset.task).contains(&metric) {
         return Err(EngineError::Invalid {
             path: path.display().to_string(),
             message: format!(
                 "selection.metric: {metric} is not defined for {} data (it has {})",
                 dataset.task.name(),
-                judgelab_core::metrics::Quality::for_task(dataset.task)
+                judgelab_core::metrics::Quality::ranking(dataset.task)
                     .iter()
                     .map(|q| q.name())
                     .collect::<Vec<_>>()

@@ -35,12 +35,17 @@ pub fn write_report(
     dir: &Path,
     options: &ReportOptions,
 ) -> Result<Vec<PathBuf>, ReportError> {
-    if !judgelab_core::metrics::Quality::for_task(summary.experiment.task_kind)
+    if !judgelab_core::metrics::Quality::ranking(summary.experiment.task_kind)
         .contains(&options.quality)
     {
         return Err(ReportError::Metric {
             metric: options.quality.name(),
             task: summary.experiment.task,
+            ranking: judgelab_core::metrics::Quality::ranking(summary.experiment.task_kind)
+                .iter()
+                .map(|q| q.name())
+                .collect::<Vec<_>>()
+                .join(", "),
         });
     }
     std::fs::create_dir_all(dir).map_err(|source| ReportError::Io {

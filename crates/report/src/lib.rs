@@ -21,10 +21,11 @@ pub use export::{write_report, ReportOptions, PNG_SIZE, SVG_SIZE};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    #[error("{metric} is not defined for {task} data")]
+    #[error("{metric} does not rank the trials of {task} data (these do: {ranking})")]
     Metric {
         metric: &'static str,
         task: &'static str,
+        ranking: String,
     },
     #[error("cannot draw a chart")]
     Chart(#[from] ChartError),

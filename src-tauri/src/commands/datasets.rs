@@ -20,7 +20,7 @@ fn summary(d: &DatasetInfo) -> DatasetSummary {
         n_unlabelled: d.n_unlabelled as u32,
         source: d.source.clone(),
         content_hash: d.content_hash.clone(),
-        metrics: judgelab_core::metrics::Quality::for_task(d.task)
+        metrics: judgelab_core::metrics::Quality::ranking(d.task)
             .iter()
             .map(|q| q.name().to_string())
             .collect(),

@@ -29,6 +29,7 @@ describe("the results table", () => {
     expect(isNumeric(table.columns[1])).toBe(true);
     expect(isNumeric(table.columns[0])).toBe(false);
     expect(ascendingFirst(column("latency_p95_ms", "milliseconds"))).toBe(true);
+    expect(ascendingFirst(column("mae", "estimate"))).toBe(true);
     expect(ascendingFirst(table.columns[1])).toBe(false);
   });
 

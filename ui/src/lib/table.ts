@@ -35,6 +35,8 @@ export function isNumeric(column: TableColumn): boolean {
 
 /** Lower is better for costs, latencies and failures: their first click sorts ascending. */
 export function ascendingFirst(column: TableColumn): boolean {
+  // An error (the mean absolute error) is better low, as costs are.
+  if (column.key === "mae" || column.key.endsWith("_mae")) return true;
   return ["tokens", "milliseconds", "usd", "share", "standing", "param", "text"].includes(column.unit) && column.key !== "position_consistency";
 }
 

@@ -617,9 +617,19 @@ fn labels_that_are_means_get_no_exact_accuracy() {
     assert!(t["accuracy"].is_null(), "{t}");
     assert!(t["within_half_point"].is_number(), "{t}");
     // The metrics that fit continuous labels are there, with their intervals.
-    for key in ["spearman_ci", "alpha_interval_ci", "within_half_point_ci"] {
+    for key in [
+        "spearman_ci",
+        "alpha_interval_ci",
+        "within_half_point_ci",
+        "mae_ci",
+    ] {
         assert!(t.get(key).is_some(), "{key}: {t}");
     }
+    // The mean absolute error is shown beside them, and ranks nothing.
+    assert!(table.contains(" mae "), "{table}");
+    let out = env.run(&["show", "means", "--front", "mae,tokens"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("not an error such as mae"));
     let report = env.dir.path().join("means-report");
     let out = env.run(&["report", "means", "--out", report.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -629,6 +639,20 @@ fn labels_that_are_means_get_no_exact_accuracy() {
         "{md}"
     );
     assert!(md.contains("| within half a point |"), "{md}");
+    assert!(md.contains("mean absolute error (lower is better)"), "{md}");
+    let out = env.run(&[
+        "report",
+        "means",
+        "--metric",
+        "mae",
+        "--out",
+        report.to_str().unwrap(),
+    ]);
+    assert!(
+        !out.status.success() && text(&out.stderr).contains("mae does not rank the trials"),
+        "{}",
+        text(&out.stderr)
+    );
     let html = std::fs::read_to_string(report.join("report.html")).unwrap();
     assert!(!html.contains("<th>accuracy</th>"), "{html}");
     assert!(html.contains("<th>within half a point</th>"), "{html}");

@@ -210,16 +210,22 @@ pub(super) fn selection(
     let d = Selection::default();
     let metric = match raw.metric {
         None => d.metric,
-        Some(name) => Quality::from_name(&name).ok_or_else(|| {
-            let names: Vec<&str> = Quality::ALL.iter().map(|q| q.name()).collect();
-            invalid(
-                "selection.metric",
-                format!(
-                    "{name:?} is not a metric (expected one of {})",
-                    names.join(", ")
-                ),
-            )
-        })?,
+        Some(name) => Quality::from_name(&name)
+            .filter(|q| q.ranks())
+            .ok_or_else(|| {
+                let names: Vec<&str> = Quality::ALL
+                    .iter()
+                    .filter(|q| q.ranks())
+                    .map(|q| q.name())
+                    .collect();
+                invalid(
+                    "selection.metric",
+                    format!(
+                        "{name:?} is not a metric that ranks trials (expected one of {})",
+                        names.join(", ")
+                    ),
+                )
+            })?,
     };
     let strategy = match raw.strategy.as_deref() {
         None | Some("grid") => Strategy::Grid,

@@ -1129,6 +1129,10 @@ items = 20
             "limits.items: 0 must be at least 1",
         );
         check_err(
+            &format!("{GRID}\n[selection]\nmetric = \"mae\"\n"),
+            "selection.metric: \"mae\" is not a metric that ranks trials",
+        );
+        check_err(
             &GRID.replace("template = \"pairwise\"\n", ""),
             "judge.template: is required",
         );

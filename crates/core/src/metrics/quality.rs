@@ -37,10 +37,14 @@ pub enum Quality {
     Spearman,
     Kendall,
     Pearson,
+    /// Ratings: the mean absolute difference between the judge's rating and the human's,
+    /// on parsed verdicts (parse failures have their own rate). An error, lower is better:
+    /// shown beside the agreement metrics, it never ranks trials ([`Quality::ranks`]).
+    MeanAbsoluteError,
 }
 
 impl Quality {
-    pub const ALL: [Quality; 11] = [
+    pub const ALL: [Quality; 12] = [
         Quality::Accuracy,
         Quality::WithinHalfPoint,
         Quality::AgreementWithoutTies,
@@ -52,7 +56,24 @@ impl Quality {
         Quality::Spearman,
         Quality::Kendall,
         Quality::Pearson,
+        Quality::MeanAbsoluteError,
     ];
+
+    /// Whether higher is better, so that the metric can rank trials (select, race, draw a
+    /// front): every agreement metric, not an error.
+    pub fn ranks(self) -> bool {
+        self != Quality::MeanAbsoluteError
+    }
+
+    /// The metrics of a task that can rank its trials ([`Quality::ranks`]), most important
+    /// first: the choices of a selection metric, a report's or a view's.
+    pub fn ranking(task: Task) -> Vec<Quality> {
+        Quality::for_task(task)
+            .iter()
+            .copied()
+            .filter(|q| q.ranks())
+            .collect()
+    }
 
     /// The metrics defined for a task, most important first.
     pub fn for_task(task: Task) -> &'static [Quality] {
@@ -73,6 +94,7 @@ impl Quality {
                 Quality::Spearman,
                 Quality::Kendall,
                 Quality::Pearson,
+                Quality::MeanAbsoluteError,
             ],
         }
     }
@@ -91,6 +113,7 @@ impl Quality {
             Quality::Spearman => "spearman",
             Quality::Kendall => "kendall",
             Quality::Pearson => "pearson",
+            Quality::MeanAbsoluteError => "mae",
         }
     }
 
@@ -113,6 +136,7 @@ impl Quality {
             (Quality::Spearman, _) => "Spearman's rho",
             (Quality::Kendall, _) => "Kendall's tau-b",
             (Quality::Pearson, _) => "Pearson's r",
+            (Quality::MeanAbsoluteError, _) => "mean absolute error (lower is better)",
         }
     }
 }
@@ -371,6 +395,13 @@ pub fn value_tally(task: Task, tally: Tally<'_>, q: Quality) -> Option<f64> {
         (Quality::Kendall, _) => agreement::kendall_tau_b_counted(&raws()),
         (Quality::Pearson, _) => agreement::pearson_counted(&raws()),
         (Quality::KappaLinear, Task::Pairwise) => None,
+        (Quality::MeanAbsoluteError, Task::Single { .. }) => {
+            let (sum, of) = parsed().fold((0.0, 0.0), |(sum, of), (h, j, c)| {
+                (sum + (j.1 - h.1).abs() * c, of + c)
+            });
+            share(sum, of)
+        }
+        (Quality::MeanAbsoluteError, Task::Pairwise) => None,
     }
 }
 

@@ -76,6 +76,7 @@ fn keys(task: Task) -> &'static [(&'static str, Quality)] {
             ("pearson", Quality::Pearson),
             ("alpha_ordinal", Quality::AlphaOrdinal),
             ("alpha_interval", Quality::AlphaInterval),
+            ("mae", Quality::MeanAbsoluteError),
         ],
     }
 }

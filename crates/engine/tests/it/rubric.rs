@@ -51,7 +51,7 @@ fn write_case(dir: &std::path::Path, case: &Value) -> Vec<String> {
     outputs
 }
 
-const METRICS: [(&str, Quality); 9] = [
+const METRICS: [(&str, Quality); 10] = [
     ("accuracy", Quality::Accuracy),
     ("within_half_point", Quality::WithinHalfPoint),
     ("qwk", Quality::Kappa),
@@ -61,6 +61,7 @@ const METRICS: [(&str, Quality); 9] = [
     ("pearson", Quality::Pearson),
     ("alpha_ordinal", Quality::AlphaOrdinal),
     ("alpha_interval", Quality::AlphaInterval),
+    ("mae", Quality::MeanAbsoluteError),
 ];
 
 fn close(actual: Option<f64>, expected: &Value, what: &str) {

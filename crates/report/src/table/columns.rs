@@ -268,9 +268,10 @@ fn parameters<'a>(a: &'a Analysis<'a>) -> Vec<Def<'a>> {
 }
 
 /// The task's agreement metrics with their intervals: the terminal shows accuracy (within
-/// half a point where the ratings are means), kappa, Spearman and the selection metric,
-/// the report the selection metric and accuracy; the one of accuracy and within half a
-/// point that is not defined is shown nowhere.
+/// half a point and the mean absolute error where the ratings are means), kappa, Spearman
+/// and the selection metric, the report the selection metric and accuracy (or within half
+/// a point and MAE); the one of accuracy and within half a point that is not defined is
+/// shown nowhere.
 fn qualities<'a>(p: &Present) -> Vec<Def<'a>> {
     let exact = if p.means {
         Quality::WithinHalfPoint
@@ -282,7 +283,10 @@ fn qualities<'a>(p: &Present) -> Vec<Def<'a>> {
         .map(|&q| {
             let chosen = q == p.metric;
             let defined = !matches!(q, Quality::Accuracy | Quality::WithinHalfPoint) || q == exact;
-            let terminal = chosen || q == exact || matches!(q, Quality::Kappa | Quality::Spearman);
+            // Labels that are means are read on continuous metrics: MAE beside the rest.
+            let error = p.means && q == Quality::MeanAbsoluteError;
+            let terminal =
+                chosen || error || q == exact || matches!(q, Quality::Kappa | Quality::Spearman);
             Def::new(q.name(), Unit::Estimate, move |s| {
                 Cell::Estimate(s.metrics.estimate(q))
             })
@@ -290,7 +294,7 @@ fn qualities<'a>(p: &Present) -> Vec<Def<'a>> {
             .title(q.title(p.task))
             .shown(
                 defined && terminal,
-                defined && (chosen || q == exact),
+                defined && (chosen || error || q == exact),
                 defined,
             )
         })
