@@ -94,10 +94,13 @@ pub struct RenderContext<'a> {
 /// A criterion as a template sees it.
 #[derive(Debug, Clone, Serialize)]
 pub struct AskedContext<'a> {
+    /// The criterion's name (an item's criterion's, for a checklist's yes/no item).
     pub name: &'a str,
     pub definition: &'a str,
     pub scale_min: Option<i64>,
     pub scale_max: Option<i64>,
+    /// A checklist's yes/no item: its question (`rubric[0].item`), answered yes or no.
+    pub item: Option<&'a str>,
 }
 
 /// A few-shot example as a template sees it: the item and its human label.
@@ -162,10 +165,11 @@ impl<'a> RenderContext<'a> {
                     Task::Pairwise => (None, None),
                 };
                 AskedContext {
-                    name: &a.name,
+                    name: crate::rubric::items::criterion(&a.name),
                     definition: &a.definition,
                     scale_min,
                     scale_max,
+                    item: a.item.as_deref(),
                 }
             })
             .collect();
@@ -278,6 +282,8 @@ impl Template {
                         scale_min,
                         scale_max,
                     },
+                    items: d.items,
+                    item: None,
                 }
             })
             .collect();
@@ -287,12 +293,21 @@ impl Template {
             .map(|a| (a.name.clone(), sample_item(a.task).human_label))
             .collect();
         let plain = RenderContext::new(task, output, true, sample.text(), &[&sample, &sample]);
+        // And a checklist's yes/no item, where a criterion declares some.
+        let checklist = crate::rubric::items::calls(&asked);
+        let item = checklist.iter().position(|a| a.item.is_some());
         let contexts = match asked.first() {
             None => vec![plain],
-            Some(_) => vec![
-                plain.clone().asking(Style::Rubric, &asked),
-                plain.asking(Style::Checklist, &asked[..1]),
-            ],
+            Some(_) => {
+                let mut contexts = vec![
+                    plain.clone().asking(Style::Rubric, &asked),
+                    plain.clone().asking(Style::Checklist, &asked[..1]),
+                ];
+                if let Some(i) = item {
+                    contexts.push(plain.asking(Style::Checklist, &checklist[i..=i]));
+                }
+                contexts
+            }
         };
         for ctx in &contexts {
             self.check_renders(task, ctx)?;
@@ -386,10 +401,10 @@ fn declared(value: &Value) -> Result<Vec<Declared>, String> {
         })?;
         if let Some(key) = obj
             .keys()
-            .find(|k| !["name", "definition", "scale"].contains(&k.as_str()))
+            .find(|k| !["name", "definition", "scale", "items"].contains(&k.as_str()))
         {
             return Err(at(format!(
-                "unknown key {key:?} (a criterion has name, definition and scale)"
+                "unknown key {key:?} (a criterion has name, definition, scale and items)"
             )));
         }
         let text = |key: &str| {
@@ -418,10 +433,28 @@ fn declared(value: &Value) -> Result<Vec<Declared>, String> {
                 _ => return Err(at(format!("scale must be [min, max], found {s}"))),
             },
         };
+        let items = match obj.get("items") {
+            None => Vec::new(),
+            Some(list) => list
+                .as_array()
+                .filter(|l| !l.is_empty())
+                .and_then(|l| {
+                    l.iter()
+                        .map(|q| q.as_str().map(str::trim).filter(|q| !q.is_empty()))
+                        .map(|q| q.map(str::to_string))
+                        .collect::<Option<Vec<String>>>()
+                })
+                .ok_or_else(|| {
+                    at(format!(
+                        "items must be a non-empty list of yes/no questions, found {list}"
+                    ))
+                })?,
+        };
         out.push(Declared {
             name,
             definition: text("definition")?,
             scale,
+            items,
         });
     }
     Ok(out)
@@ -585,7 +618,11 @@ mod tests {
         );
         check(
             r#"{% set criteria = [{"name": "a", "definition": "x", "weight": 2}] %}"#,
-            "template t.jinja: criteria: item 1: unknown key \"weight\" (a criterion has name, definition and scale)",
+            "template t.jinja: criteria: item 1: unknown key \"weight\" (a criterion has name, definition, scale and items)",
+        );
+        check(
+            r#"{% set criteria = [{"name": "a", "definition": "x", "items": []}] %}"#,
+            "template t.jinja: criteria: item 1: items must be a non-empty list of yes/no questions, found []",
         );
         check(
             r#"{% set criteria = [{"name": "a", "definition": "x"}, {"name": "a", "definition": "y"}] %}"#,
@@ -605,6 +642,7 @@ mod tests {
                 name: "a".into(),
                 definition: "x".into(),
                 scale: Some((0, 1)),
+                items: Vec::new(),
             }]
         );
     }

@@ -57,7 +57,7 @@ pub(crate) fn calls_of<'a>(
     for repeat in 0..r.experiment.sweep.repeats {
         for &swapped in trial.params.order.calls() {
             for &criterion in &asked {
-                let name = criterion.map_or("", |i| r.rubric[i].name.as_str());
+                let name = criterion.map_or("", |i| r.checklist[i].name.as_str());
                 if !done.contains(&DoneKey::new(item.id, repeat, swapped, name)) {
                     calls.push(Call {
                         item,
@@ -175,7 +175,7 @@ pub(crate) fn prepare(
         let trial = group.trials[trial_idx].0;
         let params = &trial.params;
         let asked = match criterion {
-            Some(i) => &r.rubric[i..=i],
+            Some(i) => &r.checklist[i..=i],
             None => &r.rubric[..],
         };
         let grammar = (params.constraint == Constraint::Grammar).then(|| {
@@ -183,6 +183,8 @@ pub(crate) fn prepare(
                 (None, _) if r.rubric.is_empty() => {
                     verdict::grammar(r.output, r.dataset.task, r.allow_tie())
                 }
+                // A yes/no item is answered yes or no, whatever the output.
+                (Some(_), _) if asked[0].item.is_some() => "root ::= \"yes\" | \"no\"\n".into(),
                 // A checklist answer is the criterion's value alone, or its JSON object.
                 (Some(_), kind) if kind != OutputKind::Json => {
                     verdict::grammar(kind, asked[0].task, r.allow_tie())
@@ -322,7 +324,7 @@ pub(crate) fn rows(
             let record = |outcome: Outcome| VerdictRecord {
                 criterion: p
                     .criterion
-                    .map_or_else(String::new, |i| r.rubric[i].name.clone()),
+                    .map_or_else(String::new, |i| r.checklist[i].name.clone()),
                 ..VerdictRecord::new(
                     trial.id,
                     &p.item_id,
@@ -417,7 +419,7 @@ fn measured(base: VerdictRecord, c: &Completion) -> VerdictRecord {
 /// A generated answer's verdict, and its verdict per criterion for a rubric: the call's
 /// verdict is then the criteria's unweighted aggregate on the item's scale
 /// ([`judgelab_core::rubric::aggregate`]). A checklist call's verdict is its criterion's
-/// value, in that criterion's frame.
+/// value, in that criterion's frame (a yes/no item's: 1 or 0).
 fn parsed(
     r: &Resolved,
     criterion: Option<usize>,
@@ -425,7 +427,7 @@ fn parsed(
     truncated: bool,
 ) -> (Verdict, BTreeMap<String, Verdict>) {
     if let Some(i) = criterion {
-        let v = judgelab_core::rubric::parse_one(r.output, &r.rubric[i], text, truncated);
+        let v = judgelab_core::rubric::parse_one(r.output, &r.checklist[i], text, truncated);
         return (v, BTreeMap::new());
     }
     match r.dataset.task {

@@ -142,7 +142,13 @@ impl Readers {
         asked
             .into_iter()
             .map(|criterion| {
-                let task = criterion.map_or(r.dataset.task, |i| r.rubric[i].task);
+                if let Some(a) = criterion.map(|i| &r.checklist[i]).filter(|a| a.item.is_some()) {
+                    return Err(format!(
+                        "criterion {:?} is asked as yes/no items, answered in words: they are generated",
+                        judgelab_core::rubric::items::criterion(&a.name)
+                    ));
+                }
+                let task = criterion.map_or(r.dataset.task, |i| r.checklist[i].task);
                 Reader::new(
                     vocabulary.clone(),
                     r.output,
@@ -151,7 +157,7 @@ impl Readers {
                     params.constraint,
                 )
                 .map_err(|e| match criterion {
-                    Some(i) => format!("criterion {:?}: {e}", r.rubric[i].name),
+                    Some(i) => format!("criterion {:?}: {e}", r.checklist[i].name),
                     None => e,
                 })
             })

@@ -102,6 +102,12 @@ pub async fn verdict_prompt(
             message,
         },
     )?;
+    // A checklist's call asked one criterion, or one of its yes/no items.
+    let checklist = judgelab_core::rubric::items::calls(&rubric);
+    let asked = match checklist.iter().position(|a| a.name == verdict.criterion) {
+        Some(i) => &checklist[i..=i],
+        None => &rubric[..],
+    };
     let input = PromptInput {
         task: dataset.task,
         output: summary
@@ -113,7 +119,7 @@ pub async fn verdict_prompt(
         allow_tie: allow_tie(dataset),
         template: &template,
         examples: &examples,
-        rubric: Asking::of(trial.params.style, &rubric),
+        rubric: Asking::of(trial.params.style, asked),
     };
     let messages = input.render(item.text(), verdict.swapped)?;
     let hash = judgelab_core::hash::prompt_hash(&messages);

@@ -29,6 +29,9 @@ pub(crate) struct Resolved {
     /// The criteria its templates ask ([`judgelab_core::rubric`]); none: each item's one
     /// label.
     pub rubric: Vec<Asked>,
+    /// What a checklist asks, a call each: the rubric's criteria, a criterion with yes/no
+    /// items as its items ([`judgelab_core::rubric::items::calls`]).
+    pub checklist: Vec<Asked>,
     pub content_hash: String,
 }
 
@@ -104,11 +107,11 @@ impl Resolved {
     }
 
     /// What each call of a trial with `params` asks: every criterion of the rubric at once
-    /// (or the item's one label), or in a checklist one criterion per call (an index into
-    /// `rubric`).
+    /// (or the item's one label), or in a checklist one criterion or yes/no item per call
+    /// (an index into `checklist`).
     pub fn asked_apart(&self, params: &TrialParams) -> Vec<Option<usize>> {
         if params.style == Some(Style::Checklist) {
-            (0..self.rubric.len()).map(Some).collect()
+            (0..self.checklist.len()).map(Some).collect()
         } else {
             vec![None]
         }
@@ -217,6 +220,7 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
         output,
         templates,
         judges,
+        checklist: rubric::items::calls(&rubric),
         rubric,
         content_hash,
     })
@@ -551,6 +555,7 @@ pub(crate) async fn resolve_stored(
         dataset,
         imported: false,
         output,
+        checklist: rubric::items::calls(&rubric),
         rubric,
         templates,
         judges,

@@ -13,7 +13,7 @@ use super::{ExperimentSummary, StoredExperiment, StoredTrial, TrialSummary};
 use crate::dataset::{Criterion, Dataset, Item};
 use crate::metrics::{BootstrapSpec, SplitScore};
 use crate::record::{Outcome, VerdictRecord};
-use crate::rubric::Asked;
+use crate::rubric::{items, Asked};
 use crate::verdict::Verdict;
 
 /// A trial's agreement with the humans on one criterion.
@@ -45,9 +45,10 @@ impl CriterionScore {
     }
 }
 
-/// Whether a record has a verdict on the criterion `name`.
+/// Whether a record has a verdict on the criterion `name` (a checklist's yes/no item of
+/// it counts).
 fn asks(record: &VerdictRecord, name: &str) -> bool {
-    record.criterion == name || record.criteria.contains_key(name)
+    items::criterion(&record.criterion) == name || record.criteria.contains_key(name)
 }
 
 /// The dataset's criteria that some trial's calls ask, in the dataset's order.
@@ -83,6 +84,7 @@ pub fn on(
             None => unlabelled.push(item.with_label(())),
         }
     }
+    let all = dataset.criteria.clone();
     let dataset = Dataset {
         task: criterion.task,
         items,
@@ -100,13 +102,12 @@ pub fn on(
         .iter()
         .map(|t| {
             let asked = t.verdicts.iter().any(|v| asks(v, name));
+            let verdicts = match asked {
+                true => combined(&all, t.verdicts.clone()),
+                false => Vec::new(),
+            };
             StoredTrial {
-                verdicts: t
-                    .verdicts
-                    .iter()
-                    .filter(|_| asked)
-                    .filter_map(|v| on_record(v, name))
-                    .collect(),
+                verdicts: verdicts.iter().filter_map(|v| on_record(v, name)).collect(),
                 ..t.clone()
             }
         })
@@ -175,6 +176,7 @@ pub fn gather(
     if verdicts.iter().all(|v| v.criterion.is_empty()) {
         return verdicts;
     }
+    let verdicts = combined(criteria, verdicts);
     let asked: Vec<Asked> = criteria
         .iter()
         .filter(|c| verdicts.iter().any(|v| v.criterion == c.name))
@@ -182,6 +184,8 @@ pub fn gather(
             name: c.name.clone(),
             definition: String::new(),
             task: c.task,
+            items: Vec::new(),
+            item: None,
         })
         .collect();
     let mut calls: BTreeMap<(String, u32, bool), Vec<VerdictRecord>> = BTreeMap::new();
@@ -218,6 +222,18 @@ fn one_call(asked: &[Asked], scale: (i64, i64), calls: Vec<VerdictRecord>) -> Ve
         Some(e) => Outcome::CallFailed(e.to_string()),
         None => Outcome::Judged(crate::rubric::aggregate(asked, &criteria, scale)),
     };
+    VerdictRecord {
+        criterion: String::new(),
+        outcome,
+        criteria,
+        ..summed(&calls)
+    }
+}
+
+/// Calls made one after another for one verdict, as one: the first's identity, what they
+/// took together (tokens, cost and latency summed; the most attempts) and their outputs a
+/// line each, `NAME: output`.
+fn summed(calls: &[VerdictRecord]) -> VerdictRecord {
     let raw_output = calls
         .iter()
         .map(|v| Some(format!("{}: {}", v.criterion, v.raw_output.as_deref()?)))
@@ -226,9 +242,7 @@ fn one_call(asked: &[Asked], scale: (i64, i64), calls: Vec<VerdictRecord>) -> Ve
     let sum = |f: fn(&VerdictRecord) -> Option<f64>| -> Option<f64> { calls.iter().map(f).sum() };
     let first = &calls[0];
     VerdictRecord {
-        criterion: String::new(),
         raw_output,
-        outcome,
         prompt_tokens: calls.iter().map(|v| v.prompt_tokens).sum(),
         completion_tokens: calls.iter().map(|v| v.completion_tokens).sum(),
         latency_ms: sum(|v| v.latency_ms),
@@ -240,9 +254,64 @@ fn one_call(asked: &[Asked], scale: (i64, i64), calls: Vec<VerdictRecord>) -> Ve
         exact: false,
         distribution: None,
         belief: None,
-        criteria,
         ..first.clone()
     }
+}
+
+/// A trial's calls with each checklist criterion's yes/no item calls combined into one
+/// call on the criterion ([`items::combine`]'s rule; what the calls took, summed). A
+/// criterion's calls on one (item, repeat, answer order) are complete when they answer
+/// every item the trial asks of it; an incomplete set is left out, as calls not made. An
+/// item call that failed fails the criterion's call.
+fn combined(criteria: &[Criterion], verdicts: Vec<VerdictRecord>) -> Vec<VerdictRecord> {
+    let item_of = |v: &VerdictRecord| {
+        let (name, k) = items::of(&v.criterion)?;
+        let c = criteria.iter().find(|c| c.name == name)?;
+        Some((c, k))
+    };
+    if !verdicts.iter().any(|v| item_of(v).is_some()) {
+        return verdicts;
+    }
+    // Every item the trial asks of each criterion.
+    let mut asked: BTreeMap<&str, std::collections::BTreeSet<usize>> = BTreeMap::new();
+    for (c, k) in verdicts.iter().filter_map(item_of) {
+        asked.entry(c.name.as_str()).or_default().insert(k);
+    }
+    let mut sets: BTreeMap<(String, u32, bool, &str), Vec<(usize, VerdictRecord)>> =
+        BTreeMap::new();
+    let mut out = Vec::new();
+    for v in &verdicts {
+        match item_of(v) {
+            Some((c, k)) => sets
+                .entry((v.item_id.clone(), v.repeat, v.swapped, c.name.as_str()))
+                .or_default()
+                .push((k, v.clone())),
+            None => out.push(v.clone()),
+        }
+    }
+    for ((_, _, _, name), mut calls) in sets {
+        if calls.len() != asked[name].len() {
+            continue;
+        }
+        calls.sort_by_key(|(k, _)| *k);
+        let calls: Vec<VerdictRecord> = calls.into_iter().map(|(_, v)| v).collect();
+        let task = criteria
+            .iter()
+            .find(|c| c.name == name)
+            .expect("found")
+            .task;
+        let answers: Vec<Verdict> = calls.iter().filter_map(|v| v.outcome.verdict()).collect();
+        let outcome = match calls.iter().find_map(|v| v.outcome.error()) {
+            Some(e) => Outcome::CallFailed(e.to_string()),
+            None => Outcome::Judged(items::combine(task, &answers)),
+        };
+        out.push(VerdictRecord {
+            criterion: name.to_string(),
+            outcome,
+            ..summed(&calls)
+        });
+    }
+    out
 }
 
 /// Each trial's agreement on each criterion some trial asks, by criterion name, in

@@ -26,8 +26,13 @@
 //! A checklist's one-token answers can be read exactly, from one pass per (item,
 //! criterion), each on its criterion's scale (the engine's `exact` module).
 //!
+//! A checklist may ask a criterion as yes/no items the template declares
+//! (`"items": ["Does it …?", …]`), a call each, combined into the criterion's value by a
+//! stated rule ([`items`]).
+//!
 //! [`weights`] learns how much each criterion says about the humans' overall label.
 
+pub mod items;
 pub mod weights;
 
 use std::collections::BTreeMap;
@@ -44,15 +49,21 @@ pub struct Declared {
     pub definition: String,
     /// The scale the template expects; none: whatever the dataset's is.
     pub scale: Option<(i64, i64)>,
+    /// Yes/no questions a checklist asks of it instead of its value ([`items`]).
+    pub items: Vec<String>,
 }
 
 /// A criterion as the judge is asked it: its definition and what its labels are (the
-/// dataset's).
+/// dataset's). A checklist's yes/no item is asked as one too ([`items::calls`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Asked {
     pub name: String,
     pub definition: String,
     pub task: Task,
+    /// The yes/no questions a checklist asks of it, if the template declares some.
+    pub items: Vec<String>,
+    /// Asked as one of a criterion's yes/no items: its question.
+    pub item: Option<String>,
 }
 
 /// The criteria `declared` as asked of a dataset with `criteria`, or why they cannot be: a
@@ -93,6 +104,8 @@ pub fn ask(declared: &[Declared], criteria: &[Criterion]) -> Result<Vec<Asked>, 
                 name: c.name.clone(),
                 definition: c.definition.clone(),
                 task: rated.task,
+                items: c.items.clone(),
+                item: None,
             })
         })
         .collect()
@@ -316,6 +329,8 @@ mod tests {
                 scale_min: lo,
                 scale_max: hi,
             },
+            items: Vec::new(),
+            item: None,
         }
     }
 
@@ -436,6 +451,7 @@ mod tests {
             name: name.into(),
             definition: "d".into(),
             scale,
+            items: Vec::new(),
         };
         let criteria = vec![Criterion {
             name: "coherence".into(),

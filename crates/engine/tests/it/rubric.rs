@@ -12,6 +12,8 @@ use judgelab_engine::{summarize, summarize_against, EngineError};
 use judgelab_store::Store;
 use serde_json::Value;
 
+use std::collections::HashMap;
+
 use crate::{run, scripted};
 
 const TEMPLATE: &str = r#"{%- set criteria = [
@@ -172,4 +174,109 @@ async fn each_criterion_is_stored_apart_and_scored_against_its_own_labels() {
     )
     .await;
     assert!(matches!(queue, Err(EngineError::Results(_))));
+}
+
+/// A checklist asks a criterion the template declares with yes/no items as those items, a
+/// call each, stored as `NAME/k`; each criterion's value is the share of its items answered
+/// yes on its scale (the stated rule), over the items that parsed: an answer that does not
+/// parse fails that item only. Everything downstream reads the criterion, not its items.
+#[tokio::test]
+async fn a_checklists_yes_no_items_make_their_criterions_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let (coherence, engaging) = ([1, 3, 2, 3], [1.0, 3.0, 2.0, 1.0]);
+    let lines: Vec<String> = (0..4)
+        .map(|i| {
+            let mut line = serde_json::json!({
+                "id": format!("i{i}"),
+                "task": "single",
+                "question": format!("q{i}"),
+                "answer": "a response",
+                "human_label": 1 + i,
+                "human_labels": {"coherence": coherence[i], "engaging": engaging[i]},
+            });
+            if i == 0 {
+                line["label_scales"] = serde_json::json!({"coherence": [1, 3], "engaging": [1, 3]});
+            }
+            line.to_string()
+        })
+        .collect();
+    std::fs::write(dir.path().join("items.jsonl"), lines.join("\n")).unwrap();
+    std::fs::write(
+        dir.path().join("c.jinja"),
+        r#"{%- set criteria = [
+  {"name": "coherence", "definition": "Does it follow?"},
+  {"name": "engaging", "definition": "Is it engaging?", "items": ["Asks?", "Adds?"]},
+] -%}
+{{ question }} {{ rubric[0].name }}{% if rubric[0].item %} {{ rubric[0].item }}{% endif %}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("fake.gguf"), "GGUF and nothing else").unwrap();
+    std::fs::write(
+        dir.path().join("c.toml"),
+        "name = \"c\"\ndataset = \"items.jsonl\"\n[judge]\nmodel = \"fake.gguf\"\ntemplate = \"c.jinja\"\n[sweep]\nmax_tokens = 4\nstyle = \"checklist\"\n",
+    )
+    .unwrap();
+    // Engaging's items: both yes, one yes, neither, and one that does not parse.
+    let answers = [
+        ("Yes", "yes"),
+        ("no", "Yes."),
+        ("No", "no"),
+        ("maybe", "yes"),
+    ];
+    let mut script = HashMap::new();
+    for i in 0..4 {
+        script.insert(format!("q{i} coherence"), coherence[i].to_string());
+        script.insert(format!("q{i} engaging Asks?"), answers[i].0.to_string());
+        script.insert(format!("q{i} engaging Adds?"), answers[i].1.to_string());
+    }
+    let judge = Arc::new(crate::Scripted {
+        script,
+        ..Arc::into_inner(scripted(&[], None)).unwrap()
+    });
+    let store = Store::open(&dir.path().join("db.sqlite")).await.unwrap();
+    let s = run(&store, &dir.path().join("c.toml"), &judge, Arc::default()).await;
+    // 4 items × (1 criterion + 2 items), counted as calls for 4 verdicts.
+    assert_eq!((s.total, s.verdicts, s.n_errors), (12, 4, 0));
+
+    let row = store.experiment_by_name("c").await.unwrap().unwrap();
+    let trial = &store.trials(row.id).await.unwrap()[0];
+    let mut names: Vec<String> = store
+        .verdicts(trial.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|v| v.item_id == "i0")
+        .map(|v| v.criterion)
+        .collect();
+    names.sort();
+    assert_eq!(names, ["coherence", "engaging/1", "engaging/2"]);
+
+    let summary = summarize(&store, "c", &Default::default()).await.unwrap();
+    let t = &summary.trials[0];
+    assert_eq!(
+        t.criteria.keys().collect::<Vec<_>>(),
+        ["coherence", "engaging"]
+    );
+    // 1 + share × 2: both yes 3, one yes 2, neither 1, the parsed one yes 3.
+    let want = [3.0, 2.0, 1.0, 3.0];
+    for v in &t.verdicts {
+        let i: usize = v.item_id[1..].parse().unwrap();
+        assert_eq!(
+            v.criteria["engaging"],
+            Verdict::Parsed(Label::Rating(want[i])),
+            "{v:?}"
+        );
+    }
+    // Read on the criterion alone: its four values against its labels.
+    let alone = summarize_against(
+        &store,
+        "c",
+        &Default::default(),
+        &Labels::Original,
+        Some("engaging"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(alone.trials[0].metrics.n, 4);
+    assert_eq!(alone.trials[0].metrics.parse_failure_rate, Some(0.0));
 }
