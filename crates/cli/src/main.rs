@@ -789,8 +789,13 @@ async fn run(store: &Store, path: &Path, options: RunOptions) -> Result<ExitCode
         );
     }
     if summary.model_calls > 0 {
+        // A checklist's stored calls are a criterion each: they are counted, not verdicts.
+        let counted = match unit(summary.total, summary.verdicts) {
+            "verdicts" => "verdicts a call",
+            _ => "stored calls a model call",
+        };
         eprintln!(
-            "{} model calls ({:.1} verdicts a call), {} prompt tokens decoded",
+            "{} model calls ({:.1} {counted}), {} prompt tokens decoded",
             summary.model_calls,
             summary.judged_now as f64 / summary.model_calls as f64,
             summary.prompt_tokens_decoded

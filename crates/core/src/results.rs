@@ -253,6 +253,10 @@ pub struct TrialSummary {
     /// agreement ([`weighted`]); none for a trial that rates no criterion.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub weights: Option<weighted::LearnedWeights>,
+    /// A checklist's yes/no items' weights, fitted the same way ([`weighted::learn_items`]);
+    /// none where it asks no items.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub item_weights: Option<weighted::LearnedWeights>,
 }
 
 impl TrialSummary {
@@ -457,6 +461,7 @@ impl TrialFrame<'_> {
             latencies,
             criteria: BTreeMap::new(),
             weights: None,
+            item_weights: None,
         };
         (summary, n_expected, n_stored)
     }

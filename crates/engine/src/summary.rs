@@ -119,10 +119,16 @@ pub async fn summarize_against(
     let weights: Vec<_> = summary
         .trials
         .iter()
-        .map(|t| weighted::learn(&summary, t))
+        .map(|t| {
+            (
+                weighted::learn(&summary, t),
+                weighted::learn_items(&summary, t),
+            )
+        })
         .collect();
-    for (trial, weights) in summary.trials.iter_mut().zip(weights) {
+    for (trial, (weights, items)) in summary.trials.iter_mut().zip(weights) {
         trial.weights = weights;
+        trial.item_weights = items;
     }
     // The pick with each rater: the trial a researcher would take, against each person.
     let pick = summary.pick(metric).map(|i| summary.trials[i].judged());

@@ -8,6 +8,7 @@ use judgelab_core::metrics::paired::{self, PairedComparison};
 use judgelab_core::metrics::{Estimate, Quality, TrialMetrics};
 use judgelab_core::panel::Panel;
 use judgelab_core::pareto::{self, Cost, FrontStatus, Objective};
+use judgelab_core::results::weighted::LearnedWeights;
 use judgelab_core::results::{ExperimentSummary, TrialSummary};
 use judgelab_core::selection::Corrected;
 use judgelab_core::trust::cascade::Cascade;
@@ -689,19 +690,40 @@ pub fn cascade_label(c: &Cascade) -> String {
 /// varies, and the weighted aggregate against the unweighted one in the report's metric —
 /// on the test split where there is one, else on the dev split it was fitted on, said so.
 pub fn weights_text(a: &Analysis<'_>) -> Vec<String> {
+    fitted_text(a, |t| t.weights.as_ref())
+}
+
+/// A checklist's yes/no items' weights per trial, as [`weights_text`] says criteria's, each
+/// item with how its answers rank with the humans' labels on its criterion: which items
+/// carry information.
+pub fn item_weights_text(a: &Analysis<'_>) -> Vec<String> {
+    fitted_text(a, |t| t.item_weights.as_ref())
+}
+
+fn fitted_text(
+    a: &Analysis<'_>,
+    fitted: fn(&TrialSummary) -> Option<&LearnedWeights>,
+) -> Vec<String> {
     let q = a.quality;
     a.summary
         .trials
         .iter()
         .enumerate()
         .filter_map(|(i, t)| {
-            let w = t.weights.as_ref()?;
+            let w = fitted(t)?;
             let criteria: Vec<String> = w
                 .weights
                 .iter()
                 .map(|(name, weight)| {
                     let varies = w.varies.get(name).copied().unwrap_or(0.0);
-                    format!("{name} {weight:.3} (varies in {:.0}%)", varies * 100.0)
+                    let rank = match (judgelab_core::rubric::items::of(name), w.spearman.get(name)) {
+                        (Some((criterion, _)), Some(Some(rho))) => {
+                            format!(", Spearman {rho:.2} with {criterion}")
+                        }
+                        (Some((criterion, _)), _) => format!(", no Spearman with {criterion}"),
+                        (None, _) => String::new(),
+                    };
+                    format!("{name} {weight:.3} (varies in {:.0}%{rank})", varies * 100.0)
                 })
                 .collect();
             let compared = match (&w.test, &t.split_scores.test) {

@@ -342,6 +342,14 @@ fn criteria(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
         let _ = writeln!(h, "<li>{}</li>", escape(&line));
     }
     h.push_str("</ul>\n");
+    let items = crate::analysis::item_weights_text(a);
+    if !items.is_empty() {
+        h.push_str("<h3>Checklist items</h3>\n<p class=\"note\">A checklist's yes/no items, fitted the same way: which items carry information (an item that never varies carries none).</p>\n<ul>\n");
+        for line in items {
+            let _ = writeln!(h, "<li>{}</li>", escape(&line));
+        }
+        h.push_str("</ul>\n");
+    }
 }
 
 /// Each panel in a sentence: its rule, its score against the best trial, how much its

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::analysis::{cascade_label, estimate_text, weights_text, Analysis};
+use crate::analysis::{cascade_label, estimate_text, item_weights_text, weights_text, Analysis};
 use crate::table::{Output, ResultsTable, Row, RowKind, Style};
 
 /// `charts` lists (file name, caption) of the PNGs written beside the report.
@@ -175,6 +175,13 @@ fn weights(m: &mut String, a: &Analysis<'_>) {
     m.push_str("\n## Criterion weights\n\nHow much each criterion's value says about the humans' overall label:\n\n");
     for line in lines {
         let _ = writeln!(m, "- {line}");
+    }
+    let items = item_weights_text(a);
+    if !items.is_empty() {
+        m.push_str("\nA checklist's yes/no items, fitted the same way: which items carry information (an item that never varies carries none):\n\n");
+        for line in items {
+            let _ = writeln!(m, "- {line}");
+        }
     }
 }
 

@@ -832,6 +832,85 @@ fn a_checklist_asks_each_criterion_in_a_call_of_its_own() {
     assert!(md.contains("| coherence: Spearman's rho |"), "{md}");
 }
 
+/// `examples/checklist-items.toml` on 6 items of the real model: engagingness and
+/// groundedness asked as two yes/no items each (`examples/usr_items.jinja`), the other
+/// three criteria as a value each, 7 calls a verdict; each item is stored as a call of its
+/// own (a verdicts.csv column each), the criteria are scored as usual, and the items'
+/// weights say which carry information.
+#[test]
+fn a_checklist_asks_a_criterions_yes_no_items() {
+    let env = Env::new();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let spec = std::fs::read_to_string(examples.join("checklist-items.toml"))
+        .unwrap()
+        .replace(
+            "\"../datasets/topical_chat_usr.jsonl\"",
+            &format!("{:?}", topical().display().to_string()),
+        )
+        .replace(
+            "\"usr_items.jinja\"",
+            &format!(
+                "{:?}",
+                examples.join("usr_items.jinja").display().to_string()
+            ),
+        )
+        .replace("dev = 40", "dev = 6")
+        .replace("test = 40\n", "");
+    let exp = env.file("items.toml", spec);
+    let out = env.run(&["run", exp.to_str().unwrap()]);
+    let said = text(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("6 verdicts in 42 calls"), "{said}");
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("checklist item weights of #1: engagingness/1 "),
+        "{table}"
+    );
+    let v = env.show("usr-checklist-items");
+    let t = &v["trials"][0];
+    assert_eq!(t["n"], 6, "{t}");
+    let criteria: Vec<&String> = t["criteria"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        criteria,
+        [
+            "coherence",
+            "engagingness",
+            "groundedness",
+            "naturalness",
+            "understandability"
+        ]
+    );
+    let items = &t["item_weights"];
+    for name in [
+        "engagingness/1",
+        "engagingness/2",
+        "groundedness/1",
+        "groundedness/2",
+    ] {
+        assert!(items["weights"][name].is_number(), "{name}: {items}");
+        assert!(items["varies"][name].is_number(), "{name}: {items}");
+    }
+    let report = env.dir.path().join("items-report");
+    let out = env.run(&[
+        "report",
+        "usr-checklist-items",
+        "--out",
+        report.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let verdicts = std::fs::read_to_string(report.join("verdicts.csv")).unwrap();
+    let header = verdicts.lines().next().unwrap();
+    assert!(
+        header.contains("criterion_groundedness/2,criterion_groundedness/2_failure"),
+        "{header}"
+    );
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    assert!(
+        md.contains("A checklist's yes/no items, fitted the same way"),
+        "{md}"
+    );
+}
+
 /// On a CPU without the instructions of this build's llama.cpp kernels (x86-64-v3), the
 /// binary still starts, says what local models compute on, and refuses a local run with
 /// an error naming what the CPU lacks, instead of dying of an illegal instruction; nothing

@@ -214,9 +214,11 @@ pub fn gather(
 
 /// A complete checklist's calls, in `asked`'s order, as one call ([`gather`]).
 fn one_call(asked: &[Asked], scale: (i64, i64), calls: Vec<VerdictRecord>) -> VerdictRecord {
+    // Each criterion's value, and a checklist item's answer where its criterion has items.
     let criteria: BTreeMap<String, Verdict> = calls
         .iter()
         .filter_map(|v| Some((v.criterion.clone(), v.outcome.verdict()?)))
+        .chain(calls.iter().flat_map(|v| v.criteria.clone()))
         .collect();
     let outcome = match calls.iter().find_map(|v| v.outcome.error()) {
         Some(e) => Outcome::CallFailed(e.to_string()),
@@ -277,8 +279,9 @@ fn combined(criteria: &[Criterion], verdicts: Vec<VerdictRecord>) -> Vec<Verdict
     for (c, k) in verdicts.iter().filter_map(item_of) {
         asked.entry(c.name.as_str()).or_default().insert(k);
     }
-    let mut sets: BTreeMap<(String, u32, bool, &str), Vec<(usize, VerdictRecord)>> =
-        BTreeMap::new();
+    // By (item, repeat, answer order, criterion): each item call with its number.
+    type Set<'a> = BTreeMap<(String, u32, bool, &'a str), Vec<(usize, VerdictRecord)>>;
+    let mut sets: Set = BTreeMap::new();
     let mut out = Vec::new();
     for v in &verdicts {
         match item_of(v) {
@@ -305,9 +308,15 @@ fn combined(criteria: &[Criterion], verdicts: Vec<VerdictRecord>) -> Vec<Verdict
             Some(e) => Outcome::CallFailed(e.to_string()),
             None => Outcome::Judged(items::combine(task, &answers)),
         };
+        // Its items' answers stay with it, for their weights ([`super::weighted`]).
+        let answers = calls
+            .iter()
+            .filter_map(|v| Some((v.criterion.clone(), v.outcome.verdict()?)))
+            .collect();
         out.push(VerdictRecord {
             criterion: name.to_string(),
             outcome,
+            criteria: answers,
             ..summed(&calls)
         });
     }

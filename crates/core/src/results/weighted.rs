@@ -5,6 +5,11 @@
 //! test split, beside the unweighted aggregate (the trial's own verdicts). Each criterion
 //! also says how often the trial's value for it varies: one that never varies carries no
 //! information, whatever its weight.
+//!
+//! A checklist's yes/no items ([`crate::rubric::items`]) are fitted the same way, each
+//! item a column ([`learn_items`]): their weights, how often each varies and how its
+//! answers rank with the humans' labels on its criterion say which items carry
+//! information.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -12,9 +17,10 @@ use serde::Serialize;
 
 use super::{ExperimentSummary, TrialSummary};
 use crate::dataset::Label;
+use crate::metrics::agreement::spearman;
 use crate::metrics::SplitScore;
 use crate::record::{Outcome, VerdictRecord};
-use crate::rubric::weights;
+use crate::rubric::{items, weights};
 use crate::verdict::Verdict;
 
 /// A trial's criterion weights and the weighted aggregate's agreement.
@@ -27,6 +33,10 @@ pub struct LearnedWeights {
     pub intercept: f64,
     /// Each criterion's share of the dev verdicts whose value is not its most common one.
     pub varies: BTreeMap<String, f64>,
+    /// Each column's Spearman correlation with the humans' labels on what it rates (a
+    /// criterion's own; an item's criterion's), over the dev verdicts of the fit; none
+    /// where it does not vary or the humans did not rate it.
+    pub spearman: BTreeMap<String, Option<f64>>,
     /// Dev verdicts the fit was made on: those with a value for every criterion.
     pub n_fit: usize,
     /// The weighted aggregate on the dev split it was fitted on (in-sample: optimistic).
@@ -42,8 +52,6 @@ const METHOD: &str = "non-negative least squares with a free intercept, fitted o
 /// criterion, the item's label is not a rating, or the dev split has no more complete
 /// verdicts than there are criteria.
 pub fn learn(summary: &ExperimentSummary, trial: &TrialSummary) -> Option<LearnedWeights> {
-    let e = &summary.experiment;
-    let scale = e.task_kind.scale()?;
     let names: Vec<&str> = summary
         .dataset
         .criteria
@@ -56,6 +64,33 @@ pub fn learn(summary: &ExperimentSummary, trial: &TrialSummary) -> Option<Learne
                 .any(|v| v.criteria.contains_key(*name))
         })
         .collect();
+    learn_on(summary, trial, &names)
+}
+
+/// The weights of a checklist's yes/no items in `trial`, as [`learn`] fits criteria's: none
+/// where it asks no items.
+pub fn learn_items(summary: &ExperimentSummary, trial: &TrialSummary) -> Option<LearnedWeights> {
+    let mut names: Vec<&str> = trial
+        .verdicts
+        .iter()
+        .flat_map(|v| v.criteria.keys())
+        .map(String::as_str)
+        .filter(|name| items::of(name).is_some())
+        .collect();
+    names.sort_by_key(|name| items::of(name));
+    names.dedup();
+    learn_on(summary, trial, &names)
+}
+
+/// Weights of the columns `names` of `trial`'s verdicts' values (criteria, or items),
+/// fitted to the item's label on the dev split.
+fn learn_on(
+    summary: &ExperimentSummary,
+    trial: &TrialSummary,
+    names: &[&str],
+) -> Option<LearnedWeights> {
+    let e = &summary.experiment;
+    let scale = e.task_kind.scale()?;
     if names.is_empty() {
         return None;
     }
@@ -77,11 +112,13 @@ pub fn learn(summary: &ExperimentSummary, trial: &TrialSummary) -> Option<Learne
     let (dev, test) = (on(&dev_units), on(&test_units));
     let mut rows = Vec::new();
     let mut targets = Vec::new();
+    let mut fitted = Vec::new();
     for v in &dev {
         let y = labels.get(v.item_id.as_str()).and_then(Label::as_rating);
-        if let (Some(row), Some(y)) = (values(v, &names), y) {
+        if let (Some(row), Some(y)) = (values(v, names), y) {
             rows.push(row);
             targets.push(y);
+            fitted.push(v.item_id.as_str());
         }
     }
     if rows.len() <= names.len() {
@@ -93,7 +130,7 @@ pub fn learn(summary: &ExperimentSummary, trial: &TrialSummary) -> Option<Learne
             .iter()
             .filter_map(|v| {
                 let &human = labels.get(v.item_id.as_str())?;
-                let weighted = weighted(v, &names, &fit, scale);
+                let weighted = weighted(v, names, &fit, scale);
                 Some(weighted.observation(e.task_kind, human, units[v.item_id.as_str()]))
             })
             .collect();
@@ -111,6 +148,22 @@ pub fn learn(summary: &ExperimentSummary, trial: &TrialSummary) -> Option<Learne
             .iter()
             .enumerate()
             .map(|(column, n)| (n.to_string(), varies(&rows, column)))
+            .collect(),
+        spearman: names
+            .iter()
+            .enumerate()
+            .map(|(column, n)| {
+                let rated = items::criterion(n);
+                let pairs: (Vec<f64>, Vec<f64>) = fitted
+                    .iter()
+                    .zip(&rows)
+                    .filter_map(|(id, row)| {
+                        let item = summary.dataset.items.iter().find(|i| i.id == *id)?;
+                        Some((row[column], item.human_labels.get(rated)?.as_rating()?))
+                    })
+                    .unzip();
+                (n.to_string(), spearman(&pairs.0, &pairs.1))
+            })
             .collect(),
         n_fit: rows.len(),
         dev: score(&dev, &dev_units),

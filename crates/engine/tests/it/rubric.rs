@@ -267,6 +267,26 @@ async fn a_checklists_yes_no_items_make_their_criterions_value() {
             "{v:?}"
         );
     }
+    // The items' weights, fitted to the overall label on the verdicts answering both (the
+    // last item's first answer did not parse), with how often each varies and how its
+    // answers rank with the humans' engaging labels.
+    let w = t
+        .item_weights
+        .as_ref()
+        .expect("a checklist with items has item weights");
+    assert_eq!(
+        w.weights.keys().collect::<Vec<_>>(),
+        ["engaging/1", "engaging/2"]
+    );
+    assert_eq!(w.n_fit, 3);
+    // Answers (1, 1), (0, 1), (0, 0): each item's share off its most common answer.
+    assert!((w.varies["engaging/1"] - 1.0 / 3.0).abs() < 1e-12, "{w:?}");
+    assert!((w.varies["engaging/2"] - 1.0 / 3.0).abs() < 1e-12, "{w:?}");
+    // Engaging labels 1, 3, 2 on those items: Spearman of (1, 0, 0) and (1, 1, 0) with them.
+    let rho = |x: &[f64]| judgelab_core::metrics::agreement::spearman(x, &[1.0, 3.0, 2.0]);
+    assert_eq!(w.spearman["engaging/1"], rho(&[1.0, 0.0, 0.0]));
+    assert_eq!(w.spearman["engaging/2"], rho(&[1.0, 1.0, 0.0]));
+    assert!(t.weights.is_some(), "the criteria have weights too");
     // Read on the criterion alone: its four values against its labels.
     let alone = summarize_against(
         &store,
