@@ -101,6 +101,7 @@ pub fn trial(
         test_observations: vec![],
         criteria: Default::default(),
         weights: None,
+        item_weights: None,
     }
 }
 
