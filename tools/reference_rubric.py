@@ -131,12 +131,18 @@ def criteria_case(n=24):
     for j, c in enumerate(scales):
         _, counts = np.unique(x[:, j], return_counts=True)
         varies[c] = float((len(x) - counts.max()) / len(x))
+    # The minimum aggregate: each verdict's lowest criterion as a share of its scale, on 1-5.
+    minimum = [None] * n
+    for i in complete:
+        share = min((answers[c][i] - lo) / (hi - lo) for c, (lo, hi) in scales.items())
+        minimum[i] = 1 + share * 4
     weights = {
         "weights": dict(zip(scales, map(float, w))),
         "intercept": intercept,
         "n_fit": len(complete),
         "varies": varies,
         **rating_stats(overall, predicted, 1, 5),
+        "minimum": rating_stats(overall, minimum, 1, 5),
     }
     return {"scales": scales, "items": items, "expected": expected, "weights": weights}
 

@@ -740,8 +740,20 @@ fn fitted_text(
                     estimate_text(t.split_scores.dev.quality.get(q))
                 ),
             };
+            // The minimum aggregate on the split the weighted one is compared on.
+            let minimum = match (&w.minimum, &w.test) {
+                (Some((_, Some(test))), Some(_)) => Some(test),
+                (Some((dev, _)), _) => Some(dev),
+                _ => None,
+            };
+            let minimum = minimum.map_or(String::new(), |m| {
+                format!(
+                    " The minimum aggregate (a verdict is its worst criterion): {}.",
+                    estimate_text(m.quality.get(q))
+                )
+            });
             Some(format!(
-                "{}: {}; intercept {:.3}; {} ({} verdicts). {}{}.",
+                "{}: {}; intercept {:.3}; {} ({} verdicts). {}{}.{minimum}",
                 a.labels[i],
                 criteria.join(", "),
                 w.intercept,

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 
 use super::{ExperimentSummary, TrialSummary};
-use crate::dataset::Label;
+use crate::dataset::{Label, Task};
 use crate::metrics::agreement::spearman;
 use crate::metrics::SplitScore;
 use crate::record::{Outcome, VerdictRecord};
@@ -44,6 +44,11 @@ pub struct LearnedWeights {
     /// The weighted aggregate on the test split, where the trial judged it: the figure to
     /// compare with the unweighted aggregate's (the trial's own test score).
     pub test: Option<SplitScore>,
+    /// Criteria only: the minimum aggregate — each verdict's lowest criterion, as a share
+    /// of its scale, put on the item's — on the dev split and on the test split: a
+    /// verdict is as good as its worst criterion.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub minimum: Option<(SplitScore, Option<SplitScore>)>,
 }
 
 const METHOD: &str = "non-negative least squares with a free intercept, fitted on the dev split";
@@ -64,7 +69,106 @@ pub fn learn(summary: &ExperimentSummary, trial: &TrialSummary) -> Option<Learne
                 .any(|v| v.criteria.contains_key(*name))
         })
         .collect();
-    learn_on(summary, trial, &names)
+    let mut learned = learn_on(summary, trial, &names)?;
+    let tasks: Vec<Task> = names
+        .iter()
+        .filter_map(|n| summary.dataset.criteria.iter().find(|c| c.name == *n))
+        .map(|c| c.task)
+        .collect();
+    let lowest = |row: &[f64]| -> Option<f64> {
+        row.iter()
+            .zip(&tasks)
+            .map(|(x, task)| {
+                let (lo, hi) = task.scale()?;
+                Some((x - lo as f64) / (hi - lo) as f64)
+            })
+            .try_fold(f64::INFINITY, |low, share| Some(low.min(share?)))
+    };
+    let scored = Scoring::new(summary, trial);
+    let scale = summary.experiment.task_kind.scale()?;
+    let minimum = |v: &VerdictRecord| {
+        let share = lowest(&values(v, &names)?)?;
+        Some(scale.0 as f64 + share * (scale.1 - scale.0) as f64)
+    };
+    learned.minimum = Some((scored.dev(&minimum), scored.test(&minimum)));
+    Some(learned)
+}
+
+/// A trial's verdicts with another aggregate of their values as their verdict, scored on
+/// the dev split and the test split against the item's label.
+struct Scoring<'a> {
+    summary: &'a ExperimentSummary,
+    labels: HashMap<&'a str, Label>,
+    dev: (Vec<&'a VerdictRecord>, HashMap<&'a str, usize>),
+    test: (Vec<&'a VerdictRecord>, HashMap<&'a str, usize>),
+}
+
+impl<'a> Scoring<'a> {
+    fn new(summary: &'a ExperimentSummary, trial: &'a TrialSummary) -> Scoring<'a> {
+        let e = &summary.experiment;
+        let on = |ids: &'a [String]| {
+            let units = units(ids);
+            let records = trial
+                .verdicts
+                .iter()
+                .filter(|v| units.contains_key(v.item_id.as_str()))
+                .collect();
+            (records, units)
+        };
+        Scoring {
+            summary,
+            // Each item's label by id, looked up once per verdict.
+            labels: summary
+                .dataset
+                .items
+                .iter()
+                .map(|i| (i.id.as_str(), i.human_label))
+                .collect(),
+            dev: on(&e.judged),
+            test: on(&e.test),
+        }
+    }
+
+    /// The verdicts of `split` with `aggregate`'s value as their verdict, kept on the
+    /// item's scale; a verdict without one keeps its failure (or its failed call).
+    fn score(
+        &self,
+        (records, units): &(Vec<&VerdictRecord>, HashMap<&str, usize>),
+        aggregate: &dyn Fn(&VerdictRecord) -> Option<f64>,
+    ) -> SplitScore {
+        let e = &self.summary.experiment;
+        let scale = e.task_kind.scale().unwrap_or((0, 1));
+        let observations: Vec<_> = records
+            .iter()
+            .filter_map(|v| {
+                let &human = self.labels.get(v.item_id.as_str())?;
+                let outcome = match aggregate(v) {
+                    Some(x) => Outcome::Judged(Verdict::Parsed(Label::Rating(
+                        x.clamp(scale.0 as f64, scale.1 as f64),
+                    ))),
+                    None => v.outcome.clone(),
+                };
+                let record = VerdictRecord {
+                    outcome,
+                    distribution: None,
+                    belief: None,
+                    logprobs: None,
+                    ..(*v).clone()
+                };
+                Some(record.observation(e.task_kind, human, units[v.item_id.as_str()]))
+            })
+            .collect();
+        SplitScore::of(e.task_kind, &observations, &self.summary.bootstrap)
+    }
+
+    fn dev(&self, aggregate: &dyn Fn(&VerdictRecord) -> Option<f64>) -> SplitScore {
+        self.score(&self.dev, aggregate)
+    }
+
+    /// None where the trial judged no test item.
+    fn test(&self, aggregate: &dyn Fn(&VerdictRecord) -> Option<f64>) -> Option<SplitScore> {
+        (!self.test.0.is_empty()).then(|| self.score(&self.test, aggregate))
+    }
 }
 
 /// The weights of a checklist's yes/no items in `trial`, as [`learn`] fits criteria's: none
@@ -89,32 +193,19 @@ fn learn_on(
     trial: &TrialSummary,
     names: &[&str],
 ) -> Option<LearnedWeights> {
-    let e = &summary.experiment;
-    let scale = e.task_kind.scale()?;
+    summary.experiment.task_kind.scale()?;
     if names.is_empty() {
         return None;
     }
-    // Each item's label by id, looked up once per verdict.
-    let labels: HashMap<&str, Label> = summary
-        .dataset
-        .items
-        .iter()
-        .map(|i| (i.id.as_str(), i.human_label))
-        .collect();
-    let (dev_units, test_units) = (units(&e.judged), units(&e.test));
-    let on = |units: &HashMap<&str, usize>| -> Vec<&VerdictRecord> {
-        trial
-            .verdicts
-            .iter()
-            .filter(|v| units.contains_key(v.item_id.as_str()))
-            .collect()
-    };
-    let (dev, test) = (on(&dev_units), on(&test_units));
+    let scoring = Scoring::new(summary, trial);
     let mut rows = Vec::new();
     let mut targets = Vec::new();
     let mut fitted = Vec::new();
-    for v in &dev {
-        let y = labels.get(v.item_id.as_str()).and_then(Label::as_rating);
+    for v in &scoring.dev.0 {
+        let y = scoring
+            .labels
+            .get(v.item_id.as_str())
+            .and_then(Label::as_rating);
         if let (Some(row), Some(y)) = (values(v, names), y) {
             rows.push(row);
             targets.push(y);
@@ -125,17 +216,7 @@ fn learn_on(
         return None;
     }
     let fit = weights::fit(&rows, &targets)?;
-    let score = |records: &[&VerdictRecord], units: &HashMap<&str, usize>| {
-        let observations: Vec<_> = records
-            .iter()
-            .filter_map(|v| {
-                let &human = labels.get(v.item_id.as_str())?;
-                let weighted = weighted(v, names, &fit, scale);
-                Some(weighted.observation(e.task_kind, human, units[v.item_id.as_str()]))
-            })
-            .collect();
-        SplitScore::of(e.task_kind, &observations, &summary.bootstrap)
-    };
+    let weighted = |v: &VerdictRecord| Some(fit.predict(&values(v, names)?));
     Some(LearnedWeights {
         method: METHOD,
         weights: names
@@ -153,22 +234,33 @@ fn learn_on(
             .iter()
             .enumerate()
             .map(|(column, n)| {
-                let rated = items::criterion(n);
-                let pairs: (Vec<f64>, Vec<f64>) = fitted
+                let humans = rated_by_humans(summary, items::criterion(n), &fitted);
+                let (x, y): (Vec<f64>, Vec<f64>) = rows
                     .iter()
-                    .zip(&rows)
-                    .filter_map(|(id, row)| {
-                        let item = summary.dataset.items.iter().find(|i| i.id == *id)?;
-                        Some((row[column], item.human_labels.get(rated)?.as_rating()?))
-                    })
+                    .zip(humans)
+                    .filter_map(|(row, human)| Some((row[column], human?)))
                     .unzip();
-                (n.to_string(), spearman(&pairs.0, &pairs.1))
+                (n.to_string(), spearman(&x, &y))
             })
             .collect(),
         n_fit: rows.len(),
-        dev: score(&dev, &dev_units),
-        test: (!test.is_empty()).then(|| score(&test, &test_units)),
+        dev: scoring.dev(&weighted),
+        test: scoring.test(&weighted),
+        minimum: None,
     })
+}
+
+/// The humans' label on `criterion` of each item of `ids`, where they rated it.
+fn rated_by_humans(summary: &ExperimentSummary, criterion: &str, ids: &[&str]) -> Vec<Option<f64>> {
+    let by_id: HashMap<&str, &crate::dataset::Item> = summary
+        .dataset
+        .items
+        .iter()
+        .map(|i| (i.id.as_str(), i))
+        .collect();
+    ids.iter()
+        .map(|id| by_id.get(id)?.human_labels.get(criterion)?.as_rating())
+        .collect()
 }
 
 /// A verdict's value on each of `names`, where it has all of them.
@@ -183,30 +275,6 @@ fn values(v: &VerdictRecord, names: &[&str]) -> Option<Vec<f64>> {
             _ => None,
         })
         .collect()
-}
-
-/// `v` with the weighted aggregate of its criteria as its verdict, kept on `scale`; a
-/// verdict without every value keeps its failure (or its failed call).
-fn weighted(
-    v: &VerdictRecord,
-    names: &[&str],
-    fit: &weights::Fit,
-    scale: (i64, i64),
-) -> VerdictRecord {
-    let outcome = match values(v, names) {
-        Some(row) => {
-            let x = fit.predict(&row).clamp(scale.0 as f64, scale.1 as f64);
-            Outcome::Judged(Verdict::Parsed(Label::Rating(x)))
-        }
-        None => v.outcome.clone(),
-    };
-    VerdictRecord {
-        outcome,
-        distribution: None,
-        belief: None,
-        logprobs: None,
-        ..v.clone()
-    }
 }
 
 /// The share of `rows` whose value in `column` is not the column's most common value.

@@ -143,11 +143,17 @@ async fn each_criterion_is_stored_apart_and_scored_against_its_own_labels() {
         close(Some(w.varies[name]), &want["varies"][name], name);
     }
     assert!(w.test.is_none(), "no test split");
+    let (minimum, _) = w.minimum.as_ref().expect("criteria have a minimum aggregate");
     for (key, q) in METRICS {
         close(
             w.dev.quality.get(q).value,
             &want[key],
             &format!("weighted {key}"),
+        );
+        close(
+            minimum.quality.get(q).value,
+            &want["minimum"][key],
+            &format!("minimum {key}"),
         );
     }
 
