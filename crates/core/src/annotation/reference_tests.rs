@@ -132,18 +132,18 @@ fn raters_on_pairwise_items_agree_as_scikit_learn_and_krippendorff_say() {
     );
 }
 
+/// The reference's keys of the metrics of ratings.
+const RATINGS: &[(&str, Quality)] = &[
+    ("accuracy", Quality::Accuracy),
+    ("within_half_point", Quality::WithinHalfPoint),
+    ("kappa", Quality::Kappa),
+    ("spearman", Quality::Spearman),
+    ("pearson", Quality::Pearson),
+];
+
 #[test]
 fn raters_on_ratings_that_are_means_agree_as_scikit_learn_scipy_and_krippendorff_say() {
-    check_case(
-        "single",
-        &[
-            ("accuracy", Quality::Accuracy),
-            ("within_half_point", Quality::WithinHalfPoint),
-            ("kappa", Quality::Kappa),
-            ("spearman", Quality::Spearman),
-            ("pearson", Quality::Pearson),
-        ],
-    );
+    check_case("single", RATINGS);
 }
 
 /// Ratings that are means of three people whose own labels the file keeps: the pairs
@@ -151,16 +151,7 @@ fn raters_on_ratings_that_are_means_agree_as_scikit_learn_scipy_and_krippendorff
 /// alpha over the people alone.
 #[test]
 fn raters_kept_by_the_file_agree_as_scikit_learn_scipy_and_krippendorff_say() {
-    check_case(
-        "file",
-        &[
-            ("accuracy", Quality::Accuracy),
-            ("within_half_point", Quality::WithinHalfPoint),
-            ("kappa", Quality::Kappa),
-            ("spearman", Quality::Spearman),
-            ("pearson", Quality::Pearson),
-        ],
-    );
+    check_case("file", RATINGS);
 }
 
 #[test]

@@ -327,24 +327,13 @@ async fn exact_verdicts_need_logits_and_one_token_labels() {
 #[tokio::test]
 async fn a_checklist_reads_each_criterion_from_one_pass_on_its_own_scale() {
     let dir = tempfile::tempdir().unwrap();
-    let (coherence, grounded) = ([1, 3, 2, 3], [0, 1, 1, 0]);
-    let lines: Vec<String> = (0..4)
-        .map(|i| {
-            let mut line = serde_json::json!({
-                "id": format!("i{i}"),
-                "task": "single",
-                "question": format!("q{i}"),
-                "answer": "a response",
-                "human_label": 1 + i,
-                "human_labels": {"coherence": coherence[i], "grounded": grounded[i]},
-            });
-            if i == 0 {
-                line["label_scales"] = serde_json::json!({"coherence": [1, 3], "grounded": [0, 1]});
-            }
-            line.to_string()
-        })
-        .collect();
-    std::fs::write(dir.path().join("items.jsonl"), lines.join("\n")).unwrap();
+    let coherence = [1, 3, 2, 3];
+    let grounded = [0, 1, 1, 0];
+    crate::two_criteria(
+        dir.path(),
+        coherence.map(|x| x as f64),
+        ("grounded", [0, 1], grounded.map(|x| x as f64)),
+    );
     std::fs::write(
         dir.path().join("c.jinja"),
         r#"{%- set criteria = [

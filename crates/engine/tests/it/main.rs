@@ -184,6 +184,33 @@ fn scripted(outputs: &[&str], cancel_after: Option<(usize, Arc<AtomicBool>)>) ->
     })
 }
 
+/// Writes `dir/items.jsonl`: four rating items `i0`..`i3` (question `q{i}`, overall label
+/// 1 + i) that the humans rated on `coherence` (1-3) and on a second criterion, each
+/// value as given, the scales declared on the first line.
+fn two_criteria(
+    dir: &Path,
+    coherence: [f64; 4],
+    (name, scale, second): (&str, [i64; 2], [f64; 4]),
+) {
+    let lines: Vec<String> = (0..4)
+        .map(|i| {
+            let mut line = serde_json::json!({
+                "id": format!("i{i}"),
+                "task": "single",
+                "question": format!("q{i}"),
+                "answer": "a response",
+                "human_label": 1 + i,
+                "human_labels": {"coherence": coherence[i], name: second[i]},
+            });
+            if i == 0 {
+                line["label_scales"] = serde_json::json!({"coherence": [1, 3], name: scale});
+            }
+            line.to_string()
+        })
+        .collect();
+    std::fs::write(dir.join("items.jsonl"), lines.join("\n")).unwrap();
+}
+
 /// Runs with the scripted judge, timing no call alone.
 async fn run(
     store: &Store,

@@ -143,7 +143,10 @@ async fn each_criterion_is_stored_apart_and_scored_against_its_own_labels() {
         close(Some(w.varies[name]), &want["varies"][name], name);
     }
     assert!(w.test.is_none(), "no test split");
-    let (minimum, _) = w.minimum.as_ref().expect("criteria have a minimum aggregate");
+    let (minimum, _) = w
+        .minimum
+        .as_ref()
+        .expect("criteria have a minimum aggregate");
     for (key, q) in METRICS {
         close(
             w.dev.quality.get(q).value,
@@ -189,24 +192,12 @@ async fn each_criterion_is_stored_apart_and_scored_against_its_own_labels() {
 #[tokio::test]
 async fn a_checklists_yes_no_items_make_their_criterions_value() {
     let dir = tempfile::tempdir().unwrap();
-    let (coherence, engaging) = ([1, 3, 2, 3], [1.0, 3.0, 2.0, 1.0]);
-    let lines: Vec<String> = (0..4)
-        .map(|i| {
-            let mut line = serde_json::json!({
-                "id": format!("i{i}"),
-                "task": "single",
-                "question": format!("q{i}"),
-                "answer": "a response",
-                "human_label": 1 + i,
-                "human_labels": {"coherence": coherence[i], "engaging": engaging[i]},
-            });
-            if i == 0 {
-                line["label_scales"] = serde_json::json!({"coherence": [1, 3], "engaging": [1, 3]});
-            }
-            line.to_string()
-        })
-        .collect();
-    std::fs::write(dir.path().join("items.jsonl"), lines.join("\n")).unwrap();
+    let coherence = [1, 3, 2, 3];
+    crate::two_criteria(
+        dir.path(),
+        coherence.map(|x| x as f64),
+        ("engaging", [1, 3], [1.0, 3.0, 2.0, 1.0]),
+    );
     std::fs::write(
         dir.path().join("c.jinja"),
         r#"{%- set criteria = [
