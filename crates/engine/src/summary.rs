@@ -129,6 +129,9 @@ pub async fn summarize_against(
     for (trial, (weights, items)) in summary.trials.iter_mut().zip(weights) {
         trial.weights = weights;
         trial.item_weights = items;
+        if let Some(items) = &mut trial.item_weights {
+            items.questions = item_questions(store, &trial.template_hash).await?;
+        }
     }
     // The pick with each rater: the trial a researcher would take, against each person.
     let pick = summary.pick(metric).map(|i| summary.trials[i].judged());
@@ -149,6 +152,32 @@ pub async fn summarize_against(
         criteria: asked,
     };
     Ok(summary)
+}
+
+/// The yes/no questions of the checklist items the template stored as `hash` declares, by
+/// call name (`NAME/k`).
+async fn item_questions(
+    store: &Store,
+    hash: &str,
+) -> Result<std::collections::BTreeMap<String, String>, EngineError> {
+    let Some(template) = store.template(hash).await? else {
+        return Ok(Default::default());
+    };
+    let declared: Vec<judgelab_core::rubric::Asked> = template
+        .criteria()?
+        .into_iter()
+        .map(|d| judgelab_core::rubric::Asked {
+            name: d.name,
+            definition: d.definition,
+            task: judgelab_core::rubric::items::YES_NO,
+            items: d.items,
+            item: None,
+        })
+        .collect();
+    Ok(judgelab_core::rubric::items::calls(&declared)
+        .into_iter()
+        .filter_map(|a| Some((a.name, a.item?)))
+        .collect())
 }
 
 /// The experiment read on one criterion of its rubric: against the dataset's labels on it,

@@ -723,7 +723,14 @@ fn fitted_text(
                         (Some((criterion, _)), _) => format!(", no Spearman with {criterion}"),
                         (None, _) => String::new(),
                     };
-                    format!("{name} {weight:.3} (varies in {:.0}%{rank})", varies * 100.0)
+                    let question = w
+                        .questions
+                        .get(name)
+                        .map_or(String::new(), |q| format!(" \"{q}\""));
+                    format!(
+                        "{name}{question} {weight:.3} (varies in {:.0}%{rank})",
+                        varies * 100.0
+                    )
                 })
                 .collect();
             let compared = match (&w.test, &t.split_scores.test) {

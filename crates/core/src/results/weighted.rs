@@ -37,6 +37,10 @@ pub struct LearnedWeights {
     /// criterion's own; an item's criterion's), over the dev verdicts of the fit; none
     /// where it does not vary or the humans did not rate it.
     pub spearman: BTreeMap<String, Option<f64>>,
+    /// A checklist item's yes/no question, by its name (`NAME/k`), where the template that
+    /// asked it is stored.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub questions: BTreeMap<String, String>,
     /// Dev verdicts the fit was made on: those with a value for every criterion.
     pub n_fit: usize,
     /// The weighted aggregate on the dev split it was fitted on (in-sample: optimistic).
@@ -244,6 +248,7 @@ fn learn_on(
             })
             .collect(),
         n_fit: rows.len(),
+        questions: BTreeMap::new(),
         dev: scoring.dev(&weighted),
         test: scoring.test(&weighted),
         minimum: None,

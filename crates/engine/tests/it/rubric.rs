@@ -276,6 +276,7 @@ async fn a_checklists_yes_no_items_make_their_criterions_value() {
         ["engaging/1", "engaging/2"]
     );
     assert_eq!(w.n_fit, 3);
+    assert_eq!(w.questions["engaging/2"], "Adds?");
     // Answers (1, 1), (0, 1), (0, 0): each item's share off its most common answer.
     assert!((w.varies["engaging/1"] - 1.0 / 3.0).abs() < 1e-12, "{w:?}");
     assert!((w.varies["engaging/2"] - 1.0 / 3.0).abs() < 1e-12, "{w:?}");
