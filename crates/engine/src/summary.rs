@@ -163,21 +163,7 @@ async fn item_questions(
     let Some(template) = store.template(hash).await? else {
         return Ok(Default::default());
     };
-    let declared: Vec<judgelab_core::rubric::Asked> = template
-        .criteria()?
-        .into_iter()
-        .map(|d| judgelab_core::rubric::Asked {
-            name: d.name,
-            definition: d.definition,
-            task: judgelab_core::rubric::items::YES_NO,
-            items: d.items,
-            item: None,
-        })
-        .collect();
-    Ok(judgelab_core::rubric::items::calls(&declared)
-        .into_iter()
-        .filter_map(|a| Some((a.name, a.item?)))
-        .collect())
+    Ok(judgelab_core::rubric::items::questions(&template.criteria()?).collect())
 }
 
 /// The experiment read on one criterion of its rubric: against the dataset's labels on it,

@@ -73,7 +73,8 @@ pub fn learn(summary: &ExperimentSummary, trial: &TrialSummary) -> Option<Learne
                 .any(|v| v.criteria.contains_key(*name))
         })
         .collect();
-    let mut learned = learn_on(summary, trial, &names)?;
+    let scoring = Scoring::new(summary, trial);
+    let mut learned = learn_on(&scoring, &names)?;
     let tasks: Vec<Task> = names
         .iter()
         .filter_map(|n| summary.dataset.criteria.iter().find(|c| c.name == *n))
@@ -88,13 +89,12 @@ pub fn learn(summary: &ExperimentSummary, trial: &TrialSummary) -> Option<Learne
             })
             .try_fold(f64::INFINITY, |low, share| Some(low.min(share?)))
     };
-    let scored = Scoring::new(summary, trial);
     let scale = summary.experiment.task_kind.scale()?;
     let minimum = |v: &VerdictRecord| {
         let share = lowest(&values(v, &names)?)?;
         Some(scale.0 as f64 + share * (scale.1 - scale.0) as f64)
     };
-    learned.minimum = Some((scored.dev(&minimum), scored.test(&minimum)));
+    learned.minimum = Some((scoring.dev(&minimum), scoring.test(&minimum)));
     Some(learned)
 }
 
@@ -187,21 +187,17 @@ pub fn learn_items(summary: &ExperimentSummary, trial: &TrialSummary) -> Option<
         .collect();
     names.sort_by_key(|name| items::of(name));
     names.dedup();
-    learn_on(summary, trial, &names)
+    learn_on(&Scoring::new(summary, trial), &names)
 }
 
-/// Weights of the columns `names` of `trial`'s verdicts' values (criteria, or items),
+/// Weights of the columns `names` of a trial's verdicts' values (criteria, or items),
 /// fitted to the item's label on the dev split.
-fn learn_on(
-    summary: &ExperimentSummary,
-    trial: &TrialSummary,
-    names: &[&str],
-) -> Option<LearnedWeights> {
+fn learn_on(scoring: &Scoring<'_>, names: &[&str]) -> Option<LearnedWeights> {
+    let summary = scoring.summary;
     summary.experiment.task_kind.scale()?;
     if names.is_empty() {
         return None;
     }
-    let scoring = Scoring::new(summary, trial);
     let mut rows = Vec::new();
     let mut targets = Vec::new();
     let mut fitted = Vec::new();
@@ -221,6 +217,12 @@ fn learn_on(
     }
     let fit = weights::fit(&rows, &targets)?;
     let weighted = |v: &VerdictRecord| Some(fit.predict(&values(v, names)?));
+    let by_id: HashMap<&str, &crate::dataset::Item> = summary
+        .dataset
+        .items
+        .iter()
+        .map(|i| (i.id.as_str(), i))
+        .collect();
     Some(LearnedWeights {
         method: METHOD,
         weights: names
@@ -238,11 +240,15 @@ fn learn_on(
             .iter()
             .enumerate()
             .map(|(column, n)| {
-                let humans = rated_by_humans(summary, items::criterion(n), &fitted);
+                // Against the humans' label on what it rates, where they rated it.
+                let rated = items::criterion(n);
                 let (x, y): (Vec<f64>, Vec<f64>) = rows
                     .iter()
-                    .zip(humans)
-                    .filter_map(|(row, human)| Some((row[column], human?)))
+                    .zip(&fitted)
+                    .filter_map(|(row, id)| {
+                        let human = by_id.get(id)?.human_labels.get(rated)?.as_rating()?;
+                        Some((row[column], human))
+                    })
                     .unzip();
                 (n.to_string(), spearman(&x, &y))
             })
@@ -253,19 +259,6 @@ fn learn_on(
         test: scoring.test(&weighted),
         minimum: None,
     })
-}
-
-/// The humans' label on `criterion` of each item of `ids`, where they rated it.
-fn rated_by_humans(summary: &ExperimentSummary, criterion: &str, ids: &[&str]) -> Vec<Option<f64>> {
-    let by_id: HashMap<&str, &crate::dataset::Item> = summary
-        .dataset
-        .items
-        .iter()
-        .map(|i| (i.id.as_str(), i))
-        .collect();
-    ids.iter()
-        .map(|id| by_id.get(id)?.human_labels.get(criterion)?.as_rating())
-        .collect()
 }
 
 /// A verdict's value on each of `names`, where it has all of them.

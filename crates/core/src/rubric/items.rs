@@ -12,7 +12,7 @@
 //! (`min + share × (max − min)`), over the items whose answer parsed — an answer that does
 //! not parse fails that item only; where none parsed, the criterion fails as the first did.
 
-use super::Asked;
+use super::{Asked, Declared};
 use crate::dataset::{Label, Task};
 use crate::verdict::{FailureKind, Verdict};
 
@@ -35,7 +35,7 @@ pub fn calls(asked: &[Asked]) -> Vec<Asked> {
                 .iter()
                 .enumerate()
                 .map(|(k, question)| Asked {
-                    name: format!("{}/{}", a.name, k + 1),
+                    name: name(&a.name, k + 1),
                     definition: a.definition.clone(),
                     task: YES_NO,
                     items: Vec::new(),
@@ -44,6 +44,21 @@ pub fn calls(asked: &[Asked]) -> Vec<Asked> {
                 .collect()
         })
         .collect()
+}
+
+/// The name of the call asking item `k` (from 1) of `criterion`.
+fn name(criterion: &str, k: usize) -> String {
+    format!("{criterion}/{k}")
+}
+
+/// Each yes/no question `declared` asks in a checklist, by the name of its call.
+pub fn questions(declared: &[Declared]) -> impl Iterator<Item = (String, String)> + '_ {
+    declared.iter().flat_map(|d| {
+        d.items
+            .iter()
+            .enumerate()
+            .map(|(k, q)| (name(&d.name, k + 1), q.clone()))
+    })
 }
 
 /// The criterion and item number (from 1) a call named `name` asks, where it asks an

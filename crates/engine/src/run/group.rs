@@ -27,9 +27,20 @@ pub(super) struct Run<'a> {
     pub r: &'a Resolved,
     pub options: &'a RunOptions,
     pub index: &'a HashMap<&'a str, &'a Item>,
-    /// Verdicts the experiment needs in all, as it stands (a race's drops lower it).
+    /// Calls the experiment needs in all, as it stands (a race's drops lower it), and the
+    /// verdicts they make (fewer where a checklist asks a call per criterion).
     pub total: AtomicUsize,
+    pub verdicts: AtomicUsize,
     pub budget: Budget,
+}
+
+impl Run<'_> {
+    /// What the experiment needs now, as [`super::needed`] counts it: (calls, calls
+    /// missing, verdicts).
+    pub fn restate(&self, (calls, _, verdicts): (usize, usize, usize)) {
+        self.total.store(calls, Ordering::SeqCst);
+        self.verdicts.store(verdicts, Ordering::SeqCst);
+    }
 }
 
 /// The experiment's budgets (`limits.max_calls`, `max_usd`, `max_seconds`) and what is

@@ -62,11 +62,13 @@ pub async fn run_experiment(
         options: &options,
         index: &index,
         total: 0.into(),
+        verdicts: 0.into(),
         budget,
     };
     let out_of_race = choose::dropped(&run, &row).await?;
     let (total, n_missing, verdicts) = needed(&run, &row, &trials, &out_of_race).await?;
     run.total = total.into();
+    run.verdicts = verdicts.into();
     let already_done = total - n_missing;
     on_event(RunEvent::Started {
         experiment: row.name.clone(),
@@ -89,10 +91,7 @@ pub async fn run_experiment(
         let state = choose::race(&run, &mut judges, &row, &trials, &mut tally, on_event).await?;
         // Dropped trials no longer need the rest of the dev split.
         let out_of_race = choose::dropped(&run, &row).await?;
-        run.total.store(
-            needed(&run, &row, &trials, &out_of_race).await?.0,
-            Ordering::SeqCst,
-        );
+        run.restate(needed(&run, &row, &trials, &out_of_race).await?);
         Some(state)
     } else {
         let all: Vec<&Trial> = trials.iter().collect();
@@ -129,7 +128,7 @@ pub async fn run_experiment(
         resumed,
         n_trials: trials.len(),
         total: run.total.load(Ordering::SeqCst),
-        verdicts: needed(&run, &row, &trials, &out_of_race).await?.2,
+        verdicts: run.verdicts.load(Ordering::SeqCst),
         already_done,
         judged_now: tally.judged_now,
         n_errors: tally.n_errors,
@@ -183,10 +182,7 @@ async fn test_split<'r>(
             trials = run.r.trials(run.store.trials(row.id).await?)?;
         }
         let out_of_race = choose::dropped(run, row).await?;
-        run.total.store(
-            needed(run, row, &trials, &out_of_race).await?.0,
-            Ordering::SeqCst,
-        );
+        run.restate(needed(run, row, &trials, &out_of_race).await?);
         let kept: Vec<&Trial> = trials.iter().filter(|t| t.test_role.is_some()).collect();
         let todo = missing(run, &kept, &row.test).await?;
         judge_all(run, judges, todo, tally, on_event).await?;

@@ -110,6 +110,7 @@ pub async fn judge_unlabelled(
         options: &options,
         index: &index,
         total: total.into(),
+        verdicts: verdicts.into(),
         budget,
     };
     let done = store.done_keys(trial.id).await?;
