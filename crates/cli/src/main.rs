@@ -4,6 +4,7 @@
 //! template), 130 interrupted (everything judged so far is saved).
 
 mod bench;
+mod compare;
 mod label;
 mod table;
 
@@ -20,7 +21,7 @@ use judgelab_core::dataset::ImportOptions;
 use judgelab_core::experiment::{PanelRule, PanelSpec, Ties};
 use judgelab_core::metrics::{BootstrapSpec, Quality};
 use judgelab_core::pareto::Objective;
-use judgelab_core::results::{ExperimentSummary, TrialSummary};
+use judgelab_core::results::ExperimentSummary;
 use judgelab_engine::{EngineError, RunEvent, RunOptions};
 use judgelab_report::analysis::Analysis;
 use judgelab_report::table::{ResultsTable, RowKind};
@@ -112,22 +113,14 @@ enum Command {
         #[command(flatten)]
         bootstrap: BootstrapArgs,
     },
-    /// Compare two trials on the same items: McNemar's exact test and a paired bootstrap
-    /// interval of the difference in a metric
-    Compare {
-        /// An experiment name, or its .toml file
-        experiment: String,
-        /// Trial ids, as `show` prints them
-        first: i64,
-        second: i64,
-        #[arg(long, default_value = "kappa", value_parser = parse_quality)]
-        metric: Quality,
-        /// Print JSON instead of sentences
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        bootstrap: BootstrapArgs,
-    },
+    /// Compare two judges on the items both judged: which verdicts flipped, McNemar's exact
+    /// test, and how far their beliefs moved
+    ///
+    /// Two trials of one experiment, or trials of two experiments on the same dataset. The
+    /// flip matrix (split by the human label), the flip rate with its interval, kappa
+    /// between the judges, McNemar's exact test, the paired difference in a metric, and for
+    /// exact trials the divergence of their beliefs with the calls that moved most
+    Compare(compare::CompareArgs),
     /// Add a panel to a stored experiment: its trials vote on each item, composed from the
     /// verdicts already stored (no model call, and the experiment stays the same); or
     /// remove one with --remove. A panel may also be declared in the file ([[panels]])
@@ -444,17 +437,7 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             let labels = (labels.labels()?, criterion);
             report_command(&store, &experiment, &out, metric, &labels, bootstrap.spec()).await?
         }
-        Command::Compare {
-            experiment,
-            first,
-            second,
-            metric,
-            json,
-            bootstrap,
-        } => {
-            let trials = (first, second);
-            compare(&store, &experiment, trials, metric, json, bootstrap.spec()).await?
-        }
+        Command::Compare(args) => compare::command(&store, args).await?,
         Command::Panel {
             experiment,
             name,
@@ -1022,59 +1005,6 @@ async fn report_command(
         .with_context(|| format!("while writing the report into {}", out.display()))?;
     eprintln!("wrote {} files into {}", files.len(), out.display());
     println!("{}", out.join("report.html").display());
-    Ok(ExitCode::SUCCESS)
-}
-
-async fn compare(
-    store: &Store,
-    experiment: &str,
-    (first, second): (i64, i64),
-    metric: Quality,
-    json: bool,
-    bootstrap: BootstrapSpec,
-) -> Result<ExitCode> {
-    let name = experiment_name(experiment)?;
-    let summary = judgelab_engine::summarize(store, &name, &bootstrap).await?;
-    let task = summary.experiment.task_kind;
-    let c = summary
-        .compare(first, second, metric)
-        .map_err(EngineError::from)?;
-    let (a, b) = (summary.trial(first)?, summary.trial(second)?);
-    if json {
-        println!("{}", serde_json::to_string_pretty(&c)?);
-        return Ok(ExitCode::SUCCESS);
-    }
-    let value = |t: &TrialSummary| {
-        t.metrics
-            .value(metric)
-            .map_or("undefined".into(), |v| format!("{v:.3}"))
-    };
-    println!(
-        "trial {first} vs trial {second} on {} shared verdicts of experiment {name:?}",
-        c.n_pairs
-    );
-    let difference = match (c.difference.value, c.difference.ci) {
-        (Some(d), Some((lo, hi))) => format!(
-            "{d:+.3}, 95% paired bootstrap interval [{lo:+.3}, {hi:+.3}]{}",
-            if lo > 0.0 || hi < 0.0 {
-                ": a real difference"
-            } else {
-                ": includes 0, no clear difference"
-            }
-        ),
-        (Some(d), None) => format!("{d:+.3}"),
-        (None, _) => "undefined".into(),
-    };
-    println!(
-        "{}: {} vs {} (over all their verdicts); difference on the shared verdicts {difference}",
-        metric.title(task),
-        value(a),
-        value(b)
-    );
-    println!(
-        "right where the other is wrong: trial {first} {} times, trial {second} {} times; McNemar exact p = {:.4}",
-        c.first_only, c.second_only, c.mcnemar_p
-    );
     Ok(ExitCode::SUCCESS)
 }
 

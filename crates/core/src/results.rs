@@ -15,7 +15,6 @@ use crate::dataset::Criterion;
 use crate::experiment::{PanelSpec, Strategy};
 use crate::load::StoredRamp;
 use crate::metrics::baseline::{self, Baseline};
-use crate::metrics::paired::{self, PairedComparison};
 use crate::metrics::{
     self, BootstrapSpec, Estimate, Observation, Quality, Timed, Timing, TrialMetrics,
 };
@@ -33,6 +32,7 @@ use crate::trust::{self, confidence, Calibration, Selective};
 use crate::verdict::Verdict;
 use crate::{Dataset, Experiment, Item, Label, Task, TrialParams};
 
+pub mod comparison;
 pub mod criteria;
 pub mod weighted;
 pub use criteria::CriterionScore;
@@ -65,6 +65,13 @@ pub enum ResultsError {
     NoCriterion { name: String, asked: String },
     #[error("criterion {0:?} is scored against the dataset's labels only: the labelling queue labels the item's one label")]
     CriterionLabels(String),
+    #[error("experiment {first:?} judges dataset {first_dataset:?} and {second:?} judges {second_dataset:?}: judges are compared on the same items")]
+    OtherDataset {
+        first: String,
+        first_dataset: String,
+        second: String,
+        second_dataset: String,
+    },
     #[error("trial {trial}: {source}")]
     Estimate {
         trial: i64,
@@ -815,25 +822,6 @@ impl ExperimentSummary {
             trial: trial_id,
             source,
         })
-    }
-
-    /// Trials `first` and `second` (store ids) compared on the verdicts they share by
-    /// `metric`: McNemar's exact test and a paired bootstrap interval of the difference.
-    pub fn compare(
-        &self,
-        first: i64,
-        second: i64,
-        metric: Quality,
-    ) -> Result<PairedComparison, ResultsError> {
-        let metric = self.check_metric(metric)?;
-        let (a, b) = (self.trial(first)?, self.trial(second)?);
-        Ok(paired::compare(
-            self.experiment.task_kind,
-            &a.observations,
-            &b.observations,
-            metric,
-            &self.bootstrap,
-        ))
     }
 }
 

@@ -686,6 +686,15 @@ pub fn shown(trials: &[&TrialParams]) -> Vec<Axis> {
         .collect()
 }
 
+/// A trial's parameters as `axis=value`, those a table of it alone shows.
+pub fn describe(p: &TrialParams) -> String {
+    shown(&[p])
+        .into_iter()
+        .map(|a| format!("{}={}", a.short(), a.label(p)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Trials whose prompts are the same: they differ only in axes that do not change it.
 pub fn same_prompts(p: &TrialParams, q: &TrialParams) -> bool {
     Axis::ALL

@@ -35,8 +35,18 @@ pub const VARIABLES: [&str; 13] = [
     "style",
 ];
 
-const BUILTINS: [(&str, &str); 4] = [
+const BUILTINS: [(&str, &str); 6] = [
     ("pairwise", include_str!("templates/pairwise.jinja")),
+    // The built-in pairwise template reworded without changing its meaning: a paraphrase
+    // set for measuring how much verdicts depend on the wording.
+    (
+        "pairwise_paraphrase_1",
+        include_str!("templates/pairwise_paraphrase_1.jinja"),
+    ),
+    (
+        "pairwise_paraphrase_2",
+        include_str!("templates/pairwise_paraphrase_2.jinja"),
+    ),
     ("single", include_str!("templates/single.jinja")),
     (
         "dialogue_rubric",

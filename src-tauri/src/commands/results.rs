@@ -295,7 +295,12 @@ pub async fn compare_trials(
 ) -> AppResult<Comparison> {
     let summary = summary(&state, &name, resamples.min(10_000)).await?;
     let q = quality(&summary, metric.as_deref())?;
-    let c = summary.compare(i64::from(first), i64::from(second), q)?;
+    let c = judgelab_core::results::comparison::compare(
+        (&summary, i64::from(first)),
+        (&summary, i64::from(second)),
+        q,
+    )?
+    .paired;
     Ok(Comparison {
         first,
         second,

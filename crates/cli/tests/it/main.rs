@@ -1037,6 +1037,62 @@ fn an_exact_grid_costs_the_calls_of_one_point() {
         "{stderr}"
     );
 
+    // The same point worded as a paraphrase of the template, in an experiment of its own,
+    // compared with it: the flip matrix, McNemar's p and the calls that moved most.
+    let paraphrase = experiment(
+        &env,
+        "paraphrase",
+        "exact = true",
+        "temperature = 0.7\nmax_tokens = 1\nfew_shot = 1\n[limits]\nitems = 3",
+    );
+    let file = std::fs::read_to_string(&paraphrase).unwrap();
+    std::fs::write(
+        &paraphrase,
+        file.replace("\"pairwise\"", "\"pairwise_paraphrase_1\""),
+    )
+    .unwrap();
+    let out = env.run(&["run", paraphrase.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // An experiment alone stands for its pick.
+    let out = env.run(&["compare", "point", "paraphrase"]);
+    let said = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for expected in [
+        "on 3 calls of 3 items both judged",
+        "flip matrix (rows: point:",
+        "McNemar exact p = ",
+        "moved most:\n  llmbar_natural-",
+    ] {
+        assert!(said.contains(expected), "{expected:?} in {said}");
+    }
+    let out = env.run(&["compare", "point", "paraphrase", "--json"]);
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d = &c["drift"];
+    let in_matrix: u64 = d["matrix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r.as_array().unwrap())
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!((d["n_pairs"].as_u64(), in_matrix), (Some(3), 3), "{c}");
+    assert!(
+        (0.0..=1.0).contains(&c["mcnemar_p"].as_f64().unwrap()),
+        "{c}"
+    );
+    assert!(d["divergence"]["js_mean"].as_f64().unwrap() > 0.0, "{c}");
+    assert!(
+        !d["divergence"]["moved"].as_array().unwrap().is_empty(),
+        "{c}"
+    );
+    assert_eq!(c["second"]["experiment"], "paraphrase", "{c}");
+    // Calls one side made alone (the grid's second repeat) are counted and left out.
+    let grid_trial = format!("grid:{}", env.show("grid")["trials"][0]["id"]);
+    let out = env.run(&["compare", &grid_trial, "point", "--json"]);
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["drift"]["only_first"], 3, "{c}");
+    assert_eq!(c["drift"]["n_pairs"], 3, "{c}");
+
     // Without `exact` written, one-token verdicts are exact by default: the same calls,
     // and the plan says what one pass serves and what timing adds (one request shape: the
     // twelve trials send the same timed requests).

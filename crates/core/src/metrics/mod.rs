@@ -27,6 +27,7 @@ pub mod alpha;
 pub mod baseline;
 pub mod bootstrap;
 pub mod confusion;
+pub mod drift;
 pub mod expected;
 pub mod latency;
 pub mod paired;

@@ -33,12 +33,17 @@ impl ConfidenceKind {
 pub struct Belief {
     pub kind: ConfidenceKind,
     pub labels: Vec<(Label, f64)>,
+    /// The judge's probability of an output that is no verdict, which `labels` leave out
+    /// (known for exact verdicts; 0 elsewhere): what drift's divergence adds back.
+    pub failed: f64,
 }
 
 impl Belief {
     /// An exact trial's belief: its distribution at temperature 1 over the verdicts alone.
     pub fn exact(d: &VerdictDistribution) -> Option<Belief> {
-        Belief::normalised(ConfidenceKind::Exact, d.labels.clone())
+        let verdicts: f64 = d.labels.iter().map(|(_, p)| p).sum();
+        let failed = d.failed / (verdicts + d.failed);
+        Belief::normalised(ConfidenceKind::Exact, d.labels.clone()).map(|b| Belief { failed, ..b })
     }
 
     /// The belief in a judge's returned log-probabilities (OpenAI's `logprobs.content`: a
@@ -79,6 +84,7 @@ impl Belief {
         (mass > 0.0 && mass.is_finite()).then(|| Belief {
             kind,
             labels: labels.into_iter().map(|(l, p)| (l, p / mass)).collect(),
+            failed: 0.0,
         })
     }
 

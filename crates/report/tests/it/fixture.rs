@@ -173,6 +173,7 @@ pub fn believed(mut t: TrialSummary) -> TrialSummary {
         o.belief = Some(Belief {
             kind: ConfidenceKind::Exact,
             labels: vec![(verdict, p), (other, 1.0 - p)],
+            failed: 0.0,
         });
     }
     let (_, judged) = confidence::judged(Task::Pairwise, &t.observations);
