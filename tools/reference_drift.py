@@ -95,6 +95,16 @@ table = [[sum(a and b for a, b in zip(right_a, right_b)), sum(a and not b for a,
 
 kls = [float(entropy(x["first_belief"], x["second_belief"])) for x in calls]
 jss = [float(jensenshannon(x["first_belief"], x["second_belief"]) ** 2) for x in calls]
+item_kl = [(sum(k for x, k in zip(calls, kls) if x["item"] == it),
+            sum(1 for x in calls if x["item"] == it)) for it in items]
+
+
+def kl_mean(idx):
+    total = sum(item_kl[i][0] for i in idx)
+    n = sum(item_kl[i][1] for i in idx)
+    return total / n if n else None
+
+
 case = {
     "calls": calls, "seed": SEED, "resamples": 1000, "level": 0.95,
     "categories": categories, "matrix": matrix, "by_human": by_human,
@@ -105,7 +115,8 @@ case = {
     "kappa": float(cohen_kappa_score([x["first"] for x in calls], [x["second"] for x in calls])),
     "mcnemar_b": table[0][1], "mcnemar_c": table[1][0],
     "mcnemar_p": float(mcnemar(table, exact=True).pvalue),
-    "kl_mean": float(np.mean(kls)), "kl_p95": float(np.percentile(kls, 95)),
+    "kl_mean": float(np.mean(kls)),
+    "kl_mean_ci": ci([kl_mean(s) for s in resamples(len(items), 1000, SEED)]), "kl_p95": float(np.percentile(kls, 95)),
     "js_mean": float(np.mean(jss)), "js_p95": float(np.percentile(jss, 95)),
 }
 

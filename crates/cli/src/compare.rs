@@ -253,8 +253,13 @@ fn divergence(d: &Drift) -> String {
     let Some(v) = &d.divergence else {
         return "no divergence: the verdicts carry no belief (exact trials and judges that return log-probabilities do)\n".into();
     };
-    let kl = match (v.kl_mean, v.kl_p95) {
-        (Some(m), Some(p)) => format!("mean KL {m:.4} nats (p95 {p:.4})"),
+    let kl = match (v.kl_mean.value, v.kl_p95) {
+        (Some(m), Some(p)) => format!(
+            "mean KL {m:.4} nats{} (p95 {p:.4})",
+            v.kl_mean
+                .ci
+                .map_or(String::new(), |(lo, hi)| format!(" [{lo:.4}, {hi:.4}]"))
+        ),
         _ => "KL undefined".into(),
     };
     let infinite = if v.kl_infinite > 0 {

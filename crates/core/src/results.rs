@@ -264,6 +264,10 @@ pub struct TrialSummary {
     /// none where it asks no items.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub item_weights: Option<weighted::LearnedWeights>,
+    /// Its verdicts against the experiment's reference trial (`[reference]`); none for
+    /// the reference itself, and where no reference is named or was run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drift: Option<comparison::AgainstReference>,
 }
 
 impl TrialSummary {
@@ -469,6 +473,7 @@ impl TrialFrame<'_> {
             criteria: BTreeMap::new(),
             weights: None,
             item_weights: None,
+            drift: None,
         };
         (summary, n_expected, n_stored)
     }
@@ -583,7 +588,7 @@ impl ExperimentSummary {
         );
         let specs = panel_specs(&stored.experiment, stored.panels);
         let panels = panels(dataset.task, &stored.experiment, &trials, &specs, bootstrap);
-        ExperimentSummary {
+        let mut summary = ExperimentSummary {
             schema_version: EXPORT_SCHEMA_VERSION,
             experiment: ExperimentInfo {
                 name: stored.name,
@@ -621,7 +626,9 @@ impl ExperimentSummary {
             },
             dataset,
             humans: None,
-        }
+        };
+        summary.hold_to_reference();
+        summary
     }
 
     /// The load its latency figures were measured at, for labels: "at concurrency 1", or

@@ -137,6 +137,11 @@ fn figures(a: &Analysis<'_>, folder: &mut Folder<'_>) -> Result<html::Figures, R
         "agreement on each criterion, per trial",
         a.criteria_chart(),
     )?;
+    let drift = folder.lines(
+        "drift",
+        "agreement against the verdicts flipped from the reference trial",
+        a.drift_chart(),
+    )?;
     let latency = folder.chart(
         "latency-cdf",
         "latency per call, cumulative",
@@ -182,6 +187,7 @@ fn figures(a: &Analysis<'_>, folder: &mut Folder<'_>) -> Result<html::Figures, R
         pareto_latency,
         parameter,
         criteria,
+        drift,
         latency,
         confusion,
         load: load_latency.zip(load_throughput),

@@ -239,6 +239,52 @@ impl Analysis<'_> {
         })
     }
 
+    /// Agreement against the flip rate from the reference trial (`[reference]`): each
+    /// trial held against one at its flip rate with its interval on agreement, and each
+    /// reference at 0. None without a reference. At most twelve trials.
+    pub fn drift_chart(&self) -> Option<charts::LineChart> {
+        let s = self.summary;
+        let references: Vec<i64> = s
+            .trials
+            .iter()
+            .filter_map(|t| Some(t.drift.as_ref()?.reference))
+            .collect();
+        if references.is_empty() {
+            return None;
+        }
+        let series = s
+            .trials
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| {
+                let x = match &t.drift {
+                    Some(d) => d.flip_rate.value?,
+                    None if references.contains(&t.id) => 0.0,
+                    None => return None,
+                };
+                let e = t.metrics.estimate(self.quality);
+                Some(charts::Series {
+                    name: self.labels[i].clone(),
+                    points: vec![charts::LinePoint {
+                        x: 100.0 * x,
+                        y: e.value?,
+                        ci: e.ci,
+                    }],
+                })
+            })
+            .take(12)
+            .collect();
+        Some(charts::LineChart {
+            title: format!("{} against verdicts flipped", self.quality_title()),
+            x_label: "verdicts flipped from the reference trial (%)".into(),
+            y_label: self.quality_title().to_string(),
+            x_ticks: None,
+            series,
+            baselines: self.references(),
+            reference_kind: "baseline".into(),
+        })
+    }
+
     /// A race's standings by round: each surviving trial's selection metric minus the
     /// round's leader's (95% interval from the paired jackknife error), against the dev
     /// items judged by then; a trial's line ends at the round that dropped it. At most ten

@@ -28,6 +28,8 @@ pub struct Figures {
     pub parameter: Option<String>,
     /// Each trial's agreement on each criterion, where trials rate criteria.
     pub criteria: Option<String>,
+    /// Agreement against the flip rate from the reference trial, where one is named.
+    pub drift: Option<String>,
     pub latency: String,
     pub confusion: String,
     /// The latest load ramp's latency and throughput charts, where there is one.
@@ -84,6 +86,7 @@ pub fn render(a: &Analysis<'_>, table: &ResultsTable, figures: &Figures) -> Stri
     trust(&mut h, a, figures);
     trials(&mut h, a, table);
     criteria(&mut h, a, figures);
+    drift(&mut h, a, figures);
     parameters(&mut h, a, figures);
     latency(&mut h, a, figures);
     under_load(&mut h, a, figures);
@@ -350,6 +353,15 @@ fn criteria(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
         }
         h.push_str("</ul>\n");
     }
+}
+
+/// Each trial against the reference trial: the drift columns, drawn.
+fn drift(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
+    let Some(chart) = &figures.drift else {
+        return;
+    };
+    let reference = a.summary.experiment.parsed.reference.describe();
+    let _ = writeln!(h, "<h2>Drift from the reference</h2>\n<figure>{chart}<figcaption>Each trial's agreement with the humans (95% interval) against the share of its verdicts that differ from its reference trial's on the same calls (item, answer order, repeat): the trial with {} and its other parameters the same, drawn at 0. Agreement can stay where it is while many verdicts flip; the table's <code>flips</code> has each rate's interval and <code>KL</code> how far exact trials' beliefs moved. <code>judgelab compare EXP:A EXP:B</code> lists the calls that moved most.</figcaption></figure>", escape(&reference));
 }
 
 /// Each panel in a sentence: its rule, its score against the best trial, how much its

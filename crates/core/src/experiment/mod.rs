@@ -10,8 +10,10 @@ use crate::verdict::OutputKind;
 mod judges;
 mod limits;
 mod panels;
+mod reference;
 mod trust;
 pub use panels::{PanelSpec, Rule as PanelRule, Ties};
+pub use reference::Reference;
 pub use trust::Trust;
 
 pub use crate::sweep::{Constraint, Order, Style, Sweep, TrialParams};
@@ -51,6 +53,9 @@ pub struct Experiment {
     pub trust: trust::Trust,
     /// Panels of its trials (`[[panels]]`), outside the identity: they make no call.
     pub panels: Vec<PanelSpec>,
+    /// The trial each trial's verdicts are held against (`[reference]`), outside the
+    /// identity.
+    pub reference: Reference,
     /// Written with one `[judge]` table, as experiments were before named judges: its
     /// identity is hashed as it was then.
     pub single_form: bool,
@@ -179,6 +184,7 @@ struct RawExperiment {
     trust: trust::RawTrust,
     #[serde(default)]
     panels: Vec<panels::RawPanel>,
+    reference: Option<toml::Table>,
 }
 
 #[derive(Deserialize, Default)]
@@ -265,7 +271,7 @@ impl Experiment {
                 "chooses who judges the test split: set limits.test too".into(),
             ));
         }
-        Ok(Experiment {
+        let mut experiment = Experiment {
             name,
             dataset: raw.dataset,
             judges,
@@ -276,7 +282,10 @@ impl Experiment {
             selection,
             trust,
             panels,
-        })
+            reference: Reference::default(),
+        };
+        experiment.reference = reference::reference(raw.reference, &experiment, &invalid)?;
+        Ok(experiment)
     }
 
     /// Every point of the grid, in a stable order: the product over the sweep's axes
@@ -943,6 +952,42 @@ items = 20
         check_err(
             &format!("{GRID}\n[trust]\ncascade_threshold = 2\n"),
             "trust.cascade_threshold",
+        );
+    }
+
+    #[test]
+    fn a_reference_names_values_the_sweep_has_and_is_outside_the_identity() {
+        let plain = Experiment::from_toml("e.toml", GRID).unwrap();
+        assert!(!plain.reference.is_declared());
+        let e = Experiment::from_toml("e.toml", &format!("{GRID}\n[reference]\ntemperature = 0\n"))
+            .unwrap();
+        assert_eq!(e.identity(), plain.identity());
+        assert_eq!(
+            e.reference.values,
+            vec![(crate::sweep::Axis::Temperature, "0".into())]
+        );
+        // Each trial's reference: its own values but on temperature, and not itself.
+        let trials = e.trials();
+        let warm = trials.iter().find(|t| t.temperature == 0.7).unwrap();
+        let refs: Vec<_> = trials
+            .iter()
+            .filter(|q| e.reference.is_reference_of(q, warm))
+            .collect();
+        assert_eq!(refs.len(), 1);
+        assert_eq!(
+            (refs[0].temperature, refs[0].top_p, refs[0].few_shot),
+            (0.0, warm.top_p, warm.few_shot)
+        );
+        assert!(!trials
+            .iter()
+            .any(|q| e.reference.is_reference_of(q, refs[0])));
+        check_err(
+            &format!("{GRID}\n[reference]\ntemperature = 0.3\n"),
+            "reference.temperature: 0.3 is not a value the sweep has on temperature (0, 0.7)",
+        );
+        check_err(
+            &format!("{GRID}\n[reference]\nwording = \"x\"\n"),
+            "reference.wording: is not an axis",
         );
     }
 

@@ -84,8 +84,8 @@ pub struct HumanFlips {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Divergence {
     pub n_pairs: usize,
-    /// Over the pairs with a finite KL.
-    pub kl_mean: Option<f64>,
+    /// Over the pairs with a finite KL, the mean with its bootstrap interval over items.
+    pub kl_mean: Estimate,
     pub kl_p95: Option<f64>,
     /// Pairs whose KL is infinite (the second judge rules out a verdict the first allows).
     pub kl_infinite: usize,
@@ -232,7 +232,7 @@ pub fn drift<'a>(
             &pairs.iter().map(|p| p.a).collect::<Vec<_>>(),
             &pairs.iter().map(|p| p.b).collect::<Vec<_>>(),
         ),
-        divergence: divergence(task, &pairs),
+        divergence: divergence(task, &pairs, spec),
     }
 }
 
@@ -277,7 +277,7 @@ fn units(pairs: &[Pair<'_>]) -> Vec<(usize, usize)> {
     units
 }
 
-fn divergence(task: Task, pairs: &[Pair<'_>]) -> Option<Divergence> {
+fn divergence(task: Task, pairs: &[Pair<'_>], spec: &BootstrapSpec) -> Option<Divergence> {
     let mut moved: Vec<Moved> = pairs
         .iter()
         .filter_map(|p| {
@@ -320,6 +320,29 @@ fn divergence(task: Task, pairs: &[Pair<'_>]) -> Option<Divergence> {
     if moved.is_empty() {
         return None;
     }
+    // Each item's (sum of finite KL, how many), items in the order first met.
+    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut units: Vec<(f64, usize)> = Vec::new();
+    for m in &moved {
+        let i = *index.entry(m.item_id.as_str()).or_insert_with(|| {
+            units.push((0.0, 0));
+            units.len() - 1
+        });
+        if let Some(k) = m.kl {
+            units[i].0 += k;
+            units[i].1 += 1;
+        }
+    }
+    let kl_ci = (spec.resamples > 0)
+        .then(|| {
+            spec.ci(units.len(), |idx| {
+                let (sum, n) = idx
+                    .iter()
+                    .fold((0.0, 0), |(s, n), &i| (s + units[i].0, n + units[i].1));
+                (n > 0).then(|| sum / n as f64)
+            })
+        })
+        .flatten();
     let mut finite: Vec<f64> = moved.iter().filter_map(|m| m.kl).collect();
     finite.sort_by(f64::total_cmp);
     let mut jss: Vec<f64> = moved.iter().map(|m| m.js).collect();
@@ -328,7 +351,10 @@ fn divergence(task: Task, pairs: &[Pair<'_>]) -> Option<Divergence> {
     let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
     let divergence = Divergence {
         n_pairs,
-        kl_mean: mean(&finite),
+        kl_mean: Estimate {
+            value: mean(&finite),
+            ci: kl_ci,
+        },
         kl_p95: percentile(&finite, 0.95),
         kl_infinite: n_pairs - finite.len(),
         js_mean: mean(&jss).unwrap_or(0.0),
@@ -515,7 +541,10 @@ mod tests {
         let div = d.divergence.expect("both sides carry beliefs");
         assert_eq!(div.n_pairs, count("n_pairs"));
         assert_eq!(div.kl_infinite, 0);
-        close("kl mean", div.kl_mean, &case["kl_mean"]);
+        close("kl mean", div.kl_mean.value, &case["kl_mean"]);
+        let ci = div.kl_mean.ci;
+        close("kl mean ci", ci.map(|c| c.0), &case["kl_mean_ci"][0]);
+        close("kl mean ci", ci.map(|c| c.1), &case["kl_mean_ci"][1]);
         close("kl p95", div.kl_p95, &case["kl_p95"]);
         close("js mean", Some(div.js_mean), &case["js_mean"]);
         close("js p95", Some(div.js_p95), &case["js_p95"]);

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::metrics::drift::{self, Call, Drift};
 use crate::metrics::paired::{self, PairedComparison};
-use crate::metrics::{Observation, Quality};
+use crate::metrics::{Estimate, Observation, Quality};
 use crate::sweep;
 
 use super::{ExperimentSummary, ResultsError, TrialSummary};
@@ -89,7 +89,53 @@ pub fn compare<'a>(
     })
 }
 
+/// A trial's verdicts against its experiment's reference trial (`[reference]`): the
+/// results table's drift columns.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgainstReference {
+    /// The reference trial's id.
+    pub reference: i64,
+    /// Calls both made with an output.
+    pub n_pairs: usize,
+    pub flip_rate: Estimate,
+    /// Mean KL(reference ‖ trial) where both calls carry a belief, with its interval, and
+    /// the mean Jensen–Shannon divergence.
+    pub kl_mean: Estimate,
+    pub js_mean: Option<f64>,
+}
+
 impl ExperimentSummary {
+    /// Each trial's verdicts against its reference, where the experiment names one and
+    /// the trial is not its own.
+    pub(super) fn hold_to_reference(&mut self) {
+        let reference = &self.experiment.parsed.reference;
+        let task = self.experiment.task_kind;
+        let found: Vec<Option<AgainstReference>> = self
+            .trials
+            .iter()
+            .map(|t| {
+                let r = self
+                    .trials
+                    .iter()
+                    .find(|r| reference.is_reference_of(&r.params, &t.params))?;
+                let d = drift::drift(task, &self.calls(r), &self.calls(t), &self.bootstrap);
+                Some(AgainstReference {
+                    reference: r.id,
+                    n_pairs: d.n_pairs,
+                    flip_rate: d.flip_rate,
+                    kl_mean: d
+                        .divergence
+                        .as_ref()
+                        .map_or(Estimate::default(), |v| v.kl_mean),
+                    js_mean: d.divergence.as_ref().map(|v| v.js_mean),
+                })
+            })
+            .collect();
+        for (t, f) in self.trials.iter_mut().zip(found) {
+            t.drift = f;
+        }
+    }
+
     /// A trial's calls on labelled items, dev and test, each with its item's id.
     pub fn calls<'a>(&'a self, trial: &'a TrialSummary) -> Vec<Call<'a>> {
         let named = |ids: &'a [String], observations: &'a [Observation]| {

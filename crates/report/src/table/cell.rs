@@ -64,7 +64,7 @@ impl Cell {
                 };
                 // Latency intervals are the app's and the exports'; the tables show the
                 // percentile alone.
-                if !matches!(column.unit, Unit::Estimate | Unit::Difference) {
+                if column.unit == Unit::Milliseconds {
                     return value;
                 }
                 match (self.interval(column, style), style) {

@@ -8,6 +8,7 @@ use judgelab_core::metrics::baseline::Baseline;
 use judgelab_core::metrics::paired::PairedComparison;
 use judgelab_core::metrics::{Estimate, Quality, SplitScores, TrialMetrics};
 use judgelab_core::pareto::{self, FrontStatus, Objective};
+use judgelab_core::results::comparison::AgainstReference;
 use judgelab_core::results::{TrialSummary, EXPORT_SCHEMA_VERSION};
 use judgelab_core::sweep::{self, Axis};
 use judgelab_core::trust::calibration::Calibration;
@@ -167,6 +168,10 @@ struct Present {
     tested: bool,
     selecting: bool,
     calibrated: bool,
+    /// Some trial is held against a reference trial (`[reference]`), and with the
+    /// divergence of its beliefs.
+    drift: bool,
+    divergence: bool,
     /// Ratings that are not all whole points (means of several annotators, a rubric's
     /// aggregate): agreement within half a point is shown where exact agreement is not
     /// defined.
@@ -198,6 +203,11 @@ impl Present {
             calibrated: s.trials.iter().any(|t| t.calibration.is_some())
                 || s.panels.iter().any(|p| p.calibration.is_some()),
             means: metrics().any(|m| m.value(Quality::WithinHalfPoint).is_some()),
+            drift: s.trials.iter().any(|t| t.drift.is_some()),
+            divergence: s
+                .trials
+                .iter()
+                .any(|t| t.drift.as_ref().is_some_and(|d| d.kl_mean.value.is_some())),
         }
     }
 }
@@ -232,6 +242,7 @@ pub(super) fn all<'a>(a: &'a Analysis<'a>, front: &[Objective]) -> Vec<Def<'a>> 
     out.extend(qualities(&p));
     out.extend(criteria(a));
     out.extend(expected(&p));
+    out.extend(drift(&p));
     out.extend(spend(a, &p));
     out.extend(latency(a));
     out.extend(fronts(a, front));
@@ -377,6 +388,42 @@ fn expected<'a>(p: &Present) -> Vec<Def<'a>> {
             .shown(p.exact, false, false)
         })
         .collect()
+}
+
+/// Each trial against the experiment's reference trial: its flip rate and the mean
+/// divergence of its beliefs (exact trials), with intervals.
+fn drift<'a>(p: &Present) -> Vec<Def<'a>> {
+    fn against<'s>(s: &Subject<'s>) -> Option<&'s AgainstReference> {
+        s.trial.and_then(|t| t.drift.as_ref())
+    }
+    vec![
+        Def::new("reference_trial", Unit::Count, move |s| {
+            against(s).map_or(Cell::Blank, |d| Cell::Count(Some(d.reference as u64)))
+        })
+        .short("ref")
+        .title("reference trial")
+        .shown(p.drift, p.drift, p.drift),
+        Def::new("flip_rate", Unit::Share, move |s| {
+            against(s).map_or(Cell::Blank, |d| Cell::Estimate(d.flip_rate))
+        })
+        .short("flips")
+        .title("flips vs reference")
+        .interval()
+        .shown(p.drift, p.drift, p.drift),
+        Def::new("kl_mean", Unit::Number, move |s| {
+            against(s).map_or(Cell::Blank, |d| Cell::Estimate(d.kl_mean))
+        })
+        .short("KL")
+        .title("mean KL vs reference (nats)")
+        .digits(4)
+        .interval()
+        .shown(p.divergence, p.divergence, p.divergence),
+        Def::new("js_mean", Unit::Number, move |s| {
+            Cell::Value(against(s).and_then(|d| d.js_mean))
+        })
+        .title("mean Jensen–Shannon vs reference (nats)")
+        .digits(4),
+    ]
 }
 
 /// Answer order, parse failures, tokens and money.

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use judgelab_core::metrics::baseline;
 use judgelab_core::metrics::Quality;
-use judgelab_core::metrics::{self, BootstrapSpec, Observation};
+use judgelab_core::metrics::{self, BootstrapSpec, Estimate, Observation};
 use judgelab_core::results::{ExperimentInfo, ExperimentSummary, TrialSummary};
 use judgelab_core::verdict::FailureKind;
 use judgelab_core::{Choice, Dataset, Item, Label, Task, TrialParams, Verdict};
@@ -102,6 +102,7 @@ pub fn trial(
         criteria: Default::default(),
         weights: None,
         item_weights: None,
+        drift: None,
     }
 }
 
@@ -206,10 +207,21 @@ pub fn failing(mut t: TrialSummary, failed: impl Fn(usize) -> bool) -> TrialSumm
 /// - #4 on 95% at 200 tokens, every item it gets wrong a parse failure: it ties with #1 in
 ///   accuracy as shown, so the pick is #1 (fewer parse failures), and #4, which the data
 ///   cannot tell from it at half the cost, is the recommendation;
-/// - the cascade #2→#1 and the majority panel `vote3` of #1, #2 and #3.
+/// - the cascade #2→#1 and the majority panel `vote3` of #1, #2 and #3;
+/// - #4 held against #1 as its reference: its parse failures are its flips.
 pub fn renderers() -> ExperimentSummary {
     let mut four = failing(trial(4, 0.0, 200, |i| i % 20 != 0), |i| i % 20 == 0);
     four.params.few_shot = 1;
+    four.drift = Some(judgelab_core::results::comparison::AgainstReference {
+        reference: 1,
+        n_pairs: N,
+        flip_rate: Estimate {
+            value: Some(0.05),
+            ci: Some((0.0, 0.125)),
+        },
+        kl_mean: Estimate::default(),
+        js_mean: None,
+    });
     let mut s = summary(vec![
         trial(1, 0.0, 400, |i| i % 20 != 0),
         believed(trial(2, 0.7, 100, |i| i % 5 != 0)),
