@@ -1037,24 +1037,45 @@ fn an_exact_grid_costs_the_calls_of_one_point() {
         "{stderr}"
     );
 
-    // The same point worded as a paraphrase of the template, in an experiment of its own,
-    // compared with it: the flip matrix, McNemar's p and the calls that moved most.
+    // The same point worded as the template and as a paraphrase of it, held against the
+    // template as its reference; and compared, from an experiment of its own, with the
+    // point above: the flip matrix, McNemar's p and the calls that moved most.
     let paraphrase = experiment(
         &env,
         "paraphrase",
         "exact = true",
-        "temperature = 0.7\nmax_tokens = 1\nfew_shot = 1\n[limits]\nitems = 3",
+        "temperature = 0.7\nmax_tokens = 1\nfew_shot = 1\n[limits]\nitems = 3\n[reference]\ntemplate = \"pairwise\"",
     );
     let file = std::fs::read_to_string(&paraphrase).unwrap();
     std::fs::write(
         &paraphrase,
-        file.replace("\"pairwise\"", "\"pairwise_paraphrase_1\""),
+        file.replace(
+            "template = \"pairwise\"\nexact",
+            "template = [\"pairwise\", \"pairwise_paraphrase_1\"]\nexact",
+        ),
     )
     .unwrap();
     let out = env.run(&["run", paraphrase.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    // An experiment alone stands for its pick.
-    let out = env.run(&["compare", "point", "paraphrase"]);
+    let shown = env.show("paraphrase");
+    let trials = shown["trials"].as_array().unwrap();
+    assert!(trials[0].get("drift").is_none(), "{}", trials[0]);
+    let drift = &trials[1]["drift"];
+    assert_eq!(drift["reference"], trials[0]["id"], "{drift}");
+    assert_eq!(drift["n_pairs"], 3, "{drift}");
+    assert!(drift["kl_mean"]["value"].as_f64().unwrap() > 0.0, "{drift}");
+    let columns: Vec<&str> = shown["table"]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["key"].as_str())
+        .collect();
+    assert!(
+        columns.contains(&"flip_rate") && columns.contains(&"kl_mean"),
+        "{columns:?}"
+    );
+    let worded = format!("paraphrase:{}", trials[1]["id"]);
+    let out = env.run(&["compare", "point", &worded]);
     let said = text(&out.stdout);
     assert!(out.status.success(), "{}", text(&out.stderr));
     for expected in [
@@ -1065,7 +1086,7 @@ fn an_exact_grid_costs_the_calls_of_one_point() {
     ] {
         assert!(said.contains(expected), "{expected:?} in {said}");
     }
-    let out = env.run(&["compare", "point", "paraphrase", "--json"]);
+    let out = env.run(&["compare", "point", &worded, "--json"]);
     let c: Value = serde_json::from_slice(&out.stdout).unwrap();
     let d = &c["drift"];
     let in_matrix: u64 = d["matrix"]
@@ -1086,7 +1107,8 @@ fn an_exact_grid_costs_the_calls_of_one_point() {
         "{c}"
     );
     assert_eq!(c["second"]["experiment"], "paraphrase", "{c}");
-    // Calls one side made alone (the grid's second repeat) are counted and left out.
+    // An experiment alone stands for its pick; calls one side made alone (the grid's
+    // second repeat) are counted and left out.
     let grid_trial = format!("grid:{}", env.show("grid")["trials"][0]["id"]);
     let out = env.run(&["compare", &grid_trial, "point", "--json"]);
     let c: Value = serde_json::from_slice(&out.stdout).unwrap();
