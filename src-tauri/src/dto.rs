@@ -919,16 +919,60 @@ pub struct VerdictDetail {
     pub cost_usd: Option<f64>,
 }
 
+/// Two trials compared on the items both judged (`core::results::comparison`): the
+/// paired test, and how the verdicts drifted.
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct Comparison {
     pub first: u32,
     pub second: u32,
+    /// The experiments they belong to (the same one, or two on the same dataset).
+    pub first_experiment: String,
+    pub second_experiment: String,
     pub metric: String,
     pub n_pairs: u32,
     pub first_only: u32,
     pub second_only: u32,
     pub mcnemar_p: f64,
     pub difference: Cell,
+    pub drift: DriftView,
+}
+
+/// Verdict drift from the first trial to the second, call by call.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct DriftView {
+    /// Calls both made with an output, and their items.
+    pub n_calls: u32,
+    pub n_items: u32,
+    /// Calls only one made, and calls where either failed: left out.
+    pub only_first: u32,
+    pub only_second: u32,
+    pub failed_calls: u32,
+    /// The flip matrix's row and column labels, and `matrix[first][second]` counts.
+    pub categories: Vec<String>,
+    pub matrix: Vec<Vec<u32>>,
+    pub flips: u32,
+    pub flip_rate: Cell,
+    pub toward_humans: u32,
+    pub away_from_humans: u32,
+    /// Cohen's kappa between the two trials' verdicts.
+    pub kappa: Option<f64>,
+    /// Where both carry beliefs (exact trials): mean KL(first ‖ second) and mean
+    /// Jensen–Shannon divergence, and the calls that moved most.
+    pub kl_mean: Option<Cell>,
+    pub js_mean: Option<f64>,
+    pub moved: Vec<MovedView>,
+}
+
+/// One call whose belief moved.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct MovedView {
+    pub item_id: String,
+    pub swapped: bool,
+    pub human: String,
+    pub first: String,
+    pub second: String,
+    pub kl: Option<f64>,
+    pub js: f64,
 }
 
 /// A chart to export.

@@ -12,8 +12,8 @@ use judgelab_report::analysis::Analysis;
 use tauri::State;
 
 use crate::dto::{
-    ChatMessage, Comparison, ConfusionView, OutcomeKind, Results, TrialDetail, VerdictDetail,
-    VerdictFilter, VerdictListing,
+    ChatMessage, Comparison, ConfusionView, DriftView, MovedView, OutcomeKind, Results,
+    TrialDetail, VerdictDetail, VerdictFilter, VerdictListing,
 };
 use crate::error::{AppError, AppResult};
 use crate::state::{AppState, SummaryKey};
@@ -283,6 +283,8 @@ pub async fn verdict_detail(
     })
 }
 
+/// Trial `first` of experiment `name` against trial `second` of `other` (default: the
+/// same experiment), on the items both judged.
 #[tauri::command]
 #[specta::specta]
 pub async fn compare_trials(
@@ -292,23 +294,70 @@ pub async fn compare_trials(
     second: u32,
     metric: Option<String>,
     resamples: u32,
+    other: Option<String>,
 ) -> AppResult<Comparison> {
-    let summary = summary(&state, &name, resamples.min(10_000)).await?;
+    let resamples = resamples.min(10_000);
+    let summary = summary(&state, &name, resamples).await?;
+    let other_summary = match &other {
+        Some(o) if *o != name => Some(self::summary(&state, o, resamples).await?),
+        _ => None,
+    };
+    let second_summary = other_summary.as_deref().unwrap_or(&summary);
     let q = quality(&summary, metric.as_deref())?;
     let c = judgelab_core::results::comparison::compare(
         (&summary, i64::from(first)),
-        (&summary, i64::from(second)),
+        (second_summary, i64::from(second)),
         q,
-    )?
-    .paired;
+    )?;
+    let count = |n: usize| n as u32;
+    let d = &c.drift;
+    let divergence = d.divergence.as_ref();
     Ok(Comparison {
         first,
         second,
+        first_experiment: c.first.experiment.clone(),
+        second_experiment: c.second.experiment.clone(),
         metric: q.name().to_string(),
-        n_pairs: c.n_pairs as u32,
-        first_only: c.first_only as u32,
-        second_only: c.second_only as u32,
-        mcnemar_p: c.mcnemar_p,
-        difference: cell(c.difference),
+        n_pairs: count(c.paired.n_pairs),
+        first_only: count(c.paired.first_only),
+        second_only: count(c.paired.second_only),
+        mcnemar_p: c.paired.mcnemar_p,
+        difference: cell(c.paired.difference),
+        drift: DriftView {
+            n_calls: count(d.n_pairs),
+            n_items: count(d.n_items),
+            only_first: count(d.only_first),
+            only_second: count(d.only_second),
+            failed_calls: count(d.failed_calls),
+            categories: d.categories.clone(),
+            matrix: d
+                .matrix
+                .iter()
+                .map(|r| r.iter().map(|&n| count(n)).collect())
+                .collect(),
+            flips: count(d.flips),
+            flip_rate: cell(d.flip_rate),
+            toward_humans: count(d.toward_humans),
+            away_from_humans: count(d.away_from_humans),
+            kappa: d.kappa,
+            kl_mean: divergence.map(|v| cell(v.kl_mean)),
+            js_mean: divergence.map(|v| v.js_mean),
+            moved: divergence
+                .map(|v| {
+                    v.moved
+                        .iter()
+                        .map(|m| MovedView {
+                            item_id: m.item_id.clone(),
+                            swapped: m.swapped,
+                            human: m.human.clone(),
+                            first: m.first.clone(),
+                            second: m.second.clone(),
+                            kl: m.kl,
+                            js: m.js,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        },
     })
 }

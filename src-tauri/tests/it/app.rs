@@ -356,6 +356,22 @@ fn the_whole_workflow_in_the_real_app() {
         "its members' points stay"
     );
     shot(&s, "06-results-panel");
+    // Two trials compared: the paired test, and how their verdicts drifted (the flip
+    // matrix counts every call both made).
+    s.script(
+        "document.querySelector(arguments[0]).scrollIntoView({block: 'center'})",
+        json!([testid("compare-button")]),
+    );
+    s.find(&testid("compare-button")).click();
+    s.wait(&testid("compare-result"), 60);
+    let drift = s.find(&testid("compare-drift")).text();
+    assert!(drift.contains(" calls flipped from #"), "{drift}");
+    assert_eq!(s.count(&testid("compare-matrix")), 1);
+    s.script(
+        "document.querySelector(arguments[0]).scrollIntoView({block: 'center'})",
+        json!([testid("compare-matrix")]),
+    );
+    shot(&s, "06-results-compare");
     s.script(
         "document.querySelector(arguments[0]).scrollIntoView({block: 'center'})",
         json!([testid("pareto-point")]),

@@ -44,7 +44,11 @@ export const commands = {
 	setCriterion: (name: string, criterion: string | null, metric: string | null, resamples: number) => typedError<Results, AppError>(__TAURI_INVOKE("set_criterion", { name, criterion, metric, resamples })),
 	trialDetail: (name: string, trialId: number, metric: string | null, resamples: number, filter: VerdictFilter, label: string | null, offset: number, limit: number) => typedError<TrialDetail, AppError>(__TAURI_INVOKE("trial_detail", { name, trialId, metric, resamples, filter, label, offset, limit })),
 	verdictDetail: (name: string, trialId: number, itemId: string, repeat: number, swapped: boolean, resamples: number) => typedError<VerdictDetail, AppError>(__TAURI_INVOKE("verdict_detail", { name, trialId, itemId, repeat, swapped, resamples })),
-	compareTrials: (name: string, first: number, second: number, metric: string | null, resamples: number) => typedError<Comparison, AppError>(__TAURI_INVOKE("compare_trials", { name, first, second, metric, resamples })),
+	/**
+	 *  Trial `first` of experiment `name` against trial `second` of `other` (default: the
+	 *  same experiment), on the items both judged.
+	 */
+	compareTrials: (name: string, first: number, second: number, metric: string | null, resamples: number, other: string | null) => typedError<Comparison, AppError>(__TAURI_INVOKE("compare_trials", { name, first, second, metric, resamples, other })),
 	/**
 	 *  Starts a ramp of trial `trial_id` of experiment `name`. It counts as a run of the
 	 *  experiment: neither starts while the other goes on, and `stop_run` stops it.
@@ -156,15 +160,23 @@ export type Column = {
 	title: string,
 };
 
+/**
+ *  Two trials compared on the items both judged (`core::results::comparison`): the
+ *  paired test, and how the verdicts drifted.
+ */
 export type Comparison = {
 	first: number,
 	second: number,
+	/**  The experiments they belong to (the same one, or two on the same dataset). */
+	first_experiment: string,
+	second_experiment: string,
 	metric: string,
 	n_pairs: number,
 	first_only: number,
 	second_only: number,
 	mcnemar_p: number | null,
 	difference: Cell,
+	drift: DriftView,
 };
 
 /**  What local models compute on: this build's llama.cpp CPU kernels and the devices. */
@@ -257,6 +269,33 @@ export type DatasetSummary = {
 	 *  selection may rank by.
 	 */
 	metrics: string[],
+};
+
+/**  Verdict drift from the first trial to the second, call by call. */
+export type DriftView = {
+	/**  Calls both made with an output, and their items. */
+	n_calls: number,
+	n_items: number,
+	/**  Calls only one made, and calls where either failed: left out. */
+	only_first: number,
+	only_second: number,
+	failed_calls: number,
+	/**  The flip matrix's row and column labels, and `matrix[first][second]` counts. */
+	categories: string[],
+	matrix: number[][],
+	flips: number,
+	flip_rate: Cell,
+	toward_humans: number,
+	away_from_humans: number,
+	/**  Cohen's kappa between the two trials' verdicts. */
+	kappa: number | null,
+	/**
+	 *  Where both carry beliefs (exact trials): mean KL(first ‖ second) and mean
+	 *  Jensen–Shannon divergence, and the calls that moved most.
+	 */
+	kl_mean: Cell | null,
+	js_mean: number | null,
+	moved: MovedView[],
 };
 
 /**  What kind of failure, for the UI to react to; it never matches on message text. */
@@ -488,6 +527,17 @@ export type LoadView = {
 	/**  TTFT and latency per request against requests in flight; throughput and the knee. */
 	latency_svg: string,
 	throughput_svg: string,
+};
+
+/**  One call whose belief moved. */
+export type MovedView = {
+	item_id: string,
+	swapped: boolean,
+	human: string,
+	first: string,
+	second: string,
+	kl: number | null,
+	js: number | null,
 };
 
 /**  What a call came to, as the verdict list filters it. */

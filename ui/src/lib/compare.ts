@@ -2,8 +2,8 @@
  * The reading of a paired comparison of two trials, in one sentence a researcher can quote:
  * whether the data tell the two apart, and on what evidence.
  */
-import type { Comparison } from "./bindings";
-import { fmtInterval, fmtNum } from "./format";
+import type { Comparison, DriftView } from "./bindings";
+import { fmtInterval, fmtNum, fmtPct } from "./format";
 
 /** One sentence on `c`, naming the trials by `label(id)`. */
 export function compareReading(c: Comparison, label: (id: number) => string): string {
@@ -36,4 +36,19 @@ export function compareReading(c: Comparison, label: (id: number) => string): st
 /** A p-value as people report it: `p = 0.034`, or `p < 0.001`. */
 export function fmtP(p: number): string {
   return p < 0.001 ? "p < 0.001" : `p = ${p.toFixed(3)}`;
+}
+
+/** How the verdicts moved from `first` to `second`, in one sentence. */
+export function driftReading(d: DriftView, first: string, second: string): string {
+  if (d.n_calls === 0) return `${first} and ${second} made no call on the same item, order and repeat.`;
+  const rate = d.flip_rate;
+  const interval = rate.low !== null && rate.high !== null ? `, 95% interval ${fmtPct(rate.low)}–${fmtPct(rate.high)}` : "";
+  const between = d.flips - d.toward_humans - d.away_from_humans;
+  const kappa = d.kappa === null ? "" : ` Kappa between the two: ${fmtNum(d.kappa)}.`;
+  const left = d.only_first + d.only_second + d.failed_calls;
+  const leftOut = left > 0 ? ` ${left} calls only one made, or that failed, are left out.` : "";
+  return (
+    `${d.flips} of ${d.n_calls} calls flipped from ${first} to ${second} (${fmtPct(rate.value)}${interval}): ` +
+    `${d.toward_humans} toward the humans, ${d.away_from_humans} away, ${between} from one wrong verdict to another.${kappa}${leftOut}`
+  );
 }
