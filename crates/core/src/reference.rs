@@ -19,3 +19,15 @@ pub fn close(what: &str, got: Option<f64>, want: &Value) {
         (g, _) => panic!("{what}: {g:?} != {want}"),
     }
 }
+
+/// Each `{b, c, p_value}` case of McNemar's exact test against the reference's p-value.
+pub fn check_mcnemar(cases: &Value) {
+    for case in cases.as_array().unwrap() {
+        let (b, c) = (case["b"].as_u64().unwrap(), case["c"].as_u64().unwrap());
+        close(
+            &format!("mcnemar {b} {c}"),
+            Some(crate::metrics::paired::mcnemar_exact(b, c)),
+            &case["p_value"],
+        );
+    }
+}
