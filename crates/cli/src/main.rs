@@ -589,6 +589,26 @@ impl RunBar {
             RunEvent::Imported { dataset, n_items } => {
                 eprintln!("imported dataset {dataset:?} ({n_items} items)");
             }
+            RunEvent::Quantizing {
+                judge,
+                level,
+                source,
+            } => bar.suspend(|| {
+                eprintln!("making {level} of judge {judge:?} from {source} with llama.cpp's quantiser (once: it is kept in the model cache)")
+            }),
+            RunEvent::Quantized {
+                level,
+                path,
+                bytes,
+                seconds,
+                tensors,
+                ..
+            } => bar.suspend(|| {
+                eprintln!(
+                    "made {level}: {path}, {:.1} MB in {seconds:.1} s (tensors: {tensors})",
+                    bytes as f64 / 1e6
+                )
+            }),
             RunEvent::Loading { model, path, local } => {
                 bar.suspend(|| {
                     eprintln!("loading model {model} ({path})");

@@ -445,6 +445,10 @@ pub fn plan(p: &judgelab_engine::Plan) -> String {
             "exact verdicts: {serves} (their one-token verdict's distribution is computed from the pass, and seeded samples are drawn from it: equal in law to llama.cpp's sampler; exact = false generates instead)\n"
         );
     }
+    for line in &p.quantization {
+        out += line;
+        out.push('\n');
+    }
     if p.n_bit_for_bit + p.n_up_to_near_ties > 0 {
         out += &format!(
             "reproducible: {} trial{} bit for bit (seeded samples, each decoded alone), {} up to near-ties (greedy generations and exact passes, decoded in batches: two tokens within a few hundredths may read otherwise after a resume or with another `parallel`)\n",

@@ -16,6 +16,7 @@ pub mod normal;
 pub mod panel;
 pub mod parallel;
 pub mod pareto;
+pub mod quantization;
 pub mod race;
 pub mod record;
 #[cfg(test)]

@@ -11,6 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::quantization::Quantization;
 use crate::rng::SplitMix64;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -48,6 +49,10 @@ pub struct Sweep {
     /// is only `rubric`, like `order`.
     #[serde(skip_serializing_if = "only_unset")]
     pub style: Vec<Option<Style>>,
+    /// The local judges' model files as they are or made in other types (`source`,
+    /// `Q8_0`, …); left out while unset (the files as they are), like `order`.
+    #[serde(skip_serializing_if = "only_unset")]
+    pub quantization: Vec<Option<Quantization>>,
     pub repeats: u32,
     pub seed: u64,
     /// Judge a seeded random subset of this many of the grid's trials (`sample = 24`), for
@@ -198,6 +203,10 @@ pub struct TrialParams {
     /// Absent from trials stored before rubrics existed, and from trials without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub style: Option<Style>,
+    /// The local judge's model file as it is (`source`, or unset) or made in another type
+    /// by llama.cpp's quantiser. Absent where the sweep does not set it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantization: Option<Quantization>,
 }
 
 fn only_unset<T>(levels: &[Option<T>]) -> bool {
@@ -228,6 +237,7 @@ pub enum Axis {
     Constraint,
     Concurrency,
     Style,
+    Quantization,
 }
 
 /// Where an axis is written in the experiment file.
@@ -314,7 +324,7 @@ fn none(_: &TrialParams) -> Option<f64> {
     None
 }
 
-static AXES: [AxisInfo; 12] = [
+static AXES: [AxisInfo; 13] = [
     AxisInfo {
         axis: Axis::Judge,
         key: "judge",
@@ -592,11 +602,36 @@ static AXES: [AxisInfo; 12] = [
         text: |p| p.style.map_or(String::new(), |s| s.as_str().to_string()),
         number: none,
     },
+    AxisInfo {
+        axis: Axis::Quantization,
+        key: "quantization",
+        export: "quantization",
+        section: Section::Sweep,
+        short: "quant",
+        title: "quantisation",
+        help: "local judges: the model file as it is (source) or made in another type by llama.cpp's quantiser, once, into the model cache",
+        default: "source",
+        kind: Kind::Choice,
+        applies: Applies::Local,
+        choices: &[
+            "source", "F16", "Q8_0", "Q6_K", "Q5_K_M", "Q5_1", "Q5_0", "Q4_K_M", "Q4_1", "Q4_0",
+            "Q3_K_M", "Q2_K",
+        ],
+        // Another model file: no pass or prefix is shared with another level.
+        changes_prompt: true,
+        identity: true,
+        numeric: false,
+        always_shown: false,
+        count: |s| s.quantization.len(),
+        set: |s, i, p| p.quantization = s.quantization[i],
+        text: |p| p.quantization.unwrap_or(Quantization::Source).name().to_string(),
+        number: none,
+    },
 ];
 
 impl Axis {
     /// Every axis, in the order trials expand (the last varies fastest).
-    pub const ALL: [Axis; 12] = [
+    pub const ALL: [Axis; 13] = [
         Axis::Judge,
         Axis::Template,
         Axis::FewShot,
@@ -609,6 +644,7 @@ impl Axis {
         Axis::Constraint,
         Axis::Concurrency,
         Axis::Style,
+        Axis::Quantization,
     ];
 
     pub fn info(self) -> &'static AxisInfo {

@@ -21,6 +21,7 @@ mod resolve;
 mod run;
 mod summary;
 pub mod templates;
+mod variants;
 
 use std::path::{Path, PathBuf};
 

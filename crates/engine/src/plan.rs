@@ -57,6 +57,9 @@ pub struct Plan {
     pub test_calls_per_trial: usize,
     /// What a race saves, for `[selection] strategy = "race"`.
     pub race: Option<RacePlan>,
+    /// Each variant the quantisation axis makes, in a sentence: made already, or made on
+    /// the first run, and what llama.cpp does with it ([`crate::variants::plan_lines`]).
+    pub quantization: Vec<String>,
 }
 
 /// The timing phase: a sample of calls made again alone, one per request shape (trials
@@ -170,6 +173,7 @@ pub async fn plan(
         n_test: s.test.len(),
         test_calls_per_trial: s.test.len() * per_item.iter().copied().max().unwrap_or(0),
         race,
+        quantization: crate::variants::plan_lines(&r),
     })
 }
 

@@ -98,7 +98,10 @@ impl Progress {
                 self.round = None;
                 self.confirming = Some(trial_ids.len());
             }
-            RunEvent::Imported { .. } | RunEvent::Loading { .. } => {}
+            RunEvent::Imported { .. }
+            | RunEvent::Loading { .. }
+            | RunEvent::Quantizing { .. }
+            | RunEvent::Quantized { .. } => {}
         }
     }
 

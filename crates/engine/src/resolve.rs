@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use judgelab_core::dataset::ImportOptions;
 use judgelab_core::experiment::{JudgeBackend, NamedJudge, Style};
+use judgelab_core::quantization::Quantization;
 use judgelab_core::rubric::{self, Asked};
 use judgelab_core::{Dataset, Experiment, Order, OutputKind, Task, Template, TrialParams};
 use judgelab_store::{DatasetInfo, Store, TrialRow};
@@ -35,13 +36,19 @@ pub(crate) struct Resolved {
     pub content_hash: String,
 }
 
-/// A judge of the experiment with its model file resolved.
+/// A judge of the experiment with its model file resolved: for a local judge swept over
+/// quantisations, one per level ([`crate::variants`]).
+#[derive(Clone)]
 pub(crate) struct ResolvedJudge {
     pub judge: NamedJudge,
     /// The local model file; empty for a remote judge.
     pub path: PathBuf,
-    /// The model file's sha256; empty for a remote judge.
+    /// The model file's sha256; empty for a remote judge, and for a variant not made yet.
     pub sha256: String,
+    /// The level of the quantisation axis this file is (`source`: as given).
+    pub level: Quantization,
+    /// A variant's source file and its sha256; none for a file as given.
+    pub made_from: Option<(PathBuf, String)>,
 }
 
 impl ResolvedJudge {
@@ -51,6 +58,8 @@ impl ResolvedJudge {
             judge: judge.clone(),
             path: PathBuf::new(),
             sha256: String::new(),
+            level: Quantization::Source,
+            made_from: None,
         }
     }
 
@@ -124,11 +133,12 @@ impl Resolved {
             path: self.experiment.name.clone(),
             message: format!("a trial names the {what} {name:?}, which the experiment has not"),
         };
+        let level = params.quantization.unwrap_or(Quantization::Source);
         let judge = self
             .judges
             .iter()
-            .find(|j| j.name() == params.judge)
-            .ok_or_else(|| missing("judge", &params.judge))?;
+            .find(|j| j.name() == params.judge && j.level == level)
+            .ok_or_else(|| missing("judge", &format!("{} ({})", params.judge, level.name())))?;
         let (_, template) = self
             .templates
             .iter()
@@ -478,11 +488,17 @@ fn judges_of(
                         sha256,
                     });
                 }
-                judges.push(ResolvedJudge {
+                let given = ResolvedJudge {
                     judge: judge.clone(),
                     path: file,
                     sha256,
-                });
+                    level: Quantization::Source,
+                    made_from: None,
+                };
+                judges.extend(crate::variants::expand(
+                    given,
+                    &experiment.sweep.quantization,
+                ));
             }
         }
     }
@@ -526,25 +542,37 @@ pub(crate) async fn resolve_stored(
     }
     let mut judges = Vec::new();
     for judge in &experiment.judges {
-        let trial = trials.iter().find(|t| t.params.judge == judge.name);
-        match (&judge.backend, trial) {
-            (JudgeBackend::Llama(_), Some(t)) => {
-                let file = PathBuf::from(&t.model_path);
-                let sha256 = crate::check_model(&file)?;
-                if Some(&sha256) != t.model_sha256.as_ref() {
-                    return Err(invalid(format!(
-                        "judge {:?}: the model file {} has changed since the experiment ran (sha256 {sha256}); run the experiment again",
-                        judge.name,
-                        file.display()
-                    )));
-                }
-                judges.push(ResolvedJudge {
-                    judge: judge.clone(),
-                    path: file,
-                    sha256,
-                });
+        let JudgeBackend::Llama(_) = &judge.backend else {
+            judges.push(ResolvedJudge::remote_judge(judge));
+            continue;
+        };
+        // A file per level of the quantisation axis, as its trials were judged with.
+        let mut seen: Vec<Quantization> = Vec::new();
+        for t in trials.iter().filter(|t| t.params.judge == judge.name) {
+            let level = t.params.quantization.unwrap_or(Quantization::Source);
+            if seen.contains(&level) {
+                continue;
             }
-            _ => judges.push(ResolvedJudge::remote_judge(judge)),
+            seen.push(level);
+            let file = PathBuf::from(&t.model_path);
+            let sha256 = crate::check_model(&file)?;
+            if Some(&sha256) != t.model_sha256.as_ref() {
+                return Err(invalid(format!(
+                    "judge {:?}: the model file {} has changed since the experiment ran (sha256 {sha256}); run the experiment again",
+                    judge.name,
+                    file.display()
+                )));
+            }
+            judges.push(ResolvedJudge {
+                judge: judge.clone(),
+                path: file,
+                sha256,
+                level,
+                made_from: None,
+            });
+        }
+        if seen.is_empty() {
+            judges.push(ResolvedJudge::remote_judge(judge));
         }
     }
     let rubric = stored_rubric(&templates, &dataset)?;

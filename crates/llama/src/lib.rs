@@ -14,6 +14,7 @@ pub mod compute;
 mod decode;
 pub mod draws;
 mod logprobs;
+pub mod quantize;
 mod setup;
 mod worker;
 
@@ -88,6 +89,12 @@ pub enum LlamaError {
     Load { path: String, message: String },
     #[error("llama.cpp worker: {0}")]
     Worker(String),
+    #[error("cannot make {level} of {path}: {message}")]
+    Quantize {
+        path: String,
+        level: &'static str,
+        message: String,
+    },
     #[error(transparent)]
     UnsupportedCpu(#[from] compute::UnsupportedCpu),
 }

@@ -143,6 +143,11 @@ async fn run(
         let update = match event {
             RunEvent::Imported { .. } => return,
             RunEvent::Loading { model, .. } => RunUpdate::Loading { model },
+            // Making a quantisation of a local judge's file is a step of loading it.
+            RunEvent::Quantizing { judge, level, .. } => RunUpdate::Loading {
+                model: format!("{judge}, made in {level} by llama.cpp's quantiser"),
+            },
+            RunEvent::Quantized { .. } => return,
             RunEvent::Started {
                 experiment,
                 resumed,

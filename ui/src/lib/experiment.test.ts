@@ -131,6 +131,25 @@ model = "gpt-4o-mini"
     expect(built.toml).toContain("few_shot_max_tokens = [256, 1024]\n");
   });
 
+  it("writes the quantisation axis for local judges only, and checks its levels", () => {
+    const built = buildExperiment(draft({ ...SWEEP, quantization: "source, Q8_0, Q2_K" }), "pairwise");
+    expect(built.errors).toEqual([]);
+    expect(built.toml).toContain('quantization = ["source", "Q8_0", "Q2_K"]\n');
+    expect(buildExperiment(draft(SWEEP), "pairwise").toml).not.toContain("quantization");
+    const remote = buildExperiment(
+      draft({
+        ...SWEEP,
+        quantization: "source, Q4_0",
+        models: [],
+        remotes: [{ name: "oai", base_url: "http://x/v1", model: "m", api_key_env: null, concurrency: null }],
+      }),
+      "pairwise",
+    );
+    expect(remote.toml).not.toContain("quantization");
+    const bad = buildExperiment(draft({ ...SWEEP, quantization: "Q9" }), "pairwise");
+    expect(bad.errors[0]).toContain('quantization: "Q9" is not one of "source"');
+  });
+
   it("writes exact verdicts and the constraint axis for local judges only", () => {
     const built = buildExperiment(draft({ ...SWEEP, exact: true, constraint: "none, grammar" }), "pairwise");
     expect(built.errors).toEqual([]);

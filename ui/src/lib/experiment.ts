@@ -44,6 +44,8 @@ export interface ExperimentDraft {
   constraint: string;
   /** Requests in flight each remote trial's latency is measured at; empty: the judge's own. */
   concurrency: string;
+  /** Local judges: the model file as it is (`source`) or made in other types (`Q8_0, Q4_0`). */
+  quantization: string;
   /** Local judges: verdicts from the first token's exact distribution. */
   exact: boolean;
   repeats: string;
@@ -89,6 +91,7 @@ export function defaultDraft(): ExperimentDraft {
     order: "ab",
     constraint: "none",
     concurrency: "",
+    quantization: "source",
     exact: false,
     repeats: "1",
     seed: "42",
@@ -119,7 +122,8 @@ export type SweepKey =
   | "few_shot_set"
   | "order"
   | "constraint"
-  | "concurrency";
+  | "concurrency"
+  | "quantization";
 
 /** Which kinds of judges an experiment has. */
 export interface JudgeKinds {

@@ -2431,3 +2431,65 @@ fn remote_judges_against_a_real_llama_cpp_python_server() {
         );
     }
 }
+
+/// A quantisation sweep makes its variant of the default model (Q4_1) with llama.cpp's
+/// quantiser, once, into the model cache; the variant's sha256 is its trials' model; each
+/// level is held against the source, its most precise.
+#[test]
+fn a_quantization_sweep_makes_each_variant_once() {
+    let env = Env::new();
+    let sweep = "quantization = [\"source\", \"Q8_0\"]\ntemperature = 1.0\nmax_tokens = 1\nconstraint = \"grammar\"\n[limits]\nitems = 3";
+    let file = experiment(&env, "quant", "exact = true", sweep);
+    let plan = env.run(&["run", file.to_str().unwrap(), "--plan"]);
+    let said = text(&plan.stdout);
+    assert!(plan.status.success(), "{}", text(&plan.stderr));
+    assert!(
+        said.contains("quantization Q8_0 of judge \"default\": ")
+            && said.contains("the source is quantised already (mostly Q4_1)")
+            && said.contains("requantising stacks its errors"),
+        "{said}"
+    );
+    let out = env.run(&["run", file.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let v = env.show("quant");
+    let trials = v["trials"].as_array().unwrap();
+    assert_eq!(trials[0]["params"]["quantization"], "source");
+    assert_eq!(trials[1]["params"]["quantization"], "Q8_0");
+    assert_eq!(
+        trials[0]["model_sha256"],
+        judgelab_core::DEFAULT_MODEL_SHA256
+    );
+    let variant = trials[1]["model_sha256"].as_str().unwrap();
+    assert_ne!(variant, judgelab_core::DEFAULT_MODEL_SHA256);
+    assert_eq!(variant.len(), 64);
+    // Held against the source by default: its flips and how far its beliefs moved.
+    let drift = &trials[1]["drift"];
+    assert_eq!(drift["reference"], trials[0]["id"], "{drift}");
+    assert_eq!(drift["n_pairs"], 3, "{drift}");
+    assert!(
+        drift["kl_mean"]["value"].as_f64().unwrap() >= 0.0,
+        "{drift}"
+    );
+    // Made once: another experiment with the same level finds it in the cache.
+    let again = experiment(&env, "quant-again", "exact = true", sweep);
+    let out = env.run(&["run", again.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("making Q8_0"), "{stderr}");
+    assert_eq!(
+        env.show("quant-again")["trials"][1]["model_sha256"],
+        variant,
+        "the same file, the same identity"
+    );
+    // A remote judge cannot be quantised.
+    let remote = env.file(
+        "remote-quant.toml",
+        "name = \"rq\"\ndataset = \"d\"\n[judge]\nbackend = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\ntemplate = \"pairwise\"\n[sweep]\nquantization = [\"source\", \"Q4_0\"]\n",
+    );
+    check_invalid(
+        &env,
+        &["run", remote.to_str().unwrap()],
+        &["sweep.quantization", "needs backend = \"llama\""],
+    );
+}

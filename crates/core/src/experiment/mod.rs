@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::quantization::Quantization;
 use crate::sweep::{Axis, Kind};
 use crate::verdict::OutputKind;
 
@@ -201,6 +202,7 @@ struct RawSweep {
     constraint: Option<OneOrMany<String>>,
     concurrency: Option<OneOrMany<i64>>,
     style: Option<OneOrMany<String>>,
+    quantization: Option<OneOrMany<String>>,
     repeats: Option<i64>,
     seed: Option<i64>,
     sample: Option<i64>,
@@ -494,6 +496,20 @@ fn sweep(
         .map(Some)
         .collect(),
     };
+    // The model files as they are unless some levels are given.
+    let quantization = match s.quantization {
+        None => vec![None],
+        values => named(
+            Axis::Quantization,
+            values,
+            Quantization::from_name,
+            "a quantisation llama.cpp makes",
+            invalid,
+        )?
+        .into_iter()
+        .map(Some)
+        .collect(),
+    };
     let repeats = ints(
         "sweep.repeats",
         vec![s.repeats.unwrap_or(1)],
@@ -531,6 +547,7 @@ fn sweep(
         constraint,
         concurrency,
         style,
+        quantization,
         repeats,
         seed: seed as u64,
         sample,
@@ -564,6 +581,16 @@ fn check_judges_can(
                 format!("measures a remote judge's latency at each load; {:?} is local (`judgelab load` ramps a local judge)", j.name)
             };
             return Err(invalid("sweep.concurrency", why));
+        }
+    }
+    if sweep.quantization.iter().any(Option::is_some) {
+        if let Some(j) = judges.iter().find(|j| j.remote().is_some()) {
+            let why = if single_form {
+                "makes the model file in other types with llama.cpp's quantiser and needs backend = \"llama\"".to_string()
+            } else {
+                format!("makes local model files in other types with llama.cpp's quantiser; {:?} is remote", j.name)
+            };
+            return Err(invalid("sweep.quantization", why));
         }
     }
     if judge.output == Some(OutputKind::Json) {
@@ -1285,6 +1312,10 @@ items = 20
                 Axis::Style => (
                     "repeats = 1",
                     "style = [\"rubric\", \"checklist\"]\nrepeats = 1",
+                ),
+                Axis::Quantization => (
+                    "repeats = 1",
+                    "quantization = [\"source\", \"Q4_0\"]\nrepeats = 1",
                 ),
             };
             let grid = grid(axis);

@@ -9,10 +9,13 @@
 //! A key is an axis of the sweep and its value one the sweep has: a trial's reference is
 //! the trial with these values on these axes and the trial's own on every other. The
 //! reference itself, and a trial whose reference was not run, has no drift figures.
+//! Without the table, a sweep over quantisations is held against its most precise level
+//! (the source where it is one).
 //! Outside the experiment's identity: it changes what the results read, never which calls
 //! are made.
 
 use super::{Experiment, ExperimentError, Invalid};
+use crate::quantization::{self, Quantization};
 use crate::sweep::Axis;
 use crate::TrialParams;
 
@@ -57,7 +60,19 @@ pub(super) fn reference(
     invalid: &Invalid<'_>,
 ) -> Result<Reference, ExperimentError> {
     let Some(raw) = raw else {
-        return Ok(Reference::default());
+        let levels: Vec<Quantization> = experiment
+            .sweep
+            .quantization
+            .iter()
+            .flatten()
+            .copied()
+            .collect();
+        return Ok(match quantization::most_precise(&levels) {
+            Some(best) if levels.len() > 1 => Reference {
+                values: vec![(Axis::Quantization, best.name().to_string())],
+            },
+            _ => Reference::default(),
+        });
     };
     let trials = experiment.trials();
     let mut values = Vec::new();

@@ -56,6 +56,21 @@ pub enum RunEvent {
         path: String,
         local: bool,
     },
+    /// A local judge's model file is being made in another type (the quantisation axis).
+    Quantizing {
+        judge: String,
+        level: String,
+        source: String,
+    },
+    /// It is made: its file, size, how long it took, and what its tensors are.
+    Quantized {
+        judge: String,
+        level: String,
+        path: String,
+        bytes: u64,
+        seconds: f64,
+        tensors: String,
+    },
     /// The work is known.
     Started {
         experiment: String,

@@ -16,8 +16,9 @@ use crate::EngineError;
 pub(crate) struct Judges<'r> {
     r: &'r Resolved,
     options: &'r RunOptions,
-    /// By name and the `concurrency` it was loaded with, where not its own.
-    loaded: HashMap<(String, Option<usize>), Arc<dyn Judge>>,
+    /// By name, quantisation level and the `concurrency` it was loaded with, where not
+    /// its own.
+    loaded: HashMap<(String, &'static str, Option<usize>), Arc<dyn Judge>>,
 }
 
 impl<'r> Judges<'r> {
@@ -54,7 +55,11 @@ impl<'r> Judges<'r> {
         concurrency: Option<usize>,
         on_event: &mut (dyn FnMut(RunEvent) + Send),
     ) -> Result<Arc<dyn Judge>, EngineError> {
-        let key = (resolved.name().to_string(), concurrency);
+        let key = (
+            resolved.name().to_string(),
+            resolved.level.name(),
+            concurrency,
+        );
         if let Some(judge) = self.loaded.get(&key) {
             return Ok(Arc::clone(judge));
         }

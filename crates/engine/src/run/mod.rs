@@ -38,10 +38,15 @@ pub async fn run_experiment(
     options: RunOptions,
     on_event: &mut (dyn FnMut(RunEvent) + Send),
 ) -> Result<RunSummary, EngineError> {
-    let r = resolve(store, path).await?;
+    let mut r = resolve(store, path).await?;
     // Held to the end of the run: a second run of this experiment (another process, or the
     // app) is refused rather than judging the same items alongside this one.
     let _lock = store.lock_run(&r.experiment.name)?;
+    let threads = options.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    crate::variants::make(&mut r, threads, on_event).await?;
+    let r = r;
     if r.imported {
         on_event(RunEvent::Imported {
             dataset: r.dataset.name.clone(),

@@ -578,3 +578,57 @@ fn batched_generation_and_grammars() {
         }
     }
 }
+
+/// llama.cpp's quantiser makes a variant of the default model (Q4_1) in another type: its
+/// header says what it holds, it loads and judges; a type whose blocks do not fit some rows
+/// gives them another type, as the source's shapes predict.
+#[test]
+fn the_quantiser_makes_variants_that_load() {
+    use judgelab_core::quantization::{read_header, Quantization};
+    let dir = tempfile::tempdir().unwrap();
+    let source = model_path();
+    let header = |p: &std::path::Path| read_header(&std::fs::read(p).unwrap()).unwrap();
+    let source_header = header(&source);
+    assert!(
+        source_header.census().contains_key("Q4_1"),
+        "{}",
+        source_header.describe()
+    );
+
+    let q8 = dir.path().join("q8.gguf");
+    judgelab_llama::quantize::quantize(&source, &q8, Quantization::Q8_0, 2).unwrap();
+    let made = header(&q8);
+    assert!(made.census()["Q8_0"] > 100, "{}", made.describe());
+    assert_eq!(made.tensors.len(), source_header.tensors.len());
+    assert!(!dir.path().join("q8.gguf.partial").exists());
+    let judge = LlamaJudge::load(options(q8.clone())).expect("the Q8_0 variant loads");
+    let mut out = Vec::new();
+    judge.judge_batch(
+        vec![request(0, "Reply with one word.", 0.0, 4, 1)],
+        &Arc::new(AtomicBool::new(false)),
+        &mut |r| out.push(r),
+    );
+    assert!(out[0].result.is_ok(), "{out:?}");
+
+    // SmolLM2-135M's rows of 576 weights are no multiple of Q2_K's 256: those tensors fall
+    // back to Q4_0 (the rows of 1,536 get Q3_K by Q2_K's own mix): its "Q2_K" holds no
+    // Q2_K tensor at all, which is why the plan and the run say what a variant holds.
+    let (misfits, rows) = source_header.misfits(Quantization::Q2K);
+    assert!(misfits > 0 && rows.contains(&576), "{rows:?}");
+    let q2 = dir.path().join("q2.gguf");
+    judgelab_llama::quantize::quantize(&source, &q2, Quantization::Q2K, 2).unwrap();
+    let census = header(&q2).census();
+    assert!(census["Q4_0"] > 100, "{census:?}");
+    assert!(std::fs::metadata(&q2).unwrap().len() < std::fs::metadata(&q8).unwrap().len());
+
+    let missing = judgelab_llama::quantize::quantize(
+        &dir.path().join("none.gguf"),
+        &dir.path().join("x.gguf"),
+        Quantization::Q4_0,
+        2,
+    );
+    assert!(
+        matches!(missing, Err(LlamaError::Quantize { .. })),
+        "{missing:?}"
+    );
+}
