@@ -105,6 +105,9 @@ pub fn trials(s: &ExperimentSummary, front: &[Objective]) -> String {
     for line in judgelab_report::analysis::item_weights_text(&a) {
         out.push_str(&format!("checklist item weights of {line}\n"));
     }
+    for line in judgelab_report::analysis::drift_text(&a) {
+        out.push_str(&format!("against the reference: {line}\n"));
+    }
     out.push_str(&labels_lines(s));
     if shown("ece") {
         out.push_str("ece: expected calibration error of the verdicts' confidence on the dev split (10 bins; report shows the reliability diagram)\n");

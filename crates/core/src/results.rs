@@ -216,6 +216,11 @@ pub struct TrialSummary {
     pub trial_idx: usize,
     pub params: TrialParams,
     pub model_sha256: Option<String>,
+    /// A local judge's model file's size: with llama.cpp's memory map, also what its weights
+    /// take in memory (the context's cache and buffers come on top, the same at every
+    /// quantisation). None for a remote judge, or a file no longer there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_bytes: Option<u64>,
     /// The content hash of the trial's template, as stored.
     pub template_hash: String,
     pub examples: Vec<String>,
@@ -377,6 +382,8 @@ pub struct StoredTrial {
     pub trial_idx: usize,
     pub params: TrialParams,
     pub model_sha256: Option<String>,
+    /// Its local model file's size, where the file is there.
+    pub model_bytes: Option<u64>,
     pub template_hash: String,
     pub examples: Vec<String>,
     pub verdicts: Vec<VerdictRecord>,
@@ -463,6 +470,7 @@ impl TrialFrame<'_> {
             selective,
             params: t.params,
             model_sha256: t.model_sha256,
+            model_bytes: t.model_bytes,
             template_hash: t.template_hash,
             examples: t.examples,
             verdicts: t.verdicts,

@@ -71,6 +71,11 @@ pub async fn summarize_against(
             id: t.id,
             trial_idx: t.trial_idx,
             params: t.params,
+            model_bytes: t
+                .model_sha256
+                .is_some()
+                .then(|| std::fs::metadata(&t.model_path).ok().map(|m| m.len()))
+                .flatten(),
             model_sha256: t.model_sha256,
             template_hash: t.template_hash,
             examples: t.examples,

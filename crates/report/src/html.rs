@@ -362,6 +362,11 @@ fn drift(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
     };
     let reference = a.summary.experiment.parsed.reference.describe();
     let _ = writeln!(h, "<h2>Drift from the reference</h2>\n<figure>{chart}<figcaption>Each trial's agreement with the humans (95% interval) against the share of its verdicts that differ from its reference trial's on the same calls (item, answer order, repeat): the trial with {} and its other parameters the same, drawn at 0. Agreement can stay where it is while many verdicts flip; the table's <code>flips</code> has each rate's interval and <code>KL</code> how far exact trials' beliefs moved. <code>judgelab compare EXP:A EXP:B</code> lists the calls that moved most.</figcaption></figure>", escape(&reference));
+    h.push_str("<ul>\n");
+    for line in crate::analysis::drift_text(a) {
+        let _ = writeln!(h, "<li>{}</li>", escape(&line));
+    }
+    h.push_str("</ul>\n");
 }
 
 /// Each panel in a sentence: its rule, its score against the best trial, how much its

@@ -3,7 +3,9 @@
 
 use std::fmt::Write;
 
-use crate::analysis::{cascade_label, estimate_text, item_weights_text, weights_text, Analysis};
+use crate::analysis::{
+    cascade_label, drift_text, estimate_text, item_weights_text, weights_text, Analysis,
+};
 use crate::table::{Output, ResultsTable, Row, RowKind, Style};
 
 /// `charts` lists (file name, caption) of the PNGs written beside the report.
@@ -23,6 +25,7 @@ pub fn render(a: &Analysis<'_>, table: &ResultsTable, charts: &[(String, String)
     panels(&mut m, a);
     baselines(&mut m, a, table);
     weights(&mut m, a);
+    drift(&mut m, a);
     m.push_str("\n## Charts\n\n");
     for (file, caption) in charts {
         let _ = writeln!(m, "![{caption}]({file})\n");
@@ -163,6 +166,22 @@ fn panels(m: &mut String, a: &Analysis<'_>) {
     m.push_str("\nPanels (composed from the members' stored verdicts, no new call; cost: the members' sum; latency: the slowest member's):\n\n");
     for (i, panel) in a.summary.panels.iter().enumerate() {
         let _ = writeln!(m, "- {}: {}.", panel.name, a.panel_reading(i));
+    }
+}
+
+/// Each trial against its reference trial, in a sentence.
+fn drift(m: &mut String, a: &Analysis<'_>) {
+    let lines = drift_text(a);
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        m,
+        "\n## Drift from the reference\n\nEach trial against its reference ({}), on the same calls:\n",
+        a.summary.experiment.parsed.reference.describe()
+    );
+    for line in lines {
+        let _ = writeln!(m, "- {line}");
     }
 }
 

@@ -36,6 +36,18 @@ pub enum Timing<'a> {
 pub struct Timed {
     pub latency_ms: f64,
     pub ttft_ms: Option<f64>,
+    /// The prompt it prefilled before its first token.
+    pub prompt_tokens: u32,
+}
+
+/// Prompt tokens prefilled per second: the timed calls' prompt tokens over their time to
+/// first token, summed; none without a call with a time to first token.
+pub fn prefill_rate(calls: impl IntoIterator<Item = (u32, Option<f64>)>) -> Option<f64> {
+    let (tokens, ms) = calls
+        .into_iter()
+        .filter_map(|(tokens, ttft)| Some((f64::from(tokens), ttft?)))
+        .fold((0.0, 0.0), |(t, m), (tokens, ttft)| (t + tokens, m + ttft));
+    (ms > 0.0).then(|| tokens / ms * 1000.0)
 }
 
 /// One request made to be timed, not scored: a call of a trial timed alone
@@ -102,6 +114,7 @@ impl TimedRequest {
             (false, None, Some(latency_ms)) => Some(Timed {
                 latency_ms,
                 ttft_ms: self.ttft_ms,
+                prompt_tokens: self.prompt_tokens,
             }),
             _ => None,
         }

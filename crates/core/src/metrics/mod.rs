@@ -144,6 +144,8 @@ pub struct TrialMetrics {
     /// endpoint's `concurrency` for its calls; `None` when none was measured (a local trial
     /// whose calls were not timed alone yet).
     pub latency_concurrency: Option<u32>,
+    /// Prompt tokens prefilled per second by the same calls ([`latency::prefill_rate`]).
+    pub prefill_tokens_per_s: Option<f64>,
     pub confusion: Confusion,
     /// Pairwise only.
     pub position: Option<PositionBias>,
@@ -426,18 +428,21 @@ pub fn compute(
         .flat_map(|g| g.calls.iter().copied())
         .collect();
     let all_priced = calls.iter().all(|o| o.cost_usd.is_some());
-    let (latencies, ttfts, latency_concurrency): (Vec<f64>, Vec<f64>, _) = match timing {
-        Timing::Calls { concurrency } => (
-            calls.iter().map(|o| o.latency_ms).collect(),
-            calls.iter().filter_map(|o| o.ttft_ms).collect(),
-            (!calls.is_empty()).then_some(concurrency),
-        ),
-        Timing::Sampled { concurrency, timed } => (
-            timed.iter().map(|t| t.latency_ms).collect(),
-            timed.iter().filter_map(|t| t.ttft_ms).collect(),
-            (!timed.is_empty()).then_some(concurrency),
-        ),
-    };
+    let (latencies, ttfts, latency_concurrency, prefill_tokens_per_s): (Vec<f64>, Vec<f64>, _, _) =
+        match timing {
+            Timing::Calls { concurrency } => (
+                calls.iter().map(|o| o.latency_ms).collect(),
+                calls.iter().filter_map(|o| o.ttft_ms).collect(),
+                (!calls.is_empty()).then_some(concurrency),
+                latency::prefill_rate(calls.iter().map(|o| (o.prompt_tokens, o.ttft_ms))),
+            ),
+            Timing::Sampled { concurrency, timed } => (
+                timed.iter().map(|t| t.latency_ms).collect(),
+                timed.iter().filter_map(|t| t.ttft_ms).collect(),
+                (!timed.is_empty()).then_some(concurrency),
+                latency::prefill_rate(timed.iter().map(|t| (t.prompt_tokens, t.ttft_ms))),
+            ),
+        };
     let position = (task == Task::Pairwise).then(|| {
         let per_group: Vec<Vec<(bool, Option<Label>)>> = groups
             .iter()
@@ -472,6 +477,7 @@ pub fn compute(
         latency_ms: Percentiles::of(&latencies, spec),
         ttft_ms: Percentiles::of(&ttfts, spec),
         latency_concurrency,
+        prefill_tokens_per_s,
         confusion: Confusion::new(task, &scored),
         position,
         expected: exact

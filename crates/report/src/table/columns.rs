@@ -245,6 +245,7 @@ pub(super) fn all<'a>(a: &'a Analysis<'a>, front: &[Objective]) -> Vec<Def<'a>> 
     out.extend(drift(&p));
     out.extend(spend(a, &p));
     out.extend(latency(a));
+    out.extend(footprint(a));
     out.extend(fronts(a, front));
     out.extend(selection(a, &p));
     out.extend(trust(&p));
@@ -535,6 +536,29 @@ fn latency<'a>(a: &'a Analysis<'a>) -> Vec<Def<'a>> {
             Cell::Count(Some(s.metrics.latency_ms.n as u64))
         })
         .title("timed calls"),
+    ]
+}
+
+/// What a local judge's model file costs beside what it does: its size (with llama.cpp's
+/// memory map, what its weights take in memory) and how fast it prefills prompts. Shown
+/// where the experiment sweeps quantisations; exported always.
+fn footprint<'a>(a: &'a Analysis<'a>) -> Vec<Def<'a>> {
+    let swept = a.varying.contains(&Axis::Quantization);
+    vec![
+        Def::new("model_mb", Unit::Number, |s| {
+            Cell::Value(s.trial.and_then(|t| t.model_bytes).map(|b| b as f64 / 1e6))
+        })
+        .short("model_MB")
+        .title("model file = weights in memory (MB)")
+        .digits(1)
+        .shown(swept, swept, swept),
+        Def::new("prefill_tokens_per_s", Unit::Number, |s| {
+            Cell::Value(s.metrics.prefill_tokens_per_s)
+        })
+        .short("prefill_tok/s")
+        .title("prefill tokens / s (timed calls)")
+        .digits(0)
+        .shown(swept, swept, swept),
     ]
 }
 

@@ -79,8 +79,10 @@ pub fn trial(
             concurrency: None,
             exact: false,
             style: Default::default(),
+            quantization: None,
         },
         model_sha256: None,
+        model_bytes: None,
         template_hash: String::new(),
         examples: vec![],
         metrics: metrics::compute(

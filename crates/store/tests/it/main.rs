@@ -136,6 +136,7 @@ fn params() -> TrialParams {
         concurrency: None,
         exact: false,
         style: Default::default(),
+        quantization: None,
     }
 }
 
