@@ -108,6 +108,9 @@ pub fn trials(s: &ExperimentSummary, front: &[Objective]) -> String {
     for line in judgelab_report::analysis::drift_text(&a) {
         out.push_str(&format!("against the reference: {line}\n"));
     }
+    for line in judgelab_report::analysis::wording_text(&a) {
+        out.push_str(&format!("paraphrases {line}\n"));
+    }
     out.push_str(&labels_lines(s));
     if shown("ece") {
         out.push_str("ece: expected calibration error of the verdicts' confidence on the dev split (10 bins; report shows the reliability diagram)\n");

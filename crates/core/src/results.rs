@@ -34,6 +34,7 @@ use crate::{Dataset, Experiment, Item, Label, Task, TrialParams};
 
 pub mod comparison;
 pub mod criteria;
+pub mod robustness;
 pub mod weighted;
 pub use criteria::CriterionScore;
 
@@ -111,6 +112,9 @@ pub struct ExperimentSummary {
     /// How much the dataset's raters (its labels, the queue's annotators) agree, and the
     /// pick with each of them; none while nobody has labelled it in the queue.
     pub humans: Option<HumanAgreement>,
+    /// How often verdicts change with the template's wording alone, per group of trials
+    /// that differ only in their paraphrase (`[robustness]`); empty without paraphrases.
+    pub robustness: Vec<robustness::WordingGroup>,
 }
 
 /// The labels a summary's metrics are against, and who has labelled its dataset.
@@ -160,7 +164,7 @@ impl Serialize for ExperimentSummary {
                 seq.end()
             }
         }
-        let mut s = serializer.serialize_struct("ExperimentSummary", 10)?;
+        let mut s = serializer.serialize_struct("ExperimentSummary", 11)?;
         s.serialize_field("schema_version", &self.schema_version)?;
         s.serialize_field("experiment", &self.experiment)?;
         s.serialize_field("bootstrap", &self.bootstrap)?;
@@ -171,6 +175,7 @@ impl Serialize for ExperimentSummary {
         s.serialize_field("cascades", &self.cascades)?;
         s.serialize_field("labels", &self.labels)?;
         s.serialize_field("humans", &self.humans)?;
+        s.serialize_field("robustness", &self.robustness)?;
         s.end()
     }
 }
@@ -634,8 +639,10 @@ impl ExperimentSummary {
             },
             dataset,
             humans: None,
+            robustness: Vec::new(),
         };
         summary.hold_to_reference();
+        summary.robustness = summary.wording_groups();
         summary
     }
 

@@ -752,6 +752,56 @@ pub fn drift_text(a: &Analysis<'_>) -> Vec<String> {
         .collect()
 }
 
+/// Each paraphrase group in a sentence: its templates and trials, the share of items no
+/// rewording changes with its interval, and the least stable items with their verdicts.
+pub fn wording_text(a: &Analysis<'_>) -> Vec<String> {
+    a.summary
+        .robustness
+        .iter()
+        .map(|g| {
+            let ids: Vec<String> = g.trials.iter().map(|id| format!("#{id}")).collect();
+            let share = g.stable.value.map_or("undefined".into(), |v| {
+                let ci = g.stable.ci.map_or(String::new(), |(lo, hi)| {
+                    format!(" [{:.1}%, {:.1}%]", 100.0 * lo, 100.0 * hi)
+                });
+                format!("{:.1}%{ci}", 100.0 * v)
+            });
+            let stable = g
+                .stable
+                .value
+                .map_or(0, |v| (v * g.n_items as f64).round() as usize);
+            let mut line = format!(
+                "{} ({}){}: {stable} of {} items keep their verdict whatever the wording ({share})",
+                g.templates.join(" / "),
+                ids.join(", "),
+                if g.params.is_empty() {
+                    String::new()
+                } else {
+                    format!(" at {}", g.params)
+                },
+                g.n_items
+            );
+            let shown: Vec<String> = g
+                .least_stable
+                .iter()
+                .take(3)
+                .map(|i| {
+                    format!(
+                        "{} (humans {}: {})",
+                        i.item_id,
+                        i.human,
+                        i.verdicts.join(" | ")
+                    )
+                })
+                .collect();
+            if !shown.is_empty() {
+                line += &format!("; least stable: {}", shown.join(", "));
+            }
+            line
+        })
+        .collect()
+}
+
 /// A checklist's yes/no items' weights per trial, as [`weights_text`] says criteria's, each
 /// item with how its answers rank with the humans' labels on its criterion: which items
 /// carry information.

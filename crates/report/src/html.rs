@@ -87,6 +87,7 @@ pub fn render(a: &Analysis<'_>, table: &ResultsTable, figures: &Figures) -> Stri
     trials(&mut h, a, table);
     criteria(&mut h, a, figures);
     drift(&mut h, a, figures);
+    wording(&mut h, a);
     parameters(&mut h, a, figures);
     latency(&mut h, a, figures);
     under_load(&mut h, a, figures);
@@ -364,6 +365,19 @@ fn drift(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
     let _ = writeln!(h, "<h2>Drift from the reference</h2>\n<figure>{chart}<figcaption>Each trial's agreement with the humans (95% interval) against the share of its verdicts that differ from its reference trial's on the same calls (item, answer order, repeat): the trial with {} and its other parameters the same, drawn at 0. Agreement can stay where it is while many verdicts flip; the table's <code>flips</code> has each rate's interval and <code>KL</code> how far exact trials' beliefs moved. <code>judgelab compare EXP:A EXP:B</code> lists the calls that moved most.</figcaption></figure>", escape(&reference));
     h.push_str("<ul>\n");
     for line in crate::analysis::drift_text(a) {
+        let _ = writeln!(h, "<li>{}</li>", escape(&line));
+    }
+    h.push_str("</ul>\n");
+}
+
+/// Each paraphrase group: how often the wording alone changes a verdict.
+fn wording(h: &mut String, a: &Analysis<'_>) {
+    let lines = crate::analysis::wording_text(a);
+    if lines.is_empty() {
+        return;
+    }
+    h.push_str("<h2>Wording</h2>\n<p class=\"note\">Templates that mean the same, worded otherwise (<code>[robustness]</code>): the share of items whose verdict no rewording changes, on the same calls (item, answer order, repeat), with its 95% bootstrap interval over items; a verdict that changes with the wording alone is the template's, not the answers'.</p>\n<ul>\n");
+    for line in lines {
         let _ = writeln!(h, "<li>{}</li>", escape(&line));
     }
     h.push_str("</ul>\n");

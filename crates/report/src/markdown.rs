@@ -4,7 +4,8 @@
 use std::fmt::Write;
 
 use crate::analysis::{
-    cascade_label, drift_text, estimate_text, item_weights_text, weights_text, Analysis,
+    cascade_label, drift_text, estimate_text, item_weights_text, weights_text, wording_text,
+    Analysis,
 };
 use crate::table::{Output, ResultsTable, Row, RowKind, Style};
 
@@ -26,6 +27,7 @@ pub fn render(a: &Analysis<'_>, table: &ResultsTable, charts: &[(String, String)
     baselines(&mut m, a, table);
     weights(&mut m, a);
     drift(&mut m, a);
+    wording(&mut m, a);
     m.push_str("\n## Charts\n\n");
     for (file, caption) in charts {
         let _ = writeln!(m, "![{caption}]({file})\n");
@@ -180,6 +182,18 @@ fn drift(m: &mut String, a: &Analysis<'_>) {
         "\n## Drift from the reference\n\nEach trial against its reference ({}), on the same calls:\n",
         a.summary.experiment.parsed.reference.describe()
     );
+    for line in lines {
+        let _ = writeln!(m, "- {line}");
+    }
+}
+
+/// Each paraphrase group: how often the wording alone changes a verdict.
+fn wording(m: &mut String, a: &Analysis<'_>) {
+    let lines = wording_text(a);
+    if lines.is_empty() {
+        return;
+    }
+    m.push_str("\n## Wording\n\nTemplates that mean the same, worded otherwise (`[robustness]`): the items whose verdict no rewording changes, on the same calls:\n\n");
     for line in lines {
         let _ = writeln!(m, "- {line}");
     }

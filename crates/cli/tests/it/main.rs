@@ -6,7 +6,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use judgelab_testkit::{free_port, Faults, LlamaCppPython, LlamaServer, Refuser, Slots};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 mod architecture;
 mod estimate;
@@ -1044,7 +1044,7 @@ fn an_exact_grid_costs_the_calls_of_one_point() {
         &env,
         "paraphrase",
         "exact = true",
-        "temperature = 0.7\nmax_tokens = 1\nfew_shot = 1\n[limits]\nitems = 3\n[reference]\ntemplate = \"pairwise\"",
+        "temperature = 0.7\nmax_tokens = 1\nfew_shot = 1\n[limits]\nitems = 3\n[reference]\ntemplate = \"pairwise\"\n[robustness]\nparaphrases = [\"pairwise\", \"pairwise_paraphrase_1\"]",
     );
     let file = std::fs::read_to_string(&paraphrase).unwrap();
     std::fs::write(
@@ -1074,6 +1074,17 @@ fn an_exact_grid_costs_the_calls_of_one_point() {
         columns.contains(&"flip_rate") && columns.contains(&"kl_mean"),
         "{columns:?}"
     );
+    // The two wordings as paraphrases: the share of items no rewording changes.
+    let group = &shown["robustness"][0];
+    assert_eq!(
+        group["trials"],
+        json!([trials[0]["id"], trials[1]["id"]]),
+        "{group}"
+    );
+    assert_eq!(group["n_items"], 3, "{group}");
+    let stable = group["stable"]["value"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&stable), "{group}");
+    assert!(columns.contains(&"wording_stable"), "{columns:?}");
     let worded = format!("paraphrase:{}", trials[1]["id"]);
     let out = env.run(&["compare", "point", &worded]);
     let said = text(&out.stdout);

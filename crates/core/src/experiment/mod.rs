@@ -12,6 +12,7 @@ mod judges;
 mod limits;
 mod panels;
 mod reference;
+mod robustness;
 mod trust;
 pub use panels::{PanelSpec, Rule as PanelRule, Ties};
 pub use reference::Reference;
@@ -57,6 +58,9 @@ pub struct Experiment {
     /// The trial each trial's verdicts are held against (`[reference]`), outside the
     /// identity.
     pub reference: Reference,
+    /// Templates that are paraphrases of one another (`[robustness] paraphrases`), outside
+    /// the identity; empty: none declared.
+    pub paraphrases: Vec<String>,
     /// Written with one `[judge]` table, as experiments were before named judges: its
     /// identity is hashed as it was then.
     pub single_form: bool,
@@ -186,6 +190,8 @@ struct RawExperiment {
     #[serde(default)]
     panels: Vec<panels::RawPanel>,
     reference: Option<toml::Table>,
+    #[serde(default)]
+    robustness: robustness::RawRobustness,
 }
 
 #[derive(Deserialize, Default)]
@@ -240,6 +246,7 @@ impl Experiment {
         let limits = limits::limits(raw.limits, &invalid)?;
         let selection = limits::selection(raw.selection, &invalid)?;
         let trust = trust::trust(raw.trust, &invalid)?;
+        let paraphrases = robustness::paraphrases(raw.robustness, &sweep.templates, &invalid)?;
         let panels = panels::panels(raw.panels, &invalid)?;
         let max_few_shot = sweep.few_shot.iter().copied().max().unwrap_or(0) as usize;
         match limits.pool {
@@ -285,6 +292,7 @@ impl Experiment {
             trust,
             panels,
             reference: Reference::default(),
+            paraphrases,
         };
         experiment.reference = reference::reference(raw.reference, &experiment, &invalid)?;
         Ok(experiment)
@@ -1015,6 +1023,47 @@ items = 20
         check_err(
             &format!("{GRID}\n[reference]\nwording = \"x\"\n"),
             "reference.wording: is not an axis",
+        );
+    }
+
+    /// Every shipped example is a valid experiment file.
+    #[test]
+    fn every_example_parses() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let shown = path.display().to_string();
+                Experiment::from_toml(&shown, &text).unwrap_or_else(|e| panic!("{e}"));
+                n += 1;
+            }
+        }
+        assert!(n >= 7, "{n} examples");
+    }
+
+    #[test]
+    fn paraphrases_are_templates_of_the_sweep() {
+        let two = GRID.replace(
+            "template = \"pairwise\"",
+            "template = [\"pairwise\", \"pairwise_paraphrase_1\"]",
+        );
+        let plain = Experiment::from_toml("e.toml", &two).unwrap();
+        assert!(plain.paraphrases.is_empty());
+        let text = format!(
+            "{two}\n[robustness]\nparaphrases = [\"pairwise\", \"pairwise_paraphrase_1\"]\n"
+        );
+        let e = Experiment::from_toml("e.toml", &text).unwrap();
+        assert_eq!(e.paraphrases, vec!["pairwise", "pairwise_paraphrase_1"]);
+        assert_eq!(e.identity(), plain.identity());
+        check_err(
+            &format!("{two}\n[robustness]\nparaphrases = [\"pairwise\", \"other\"]\n"),
+            "robustness.paraphrases: \"other\" is not a template of the sweep",
+        );
+        check_err(
+            &format!("{two}\n[robustness]\nparaphrases = [\"pairwise\"]\n"),
+            "robustness.paraphrases: needs two or more templates",
         );
     }
 

@@ -110,7 +110,7 @@ pub struct Moved {
 }
 
 /// A verdict's category: `None` for a parse failure.
-type Category = Option<i64>;
+pub(crate) type Category = Option<i64>;
 
 /// One matched pair of calls.
 struct Pair<'a> {
@@ -404,7 +404,7 @@ pub fn js(p: &[f64], q: &[f64]) -> f64 {
 }
 
 /// A category as the reader knows it: `A`, `B`, `tie`, a scale point, or `failed`.
-fn category_name(task: Task, c: Category) -> String {
+pub(crate) fn category_name(task: Task, c: Category) -> String {
     match (task, c) {
         (_, None) => "failed".into(),
         (Task::Pairwise, Some(0)) => "A".into(),

@@ -171,6 +171,8 @@ struct Present {
     /// Some trial is held against a reference trial (`[reference]`), and with the
     /// divergence of its beliefs.
     drift: bool,
+    /// Paraphrase groups (`[robustness]`).
+    wording: bool,
     divergence: bool,
     /// Ratings that are not all whole points (means of several annotators, a rubric's
     /// aggregate): agreement within half a point is shown where exact agreement is not
@@ -204,6 +206,7 @@ impl Present {
                 || s.panels.iter().any(|p| p.calibration.is_some()),
             means: metrics().any(|m| m.value(Quality::WithinHalfPoint).is_some()),
             drift: s.trials.iter().any(|t| t.drift.is_some()),
+            wording: !s.robustness.is_empty(),
             divergence: s
                 .trials
                 .iter()
@@ -243,6 +246,7 @@ pub(super) fn all<'a>(a: &'a Analysis<'a>, front: &[Objective]) -> Vec<Def<'a>> 
     out.extend(criteria(a));
     out.extend(expected(&p));
     out.extend(drift(&p));
+    out.push(wording(a, &p));
     out.extend(spend(a, &p));
     out.extend(latency(a));
     out.extend(footprint(a));
@@ -425,6 +429,21 @@ fn drift<'a>(p: &Present) -> Vec<Def<'a>> {
         .title("mean Jensen–Shannon vs reference (nats)")
         .digits(4),
     ]
+}
+
+/// Each trial of a paraphrase group: the share of items whose verdict no rewording of
+/// the template changes (the group's, on each of its trials).
+fn wording<'a>(a: &'a Analysis<'a>, p: &Present) -> Def<'a> {
+    let groups = &a.summary.robustness;
+    Def::new("wording_stable", Unit::Share, move |s| {
+        s.trial
+            .and_then(|t| groups.iter().find(|g| g.trials.contains(&t.id)))
+            .map_or(Cell::Blank, |g| Cell::Estimate(g.stable))
+    })
+    .short("stable")
+    .title("items stable across paraphrases")
+    .interval()
+    .shown(p.wording, p.wording, p.wording)
 }
 
 /// Answer order, parse failures, tokens and money.

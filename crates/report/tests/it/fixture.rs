@@ -158,6 +158,7 @@ pub fn summary(trials: Vec<TrialSummary>) -> ExperimentSummary {
         },
         labels: Default::default(),
         humans: None,
+        robustness: Vec::new(),
     }
 }
 
