@@ -734,14 +734,18 @@ pub fn drift_text(a: &Analysis<'_>) -> Vec<String> {
             if let Some(kl) = d.kl_mean.value {
                 line += &format!("; mean KL {kl:.4} nats");
             }
-            if let (Some(b), Some(rb)) = (t.model_bytes, reference.model_bytes) {
+            // Memory and speed where the model file is another one (a quantisation): the
+            // same file's prefill differs by prompt length and noise alone.
+            let other_file = t.model_sha256 != reference.model_sha256;
+            if let (true, Some(b), Some(rb)) = (other_file, t.model_bytes, reference.model_bytes) {
                 line += &format!(
                     "; at {:.0}% of the memory ({:.1} MB)",
                     100.0 * b as f64 / rb as f64,
                     b as f64 / 1e6
                 );
             }
-            if let (Some(p), Some(rp)) = (
+            if let (true, Some(p), Some(rp)) = (
+                other_file,
                 t.metrics.prefill_tokens_per_s,
                 reference.metrics.prefill_tokens_per_s,
             ) {
@@ -774,11 +778,7 @@ pub fn wording_text(a: &Analysis<'_>) -> Vec<String> {
                 "{} ({}){}: {stable} of {} items keep their verdict whatever the wording ({share})",
                 g.templates.join(" / "),
                 ids.join(", "),
-                if g.params.is_empty() {
-                    String::new()
-                } else {
-                    format!(" at {}", g.params)
-                },
+                varying(a, g.trials[0]),
                 g.n_items
             );
             let shown: Vec<String> = g
@@ -800,6 +800,25 @@ pub fn wording_text(a: &Analysis<'_>) -> Vec<String> {
             line
         })
         .collect()
+}
+
+/// What sets a paraphrase group apart from the others: the varying axes but the template,
+/// as ` at temp=0`; empty where none.
+fn varying(a: &Analysis<'_>, trial_id: i64) -> String {
+    let Some(t) = a.summary.trials.iter().find(|t| t.id == trial_id) else {
+        return String::new();
+    };
+    let parts: Vec<String> = a
+        .varying
+        .iter()
+        .filter(|&&axis| axis != Axis::Template)
+        .map(|axis| format!("{}={}", axis.short(), axis.label(&t.params)))
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" at {}", parts.join(" "))
+    }
 }
 
 /// A checklist's yes/no items' weights per trial, as [`weights_text`] says criteria's, each
