@@ -361,7 +361,10 @@ fn drift(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
     let Some(chart) = &figures.drift else {
         return;
     };
-    let reference = a.summary.experiment.parsed.reference.describe();
+    let reference = match a.summary.experiment.parsed.reference.describe() {
+        named if named.is_empty() => "the reference's values".to_string(),
+        named => named,
+    };
     let _ = writeln!(h, "<h2>Drift from the reference</h2>\n<figure>{chart}<figcaption>Each trial's agreement with the humans (95% interval) against the share of its verdicts that differ from its reference trial's on the same calls (item, answer order, repeat): the trial with {} and its other parameters the same, drawn at 0. Agreement can stay where it is while many verdicts flip; the table's <code>flips</code> has each rate's interval and <code>KL</code> how far exact trials' beliefs moved. <code>judgelab compare EXP:A EXP:B</code> lists the calls that moved most.</figcaption></figure>", escape(&reference));
     h.push_str("<ul>\n");
     for line in crate::analysis::drift_text(a) {

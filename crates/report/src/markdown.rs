@@ -177,10 +177,15 @@ fn drift(m: &mut String, a: &Analysis<'_>) {
     if lines.is_empty() {
         return;
     }
+    let reference = a.summary.experiment.parsed.reference.describe();
+    let named = if reference.is_empty() {
+        String::new()
+    } else {
+        format!(" ({reference})")
+    };
     let _ = writeln!(
         m,
-        "\n## Drift from the reference\n\nEach trial against its reference ({}), on the same calls:\n",
-        a.summary.experiment.parsed.reference.describe()
+        "\n## Drift from the reference\n\nEach trial against its reference{named}, on the same calls:\n"
     );
     for line in lines {
         let _ = writeln!(m, "- {line}");
