@@ -187,10 +187,15 @@ fn tokenizer_judge(
     let (Some(loader), Some((j, local))) = (tokenizer, local) else {
         return Ok(None);
     };
+    // A quantisation not made yet counts tokens as its source does: the same vocabulary.
+    let (path, sha256) = match &j.made_from {
+        Some((source, sha256)) if !j.path.is_file() => (source.clone(), sha256.clone()),
+        _ => (j.path.clone(), j.sha256.clone()),
+    };
     Ok(Some(loader.load(&ModelSpec::Local(LocalModel {
         name: j.name().to_string(),
-        path: j.path.clone(),
-        sha256: j.sha256.clone(),
+        path,
+        sha256,
         gpu_layers: Some(0),
         context_size: local.context_size,
         threads: Some(1),

@@ -2493,6 +2493,21 @@ fn a_quantization_sweep_makes_each_variant_once() {
         variant,
         "the same file, the same identity"
     );
+    // A plan of levels only, none made by it: tokens are counted with the source's
+    // vocabulary, nothing is made.
+    let unmade = experiment(
+        &env,
+        "quant-plan",
+        "exact = true",
+        &sweep.replace("[\"source\", \"Q8_0\"]", "[\"Q5_1\", \"Q3_K_M\"]"),
+    );
+    let plan = env.run(&["run", unmade.to_str().unwrap(), "--plan"]);
+    let said = text(&plan.stdout);
+    assert!(plan.status.success(), "{}", text(&plan.stderr));
+    assert!(
+        said.contains("quantization Q5_1 of judge") && said.contains("prompt tokens"),
+        "{said}"
+    );
     // A remote judge cannot be quantised.
     let remote = env.file(
         "remote-quant.toml",
