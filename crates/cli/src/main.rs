@@ -108,6 +108,11 @@ enum Command {
         /// experiment's `[selection] metric`, kappa unless it says otherwise]
         #[arg(long, value_parser = parse_quality)]
         metric: Option<Quality>,
+        /// Add a section comparing two judges (as `judgelab compare`): each a trial id of
+        /// this experiment, `EXP:TRIAL`, or `EXP` (its pick), on the same dataset;
+        /// repeatable
+        #[arg(long, num_args = 2, value_names = ["FIRST", "SECOND"], action = clap::ArgAction::Append)]
+        compare: Vec<String>,
         #[command(flatten)]
         labels: LabelsArgs,
         #[command(flatten)]
@@ -430,12 +435,14 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             experiment,
             out,
             metric,
+            compare,
             labels,
             bootstrap,
         } => {
             let criterion = labels.criterion.clone();
             let labels = (labels.labels()?, criterion);
-            report_command(&store, &experiment, &out, metric, &labels, bootstrap.spec()).await?
+            let (quality, bootstrap) = ((metric, &compare[..]), bootstrap.spec());
+            report_command(&store, &experiment, &out, quality, &labels, bootstrap).await?
         }
         Command::Compare(args) => compare::command(&store, args).await?,
         Command::Panel {
@@ -1011,7 +1018,7 @@ async fn report_command(
     store: &Store,
     experiment: &str,
     out: &Path,
-    quality: Option<Quality>,
+    (quality, compare): (Option<Quality>, &[String]),
     (labels, criterion): &(Labels, Option<String>),
     bootstrap: BootstrapSpec,
 ) -> Result<ExitCode> {
@@ -1020,7 +1027,17 @@ async fn report_command(
     let summary =
         judgelab_engine::summarize_against(store, &name, &bootstrap, labels, criterion).await?;
     let quality = quality.unwrap_or(summary.experiment.parsed.selection.metric);
-    let options = judgelab_report::ReportOptions { quality };
+    let mut comparisons = Vec::new();
+    for pair in compare.chunks(2) {
+        let side = |text: &str| compare::Side::parse(text, Some(&name));
+        let sides = (&side(&pair[0])?, &side(&pair[1])?);
+        let (c, _) = compare::resolve(store, sides, quality, &bootstrap, &[&summary]).await?;
+        comparisons.push(c);
+    }
+    let options = judgelab_report::ReportOptions {
+        quality,
+        comparisons,
+    };
     let files = judgelab_report::write_report(&summary, out, &options)
         .with_context(|| format!("while writing the report into {}", out.display()))?;
     eprintln!("wrote {} files into {}", files.len(), out.display());

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use judgelab_core::metrics::Quality;
+use judgelab_core::results::comparison::Comparison;
 use judgelab_core::results::ExperimentSummary;
 
 use crate::analysis::Analysis;
@@ -15,16 +16,19 @@ use crate::{html, markdown, tables, ReportError};
 pub const SVG_SIZE: (u32, u32) = (800, 600);
 pub const PNG_SIZE: (u32, u32) = (1600, 1200);
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ReportOptions {
     /// The quality metric of the fronts and the recommendation.
     pub quality: Quality,
+    /// Pairs of judges to compare, a section each (`report --compare`).
+    pub comparisons: Vec<Comparison>,
 }
 
 impl Default for ReportOptions {
     fn default() -> Self {
         ReportOptions {
             quality: Quality::Kappa,
+            comparisons: Vec::new(),
         }
     }
 }
@@ -60,8 +64,8 @@ pub fn write_report(
         pngs: Vec::new(),
     };
     let figures = figures(&a, &mut folder)?;
-    let html = html::render(&a, &table, &figures);
-    let md = markdown::render(&a, &table, &folder.pngs);
+    let html = html::render(&a, &table, &figures, &options.comparisons);
+    let md = markdown::render(&a, &table, &folder.pngs, &options.comparisons);
     folder.write("report.html", html.as_bytes())?;
     folder.write("report.md", md.as_bytes())?;
     folder.write("trials.csv", &tables::trials_csv(&table)?)?;

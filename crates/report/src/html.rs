@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use judgelab_core::metrics::Quality;
 use judgelab_core::pareto::FrontStatus;
+use judgelab_core::results::comparison::Comparison;
 
 use judgelab_core::metrics::Estimate;
 use judgelab_core::sweep::Axis;
@@ -78,7 +79,12 @@ fn badge(status: FrontStatus) -> String {
     format!("<span class=\"badge {}\">{text}</span>", status.as_str())
 }
 
-pub fn render(a: &Analysis<'_>, table: &ResultsTable, figures: &Figures) -> String {
+pub fn render(
+    a: &Analysis<'_>,
+    table: &ResultsTable,
+    figures: &Figures,
+    comparisons: &[Comparison],
+) -> String {
     let mut h = String::new();
     head(&mut h, a);
     pick(&mut h, a, figures);
@@ -88,6 +94,9 @@ pub fn render(a: &Analysis<'_>, table: &ResultsTable, figures: &Figures) -> Stri
     criteria(&mut h, a, figures);
     drift(&mut h, a, figures);
     wording(&mut h, a);
+    for c in comparisons {
+        crate::comparison::html(&mut h, c, a.summary.experiment.task_kind);
+    }
     parameters(&mut h, a, figures);
     latency(&mut h, a, figures);
     under_load(&mut h, a, figures);

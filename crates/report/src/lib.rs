@@ -1,9 +1,11 @@
 //! Reports of Judgelab runs: charts rendered to SVG or PNG without system fonts, and the
 //! report folder (`report.html`, `report.md`, `trials.csv`, `verdicts.csv`, every chart)
-//! that tells a researcher which judge configuration to pick and why.
+//! that tells a researcher which judge configuration to pick and why; and two judges
+//! compared in words ([`comparison`]).
 
 pub mod analysis;
 pub mod charts;
+pub mod comparison;
 mod export;
 mod figures;
 mod html;

@@ -3,14 +3,22 @@
 
 use std::fmt::Write;
 
+use judgelab_core::results::comparison::Comparison;
+
 use crate::analysis::{
     cascade_label, drift_text, estimate_text, item_weights_text, weights_text, wording_text,
     Analysis,
 };
 use crate::table::{Output, ResultsTable, Row, RowKind, Style};
 
-/// `charts` lists (file name, caption) of the PNGs written beside the report.
-pub fn render(a: &Analysis<'_>, table: &ResultsTable, charts: &[(String, String)]) -> String {
+/// `charts` lists (file name, caption) of the PNGs written beside the report; each of
+/// `comparisons` is a section of its own.
+pub fn render(
+    a: &Analysis<'_>,
+    table: &ResultsTable,
+    charts: &[(String, String)],
+    comparisons: &[Comparison],
+) -> String {
     let mut m = String::new();
     head(&mut m, a);
     pick(&mut m, a);
@@ -28,6 +36,9 @@ pub fn render(a: &Analysis<'_>, table: &ResultsTable, charts: &[(String, String)
     weights(&mut m, a);
     drift(&mut m, a);
     wording(&mut m, a);
+    for c in comparisons {
+        crate::comparison::markdown(&mut m, c, a.summary.experiment.task_kind);
+    }
     m.push_str("\n## Charts\n\n");
     for (file, caption) in charts {
         let _ = writeln!(m, "![{caption}]({file})\n");

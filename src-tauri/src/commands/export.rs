@@ -26,7 +26,14 @@ pub async fn export_report(
     let quality = quality(&summary, metric.as_deref())?;
     let dir = PathBuf::from(dir);
     let files = tauri::async_runtime::spawn_blocking(move || {
-        judgelab_report::write_report(&summary, &dir, &ReportOptions { quality })
+        judgelab_report::write_report(
+            &summary,
+            &dir,
+            &ReportOptions {
+                quality,
+                ..ReportOptions::default()
+            },
+        )
     })
     .await
     .map_err(|e| AppError::internal(e.to_string()))??;

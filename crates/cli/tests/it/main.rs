@@ -1118,6 +1118,24 @@ fn an_exact_grid_costs_the_calls_of_one_point() {
         "{c}"
     );
     assert_eq!(c["second"]["experiment"], "paraphrase", "{c}");
+    // The same comparison as a section of the report: a bare id is a trial of the
+    // experiment reported.
+    let report = env.dir.path().join("compared");
+    let first = trials[1]["id"].to_string();
+    let args = ["report", "paraphrase", "--out", report.to_str().unwrap()];
+    let out = env.run(&[&args[..], &["--compare", "point", &first]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    for expected in [
+        &format!("## Compared: point:{} and {worded}", c["first"]["trial"])[..],
+        "| **A** |",
+        "McNemar exact p = ",
+        "The calls whose beliefs moved most:",
+    ] {
+        assert!(md.contains(expected), "{expected:?} in {md}");
+    }
+    let html = std::fs::read_to_string(report.join("report.html")).unwrap();
+    assert!(html.contains("<h2>Compared: point:"), "{html}");
     // An experiment alone stands for its pick; calls one side made alone (the grid's
     // second repeat) are counted and left out.
     let grid_trial = format!("grid:{}", env.show("grid")["trials"][0]["id"]);

@@ -67,6 +67,7 @@ fn every_swept_axis_is_shown_the_output_constraint_too() {
     let dir = tempfile::tempdir().unwrap();
     let options = judgelab_report::ReportOptions {
         quality: Quality::Kappa,
+        ..Default::default()
     };
     judgelab_report::write_report(&s, dir.path(), &options).unwrap();
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
@@ -132,6 +133,7 @@ fn a_cascade_of_a_confident_cheap_trial_and_the_best_is_composed_and_shown() {
     let dir = tempfile::tempdir().unwrap();
     let options = judgelab_report::ReportOptions {
         quality: Quality::Kappa,
+        ..Default::default()
     };
     judgelab_report::write_report(&s, dir.path(), &options).unwrap();
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
@@ -199,6 +201,7 @@ fn a_panel_is_drawn_listed_and_read_beside_its_members() {
     let dir = tempfile::tempdir().unwrap();
     let options = judgelab_report::ReportOptions {
         quality: Quality::Kappa,
+        ..Default::default()
     };
     judgelab_report::write_report(&s, dir.path(), &options).unwrap();
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();

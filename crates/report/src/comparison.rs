@@ -1,0 +1,346 @@
+//! Two judges compared ([`Comparison`]) in words: what `judgelab compare` prints and the
+//! report's "Compared" sections show. Each side is named `experiment:trial`; the sentences
+//! (what was left out, the flips toward and away from the humans, kappa between the judges,
+//! McNemar's exact test and the paired difference, how far the beliefs moved) are shared,
+//! and the flip matrix and the calls that moved most are drawn as each format draws a table.
+
+use std::fmt::Write;
+
+use judgelab_core::metrics::drift::{Drift, Moved};
+use judgelab_core::results::comparison::{Compared, Comparison};
+use judgelab_core::Task;
+
+use crate::html::escape;
+
+/// A side's name: `experiment:trial`.
+pub fn side(s: &Compared) -> String {
+    format!("{}:{}", s.experiment, s.trial)
+}
+
+/// The comparison as the terminal prints it: sentences, the matrix, the calls that moved.
+pub fn text(c: &Comparison, task: Task) -> String {
+    let (a, b) = (side(&c.first), side(&c.second));
+    let d = &c.drift;
+    let mut out = format!("{a}  {}\n{b}  {}\n", c.first.params, c.second.params);
+    out += &format!("{}\n{}\n", calls(d, &a, &b), flips(d));
+    for line in by_human(d) {
+        out += &format!("  {line}\n");
+    }
+    out += &matrix_text(d, &a, &b);
+    for line in paired(c, task) {
+        out += &format!("{line}\n");
+    }
+    out += &format!("{}\n", divergence(d));
+    let moved = moved(d);
+    if !moved.is_empty() {
+        out += "moved most:\n";
+    }
+    for m in moved {
+        let kl = m.kl.map_or("∞".into(), |k| format!("{k:.3}"));
+        out += &format!(
+            "  {}{}  humans {}: {} → {}  KL {kl}  JS {:.3}\n",
+            m.item_id,
+            slot(m),
+            m.human,
+            m.first,
+            m.second,
+            m.js
+        );
+    }
+    out
+}
+
+/// The report's section on one comparison, in HTML.
+pub(crate) fn html(h: &mut String, c: &Comparison, task: Task) {
+    let (a, b) = (side(&c.first), side(&c.second));
+    let d = &c.drift;
+    let _ = writeln!(
+        h,
+        "<h2>Compared: {} and {}</h2>\n<p class=\"note\">{}: {}<br>{}: {}</p>",
+        escape(&a),
+        escape(&b),
+        escape(&a),
+        escape(&c.first.params),
+        escape(&b),
+        escape(&c.second.params)
+    );
+    h.push_str("<ul>\n");
+    let mut sentences = vec![calls(d, &a, &b), flips(d)];
+    sentences.extend(paired(c, task));
+    sentences.push(divergence(d));
+    for s in sentences {
+        let _ = writeln!(h, "<li>{}</li>", escape(&s));
+    }
+    h.push_str("</ul>\n");
+    if !d.categories.is_empty() {
+        let _ = writeln!(
+            h,
+            "<table><caption class=\"note\">Flip matrix: rows {}, columns {}</caption>\n<tr><th></th>{}</tr>",
+            escape(&a),
+            escape(&b),
+            d.categories
+                .iter()
+                .map(|c| format!("<th>{}</th>", escape(c)))
+                .collect::<String>()
+        );
+        for (c, row) in d.categories.iter().zip(&d.matrix) {
+            let cells: String = row.iter().map(|n| format!("<td>{n}</td>")).collect();
+            let _ = writeln!(h, "<tr><th>{}</th>{cells}</tr>", escape(c));
+        }
+        h.push_str("</table>\n");
+    }
+    let by = by_human(d);
+    if !by.is_empty() {
+        h.push_str("<ul class=\"note\">\n");
+        for line in by {
+            let _ = writeln!(h, "<li>{}</li>", escape(&line));
+        }
+        h.push_str("</ul>\n");
+    }
+    let moved = moved(d);
+    if !moved.is_empty() {
+        let _ = writeln!(
+            h,
+            "<table><caption class=\"note\">The calls whose beliefs moved most (Jensen–Shannon)</caption>\n<tr><th class=\"l\">item</th><th>human</th><th>{}</th><th>{}</th><th>KL</th><th>JS</th></tr>",
+            escape(&a),
+            escape(&b)
+        );
+        for m in moved {
+            let _ = writeln!(
+                h,
+                "<tr><td class=\"l\">{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td></tr>",
+                escape(&m.item_id),
+                escape(&slot(m)),
+                escape(&m.human),
+                escape(&m.first),
+                escape(&m.second),
+                m.kl.map_or("∞".into(), |k| format!("{k:.3}")),
+                m.js
+            );
+        }
+        h.push_str("</table>\n");
+    }
+}
+
+/// The report's section on one comparison, in Markdown.
+pub(crate) fn markdown(m: &mut String, c: &Comparison, task: Task) {
+    let (a, b) = (side(&c.first), side(&c.second));
+    let d = &c.drift;
+    let _ = writeln!(
+        m,
+        "\n## Compared: {a} and {b}\n\n`{a}`: {}  \n`{b}`: {}\n",
+        c.first.params, c.second.params
+    );
+    let mut sentences = vec![calls(d, &a, &b), flips(d)];
+    sentences.extend(by_human(d).into_iter().map(|l| format!("  - {l}")));
+    sentences.extend(paired(c, task));
+    sentences.push(divergence(d));
+    for s in sentences {
+        if s.starts_with("  - ") {
+            let _ = writeln!(m, "{s}");
+        } else {
+            let _ = writeln!(m, "- {s}");
+        }
+    }
+    if !d.categories.is_empty() {
+        let _ = writeln!(
+            m,
+            "\nFlip matrix (rows {a}, columns {b}):\n\n| | {} |\n|---|{}",
+            d.categories.join(" | "),
+            "---:|".repeat(d.categories.len())
+        );
+        for (c, row) in d.categories.iter().zip(&d.matrix) {
+            let cells: Vec<String> = row.iter().map(usize::to_string).collect();
+            let _ = writeln!(m, "| **{c}** | {} |", cells.join(" | "));
+        }
+    }
+    let moved = moved(d);
+    if !moved.is_empty() {
+        let _ = writeln!(
+            m,
+            "\nThe calls whose beliefs moved most:\n\n| item | human | {a} | {b} | KL | JS |\n|---|---|---|---|---:|---:|"
+        );
+        for v in moved {
+            let _ = writeln!(
+                m,
+                "| {}{} | {} | {} | {} | {} | {:.3} |",
+                v.item_id,
+                slot(v),
+                v.human,
+                v.first,
+                v.second,
+                v.kl.map_or("∞".into(), |k| format!("{k:.3}")),
+                v.js
+            );
+        }
+    }
+}
+
+/// A call's answer order and repeat, where they are not the first.
+fn slot(m: &Moved) -> String {
+    let mut out = String::new();
+    if m.swapped {
+        out += " (B first)";
+    }
+    if m.repeat > 0 {
+        out += &format!(" repeat {}", m.repeat);
+    }
+    out
+}
+
+fn moved(d: &Drift) -> &[Moved] {
+    d.divergence.as_ref().map_or(&[], |v| &v.moved)
+}
+
+/// On how many calls, and what was left out.
+fn calls(d: &Drift, a: &str, b: &str) -> String {
+    let mut parts = Vec::new();
+    if d.only_first > 0 {
+        parts.push(format!("{} calls only {a} made", d.only_first));
+    }
+    if d.only_second > 0 {
+        parts.push(format!("{} only {b} made", d.only_second));
+    }
+    if d.failed_calls > 0 {
+        parts.push(format!("{} where a call failed", d.failed_calls));
+    }
+    let left = if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" (left out: {})", parts.join(", "))
+    };
+    format!(
+        "on {} calls of {} items both judged{left}",
+        d.n_pairs, d.n_items
+    )
+}
+
+fn percent(x: f64) -> String {
+    format!("{:.1}%", 100.0 * x)
+}
+
+/// The flips, with their rate and direction, and kappa between the judges.
+fn flips(d: &Drift) -> String {
+    let rate = match (d.flip_rate.value, d.flip_rate.ci) {
+        (Some(r), Some((lo, hi))) => format!(
+            "{}, 95% bootstrap interval over items [{}, {}]",
+            percent(r),
+            percent(lo),
+            percent(hi)
+        ),
+        (Some(r), None) => percent(r),
+        (None, _) => "undefined".into(),
+    };
+    let between = d.flips - d.toward_humans - d.away_from_humans;
+    let kappa = d.kappa.map_or("undefined".into(), |k| format!("{k:.3}"));
+    format!(
+        "flips: {} of {} calls ({rate}): {} toward the humans, {} away from them, {between} from one wrong verdict to another; kappa between the two judges: {kappa}",
+        d.flips, d.n_pairs, d.toward_humans, d.away_from_humans
+    )
+}
+
+/// The flips on the items of each human label.
+fn by_human(d: &Drift) -> Vec<String> {
+    d.by_human
+        .iter()
+        .map(|h| {
+            format!(
+                "humans said {}: {} flip{} in {} calls ({} toward, {} away)",
+                h.human,
+                h.flips,
+                if h.flips == 1 { "" } else { "s" },
+                h.n_pairs,
+                h.toward_humans,
+                h.away_from_humans
+            )
+        })
+        .collect()
+}
+
+/// The flip matrix as the terminal prints it: rows the first judge's verdicts, columns the
+/// second's.
+fn matrix_text(d: &Drift, a: &str, b: &str) -> String {
+    if d.categories.is_empty() {
+        return String::new();
+    }
+    let width = d
+        .categories
+        .iter()
+        .map(String::len)
+        .chain(d.matrix.iter().flatten().map(|n| n.to_string().len()))
+        .max()
+        .unwrap_or(1)
+        .max(4);
+    let mut out = format!("flip matrix (rows: {a}, columns: {b})\n  {:>width$}", "");
+    for c in &d.categories {
+        out += &format!(" {c:>width$}");
+    }
+    out.push('\n');
+    for (c, row) in d.categories.iter().zip(&d.matrix) {
+        out += &format!("  {c:>width$}");
+        for n in row {
+            out += &format!(" {n:>width$}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The metric on each side and their paired difference; McNemar's exact test.
+fn paired(c: &Comparison, task: Task) -> [String; 2] {
+    let p = &c.paired;
+    let value = |v: Option<f64>| v.map_or("undefined".into(), |v| format!("{v:.3}"));
+    let difference = match (p.difference.value, p.difference.ci) {
+        (Some(d), Some((lo, hi))) => format!(
+            "{d:+.3}, 95% paired bootstrap interval [{lo:+.3}, {hi:+.3}]{}",
+            if lo > 0.0 || hi < 0.0 {
+                ": a real difference"
+            } else {
+                ": includes 0, no clear difference"
+            }
+        ),
+        (Some(d), None) => format!("{d:+.3}"),
+        (None, _) => "undefined".into(),
+    };
+    [
+        format!(
+            "{}: {} vs {} (each over its dev verdicts); difference on the {} shared verdicts {difference}",
+            p.metric.title(task),
+            value(c.first.value),
+            value(c.second.value),
+            p.n_pairs,
+        ),
+        format!(
+            "right where the other is wrong: the first {} times, the second {} times; McNemar exact p = {:.4}",
+            p.first_only, p.second_only, p.mcnemar_p
+        ),
+    ]
+}
+
+/// How far the beliefs moved, where the verdicts carry them.
+fn divergence(d: &Drift) -> String {
+    let Some(v) = &d.divergence else {
+        return "no divergence: the verdicts carry no belief (exact trials and judges that return log-probabilities do)".into();
+    };
+    let kl = match (v.kl_mean.value, v.kl_p95) {
+        (Some(m), Some(p)) => format!(
+            "mean KL {m:.4} nats{} (p95 {p:.4})",
+            v.kl_mean
+                .ci
+                .map_or(String::new(), |(lo, hi)| format!(" [{lo:.4}, {hi:.4}]"))
+        ),
+        _ => "KL undefined".into(),
+    };
+    let infinite = if v.kl_infinite > 0 {
+        format!(
+            "; {} calls where the second rules out a verdict the first allows (KL infinite, left out of KL)",
+            v.kl_infinite
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "beliefs over the verdicts on {} calls: {kl}, mean Jensen–Shannon {:.4} (p95 {:.4}){infinite}",
+        v.n_pairs, v.js_mean, v.js_p95
+    )
+}
