@@ -919,6 +919,16 @@ pub struct VerdictDetail {
     pub cost_usd: Option<f64>,
 }
 
+/// Two judges to compare: a trial of one experiment and a trial of it or of another on the
+/// same dataset (a section of an exported report).
+#[derive(Debug, Clone, Serialize, Deserialize, Type)]
+pub struct ComparedPair {
+    pub first_experiment: String,
+    pub first: u32,
+    pub second_experiment: String,
+    pub second: u32,
+}
+
 /// Two trials compared on the items both judged (`core::results::comparison`): the
 /// paired test, and how the verdicts drifted.
 #[derive(Debug, Clone, Serialize, Type)]
@@ -963,11 +973,13 @@ pub struct DriftView {
     pub moved: Vec<MovedView>,
 }
 
-/// One call whose belief moved.
+/// One call whose belief moved: its item, answer order and repeat (the drill-down opens
+/// both trials' verdicts on it), the human label and each trial's verdict.
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct MovedView {
     pub item_id: String,
     pub swapped: bool,
+    pub repeat: u32,
     pub human: String,
     pub first: String,
     pub second: String,

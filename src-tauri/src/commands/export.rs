@@ -1,5 +1,5 @@
-//! Export: the report folder (HTML, Markdown, CSVs, every chart), or one chart as SVG or PNG,
-//! at the sizes the CLI's report writes.
+//! Export: the report folder (HTML, Markdown, CSVs, every chart, the pairs of judges
+//! compared), or one chart as SVG or PNG, at the sizes the CLI's report writes.
 
 use std::path::{Path, PathBuf};
 
@@ -8,8 +8,8 @@ use judgelab_report::analysis::Analysis;
 use judgelab_report::{Chart, Format, ReportOptions};
 use tauri::State;
 
-use super::results::{quality, summary};
-use crate::dto::ChartKind;
+use super::results::{compared, quality, summary};
+use crate::dto::{ChartKind, ComparedPair};
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
 
@@ -21,19 +21,22 @@ pub async fn export_report(
     dir: String,
     metric: Option<String>,
     resamples: u32,
+    compare: Vec<ComparedPair>,
 ) -> AppResult<Vec<String>> {
     let summary = summary(&state, &name, resamples.min(10_000)).await?;
     let quality = quality(&summary, metric.as_deref())?;
+    let mut comparisons = Vec::new();
+    for pair in &compare {
+        // By the report's metric, whatever the second experiment's default.
+        comparisons.push(compared(&state, pair, Some(quality.name()), resamples).await?);
+    }
     let dir = PathBuf::from(dir);
+    let options = ReportOptions {
+        quality,
+        comparisons,
+    };
     let files = tauri::async_runtime::spawn_blocking(move || {
-        judgelab_report::write_report(
-            &summary,
-            &dir,
-            &ReportOptions {
-                quality,
-                ..ReportOptions::default()
-            },
-        )
+        judgelab_report::write_report(&summary, &dir, &options)
     })
     .await
     .map_err(|e| AppError::internal(e.to_string()))??;

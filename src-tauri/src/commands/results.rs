@@ -12,8 +12,8 @@ use judgelab_report::analysis::Analysis;
 use tauri::State;
 
 use crate::dto::{
-    ChatMessage, Comparison, ConfusionView, DriftView, MovedView, OutcomeKind, Results,
-    TrialDetail, VerdictDetail, VerdictFilter, VerdictListing,
+    ChatMessage, ComparedPair, Comparison, ConfusionView, DriftView, MovedView, OutcomeKind,
+    Results, TrialDetail, VerdictDetail, VerdictFilter, VerdictListing,
 };
 use crate::error::{AppError, AppResult};
 use crate::state::{AppState, SummaryKey};
@@ -296,19 +296,13 @@ pub async fn compare_trials(
     resamples: u32,
     other: Option<String>,
 ) -> AppResult<Comparison> {
-    let resamples = resamples.min(10_000);
-    let summary = summary(&state, &name, resamples).await?;
-    let other_summary = match &other {
-        Some(o) if *o != name => Some(self::summary(&state, o, resamples).await?),
-        _ => None,
+    let pair = ComparedPair {
+        second_experiment: other.unwrap_or_else(|| name.clone()),
+        first_experiment: name,
+        first,
+        second,
     };
-    let second_summary = other_summary.as_deref().unwrap_or(&summary);
-    let q = quality(&summary, metric.as_deref())?;
-    let c = judgelab_core::results::comparison::compare(
-        (&summary, i64::from(first)),
-        (second_summary, i64::from(second)),
-        q,
-    )?;
+    let c = compared(&state, &pair, metric.as_deref(), resamples).await?;
     let count = |n: usize| n as u32;
     let d = &c.drift;
     let divergence = d.divergence.as_ref();
@@ -317,7 +311,7 @@ pub async fn compare_trials(
         second,
         first_experiment: c.first.experiment.clone(),
         second_experiment: c.second.experiment.clone(),
-        metric: q.name().to_string(),
+        metric: c.paired.metric.name().to_string(),
         n_pairs: count(c.paired.n_pairs),
         first_only: count(c.paired.first_only),
         second_only: count(c.paired.second_only),
@@ -349,6 +343,7 @@ pub async fn compare_trials(
                         .map(|m| MovedView {
                             item_id: m.item_id.clone(),
                             swapped: m.swapped,
+                            repeat: m.repeat,
                             human: m.human.clone(),
                             first: m.first.clone(),
                             second: m.second.clone(),
@@ -360,4 +355,26 @@ pub async fn compare_trials(
                 .unwrap_or_default(),
         },
     })
+}
+
+/// The two judges of `pair` compared by `metric` (the first experiment's default: kappa).
+pub(crate) async fn compared(
+    state: &AppState,
+    pair: &ComparedPair,
+    metric: Option<&str>,
+    resamples: u32,
+) -> AppResult<judgelab_core::results::comparison::Comparison> {
+    let resamples = resamples.min(10_000);
+    let first = summary(state, &pair.first_experiment, resamples).await?;
+    let other = if pair.second_experiment == pair.first_experiment {
+        None
+    } else {
+        Some(summary(state, &pair.second_experiment, resamples).await?)
+    };
+    let q = quality(&first, metric)?;
+    Ok(judgelab_core::results::comparison::compare(
+        (&first, i64::from(pair.first)),
+        (other.as_deref().unwrap_or(&first), i64::from(pair.second)),
+        q,
+    )?)
 }

@@ -367,11 +367,69 @@ fn the_whole_workflow_in_the_real_app() {
     let drift = s.find(&testid("compare-drift")).text();
     assert!(drift.contains(" calls flipped from #"), "{drift}");
     assert_eq!(s.count(&testid("compare-matrix")), 1);
+    // A call whose belief moved most opens both trials' verdicts on it, side by side.
     s.script(
-        "document.querySelector(arguments[0]).scrollIntoView({block: 'center'})",
-        json!([testid("compare-matrix")]),
+        "document.querySelector(arguments[0]).scrollIntoView({block: 'start'})",
+        json!([testid("compare-card")]),
     );
     shot(&s, "06-results-compare");
+    s.wait(&testid("moved-row"), 10).click();
+    s.wait(&testid("compare-verdicts"), 30);
+    assert_eq!(
+        s.count(&format!(
+            "{} {}",
+            testid("compare-verdicts"),
+            testid("verdict-detail")
+        )),
+        2
+    );
+    s.script(
+        "document.querySelector(arguments[0]).scrollIntoView({block: 'start'})",
+        json!([testid("compare-verdicts")]),
+    );
+    shot(&s, "06-results-compare-verdicts");
+    // The same point worded as a paraphrase, in an experiment of its own on the same
+    // items: the second judge comes from it.
+    let worded = tmp.path().join("e2e-paraphrase.toml");
+    std::fs::write(
+        &worded,
+        format!(
+            "name = \"e2e-paraphrase\"\ndataset = {:?}\n[judge]\ntemplate = \"pairwise_paraphrase_1\"\n[sweep]\ntemperature = 0\ntop_p = 0.9\nmax_tokens = 4\nfew_shot = 1\nseed = 42\n[limits]\nitems = 8\ntest = 2\n",
+            llmbar.to_str().expect("utf-8")
+        ),
+    )
+    .expect("experiment file");
+    run_file(&db, &worded);
+    s.find(&testid("nav-datasets")).click();
+    s.find(&testid("nav-results")).click();
+    select(&s, "results-experiment", "e2e-sweep");
+    s.wait_until(
+        "the experiments on the same dataset",
+        "const el = document.querySelector(arguments[0]); return !!el && [...el.options].some(o => o.value === 'e2e-paraphrase');",
+        json!([testid("compare-other")]),
+        60,
+    );
+    select(&s, "compare-other", "e2e-paraphrase");
+    s.wait_until(
+        "the paraphrase's trial",
+        "const el = document.querySelector(arguments[0]); return !!el && el.options.length === 1 && el.value !== '';",
+        json!([testid("compare-second")]),
+        60,
+    );
+    s.find(&testid("compare-button")).click();
+    s.wait(&testid("compare-result"), 60);
+    let drift = s.find(&testid("compare-drift")).text();
+    assert!(
+        drift.contains(" calls flipped from #") && drift.contains("to e2e-paraphrase #"),
+        "{drift}"
+    );
+    s.script(
+        "document.querySelector(arguments[0]).scrollIntoView({block: 'start'})",
+        json!([testid("compare-card")]),
+    );
+    shot(&s, "06-results-compare-paraphrase");
+    // Kept for the report: Export writes it as a section.
+    s.find(&testid("compare-keep")).click();
     s.script(
         "document.querySelector(arguments[0]).scrollIntoView({block: 'center'})",
         json!([testid("pareto-point")]),
@@ -397,7 +455,17 @@ fn the_whole_workflow_in_the_real_app() {
         json!([testid("export-files")]),
         120,
     );
+    assert_eq!(
+        s.count(&format!("{} li", testid("export-pairs"))),
+        1,
+        "the comparison kept in Results"
+    );
     shot(&s, "08-export");
+    let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
+    assert!(
+        md.contains("## Compared: e2e-sweep:") && md.contains(" and e2e-paraphrase:"),
+        "{md}"
+    );
     // What the screen lists is on disk (the CLI's test checks the report's every file).
     let listed = s.script(
         "return document.querySelector(arguments[0]).textContent",
@@ -612,6 +680,24 @@ fn labelling_queue(s: &Session, dir: &Path, shot: &dyn Fn(&Session, &str)) {
 /// engine on the app's database while the app is open): the Results screen reads it on each
 /// verdict's aggregate, and, chosen in its criterion select, on one criterion against that
 /// criterion's labels; every figure follows.
+/// Runs the experiment `file` into the app's database beside the app (no timed calls).
+fn run_file(db: &Path, file: &Path) {
+    tokio::runtime::Runtime::new()
+        .expect("runtime")
+        .block_on(async {
+            let store = judgelab_store::Store::open(db).await.expect("database");
+            let options = judgelab_engine::RunOptions {
+                timed_calls: 0,
+                ..Default::default()
+            };
+            let done = judgelab_engine::run_experiment(&store, file, options, &mut |_| {})
+                .await
+                .unwrap_or_else(|e| panic!("{} runs: {e:#}", file.display()));
+            assert_eq!(done.n_errors, 0);
+            store.close().await;
+        });
+}
+
 fn rubric_criteria(s: &Session, db: &Path, dir: &Path, shot: &dyn Fn(&Session, &str)) {
     let topical = root().join("datasets").join("topical_chat_usr.jsonl");
     let file = dir.join("e2e-rubric.toml");
@@ -623,20 +709,7 @@ fn rubric_criteria(s: &Session, db: &Path, dir: &Path, shot: &dyn Fn(&Session, &
         ),
     )
     .expect("experiment file");
-    tokio::runtime::Runtime::new()
-        .expect("runtime")
-        .block_on(async {
-            let store = judgelab_store::Store::open(db).await.expect("database");
-            let options = judgelab_engine::RunOptions {
-                timed_calls: 0,
-                ..Default::default()
-            };
-            let done = judgelab_engine::run_experiment(&store, &file, options, &mut |_| {})
-                .await
-                .expect("the rubric experiment runs");
-            assert_eq!(done.n_errors, 0);
-            store.close().await;
-        });
+    run_file(db, &file);
     s.find(&testid("nav-datasets")).click();
     s.find(&testid("nav-results")).click();
     select(s, "results-experiment", "e2e-rubric");

@@ -61,7 +61,7 @@ export const commands = {
 	 *  and starting it again resumes.
 	 */
 	startEstimate: (name: string, trialId: number, dataset: string | null, width: number | null, onEvent: Channel<EstimateUpdate>) => typedError<null, AppError>(__TAURI_INVOKE("start_estimate", { name, trialId, dataset, width, onEvent })),
-	exportReport: (name: string, dir: string, metric: string | null, resamples: number) => typedError<string[], AppError>(__TAURI_INVOKE("export_report", { name, dir, metric, resamples })),
+	exportReport: (name: string, dir: string, metric: string | null, resamples: number, compare: ComparedPair[]) => typedError<string[], AppError>(__TAURI_INVOKE("export_report", { name, dir, metric, resamples, compare })),
 	exportChart: (name: string, chart: ChartKind, path: string, metric: string | null, resamples: number) => typedError<string, AppError>(__TAURI_INVOKE("export_chart", { name, chart, path, metric, resamples })),
 };
 
@@ -158,6 +158,17 @@ export type Column = {
 	/**  `kappa`, `accuracy`, … */
 	key: string,
 	title: string,
+};
+
+/**
+ *  Two judges to compare: a trial of one experiment and a trial of it or of another on the
+ *  same dataset (a section of an exported report).
+ */
+export type ComparedPair = {
+	first_experiment: string,
+	first: number,
+	second_experiment: string,
+	second: number,
 };
 
 /**
@@ -529,10 +540,14 @@ export type LoadView = {
 	throughput_svg: string,
 };
 
-/**  One call whose belief moved. */
+/**
+ *  One call whose belief moved: its item, answer order and repeat (the drill-down opens
+ *  both trials' verdicts on it), the human label and each trial's verdict.
+ */
 export type MovedView = {
 	item_id: string,
 	swapped: boolean,
+	repeat: number,
 	human: string,
 	first: string,
 	second: string,

@@ -35,26 +35,25 @@ const base: Comparison = {
     moved: [],
   },
 };
-const label = (id: number) => `#${id}`;
 
 describe("compareReading", () => {
   it("says when the interval includes 0", () => {
-    expect(compareReading(base, label)).toBe(
+    expect(compareReading(base, "#3", "#1")).toBe(
       "The data cannot tell #3 from #1 on kappa: the 95% interval of the difference, [−0.050, 0.330], includes 0 (McNemar p = 0.219).",
     );
   });
 
   it("names the better trial when the interval excludes 0", () => {
     const c = { ...base, difference: { value: -0.2, low: -0.3, high: -0.1 }, mcnemar_p: 0.0004 };
-    expect(compareReading(c, label)).toBe(
+    expect(compareReading(c, "#3", "#1")).toBe(
       "#1 agrees with the humans better than #3 on kappa: the difference −0.200 has a 95% interval [−0.300, −0.100] that excludes 0 (McNemar p < 0.001).",
     );
   });
 
   it("falls back on McNemar without resamples", () => {
     const c = { ...base, difference: { value: 0.14, low: null, high: null }, mcnemar_p: 0.01 };
-    expect(compareReading(c, label)).toContain("#3 is right more often where the two differ");
-    expect(compareReading({ ...base, n_pairs: 0 }, label)).toBe("#3 and #1 share no judged items: nothing to compare.");
+    expect(compareReading(c, "#3", "#1")).toContain("#3 is right more often where the two differ");
+    expect(compareReading({ ...base, n_pairs: 0 }, "#3", "#1")).toBe("#3 and #1 share no judged items: nothing to compare.");
   });
 
   it("says how many verdicts flipped, and which way", () => {

@@ -5,10 +5,8 @@
 import type { Comparison, DriftView } from "./bindings";
 import { fmtInterval, fmtNum, fmtPct } from "./format";
 
-/** One sentence on `c`, naming the trials by `label(id)`. */
-export function compareReading(c: Comparison, label: (id: number) => string): string {
-  const first = label(c.first);
-  const second = label(c.second);
+/** One sentence on `c`, naming its two trials `first` and `second`. */
+export function compareReading(c: Comparison, first: string, second: string): string {
   if (c.n_pairs === 0) return `${first} and ${second} share no judged items: nothing to compare.`;
   const d = c.difference;
   const p = c.mcnemar_p;

@@ -12,8 +12,9 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::metrics::drift::{category_name, Category};
-use crate::metrics::{Estimate, Scored};
+use crate::metrics::{BootstrapSpec, Estimate, Scored};
 use crate::sweep;
+use crate::Task;
 
 use super::ExperimentSummary;
 
@@ -105,62 +106,21 @@ impl ExperimentSummary {
             }
         }
         // Only the slots every member judged.
-        let judged: Vec<(&str, i64, Vec<Vec<Category>>)> = items
+        let judged: Vec<Judged<'_>> = items
             .into_iter()
-            .filter_map(|(id, (human, slots))| {
-                let full: Vec<Vec<Category>> = slots
+            .filter_map(|(item_id, (human, slots))| {
+                let slots: Vec<Vec<Category>> = slots
                     .into_values()
                     .filter_map(|v| v.into_iter().collect::<Option<Vec<_>>>())
                     .collect();
-                (!full.is_empty()).then_some((id, human, full))
+                (!slots.is_empty()).then_some(Judged {
+                    item_id,
+                    human,
+                    slots,
+                })
             })
             .collect();
-        let changed: Vec<f64> = judged
-            .iter()
-            .map(|(_, _, slots)| {
-                let (off, n) = slots.iter().fold((0, 0), |(off, n), v| {
-                    (off + v.len() - most_common(v), n + v.len())
-                });
-                off as f64 / n as f64
-            })
-            .collect();
-        let stable = |idx: &mut dyn Iterator<Item = usize>| {
-            let (s, n) = idx.fold((0, 0), |(s, n), i| {
-                (s + usize::from(changed[i] == 0.0), n + 1)
-            });
-            (n > 0).then(|| s as f64 / n as f64)
-        };
-        let ci = (self.bootstrap.resamples > 0 && !judged.is_empty())
-            .then(|| {
-                self.bootstrap
-                    .ci(judged.len(), |idx| stable(&mut idx.iter().copied()))
-            })
-            .flatten();
-        let mut least: Vec<ItemWording> = judged
-            .iter()
-            .zip(&changed)
-            .filter(|(_, &c)| c > 0.0)
-            .map(|((id, human, slots), &c)| ItemWording {
-                item_id: id.to_string(),
-                human: category_name(task, Some(*human)),
-                changed: c,
-                verdicts: slots
-                    .iter()
-                    .map(|v| {
-                        v.iter()
-                            .map(|&c| category_name(task, c))
-                            .collect::<Vec<_>>()
-                            .join(" ")
-                    })
-                    .collect(),
-            })
-            .collect();
-        least.sort_by(|a, b| {
-            b.changed
-                .total_cmp(&a.changed)
-                .then(a.item_id.cmp(&b.item_id))
-        });
-        least.truncate(ITEMS_SHOWN);
+        let (stable, least_stable) = stability(task, &judged, &self.bootstrap);
         let mut shared = self.trials[members[0]].params.clone();
         shared.template = String::new();
         WordingGroup {
@@ -175,13 +135,74 @@ impl ExperimentSummary {
                 .collect::<Vec<_>>()
                 .join(" "),
             n_items: judged.len(),
-            stable: Estimate {
-                value: stable(&mut (0..judged.len())),
-                ci,
-            },
-            least_stable: least,
+            stable,
+            least_stable,
         }
     }
+}
+
+/// An item every paraphrase judged: its human label, and per call slot (answer order and
+/// repeat) each paraphrase's verdict.
+struct Judged<'a> {
+    item_id: &'a str,
+    human: i64,
+    slots: Vec<Vec<Category>>,
+}
+
+/// The share of `judged` items no rewording changes (with its bootstrap interval over
+/// items), and the items that change most.
+fn stability(
+    task: Task,
+    judged: &[Judged<'_>],
+    bootstrap: &BootstrapSpec,
+) -> (Estimate, Vec<ItemWording>) {
+    // Per item, the share of its verdicts off its slot's most common one.
+    let changed: Vec<f64> = judged
+        .iter()
+        .map(|j| {
+            let (off, n) = j.slots.iter().fold((0, 0), |(off, n), v| {
+                (off + v.len() - most_common(v), n + v.len())
+            });
+            off as f64 / n as f64
+        })
+        .collect();
+    let stable = |idx: &mut dyn Iterator<Item = usize>| {
+        let (s, n) = idx.fold((0, 0), |(s, n), i| {
+            (s + usize::from(changed[i] == 0.0), n + 1)
+        });
+        (n > 0).then(|| s as f64 / n as f64)
+    };
+    let ci = (bootstrap.resamples > 0 && !judged.is_empty())
+        .then(|| bootstrap.ci(judged.len(), |idx| stable(&mut idx.iter().copied())))
+        .flatten();
+    let mut least: Vec<ItemWording> = judged
+        .iter()
+        .zip(&changed)
+        .filter(|(_, &c)| c > 0.0)
+        .map(|(j, &c)| ItemWording {
+            item_id: j.item_id.to_string(),
+            human: category_name(task, Some(j.human)),
+            changed: c,
+            verdicts: j
+                .slots
+                .iter()
+                .map(|v| {
+                    v.iter()
+                        .map(|&c| category_name(task, c))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect(),
+        })
+        .collect();
+    least.sort_by(|a, b| {
+        b.changed
+            .total_cmp(&a.changed)
+            .then(a.item_id.cmp(&b.item_id))
+    });
+    least.truncate(ITEMS_SHOWN);
+    let value = stable(&mut (0..judged.len()));
+    (Estimate { value, ci }, least)
 }
 
 /// How many of `verdicts` are the most common one.
@@ -191,4 +212,62 @@ fn most_common(verdicts: &[Category]) -> usize {
         *counts.entry(*v).or_default() += 1;
     }
     counts.into_values().max().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: Category = Some(0);
+    const B: Category = Some(1);
+
+    /// Three paraphrases on five items, worked by hand: an item is stable where every slot's
+    /// verdicts agree (a failure, the same every time, included); its changed share is the
+    /// verdicts off each slot's most common one over all its verdicts.
+    #[test]
+    fn an_item_is_stable_where_no_rewording_changes_a_verdict() {
+        let item = |item_id, human, slots: &[[Category; 3]]| Judged {
+            item_id,
+            human,
+            slots: slots.iter().map(|s| s.to_vec()).collect(),
+        };
+        let judged = [
+            item("i1", 0, &[[A, A, A], [B, B, B]]),
+            item("i2", 1, &[[A, B, A]]),
+            item("i3", 0, &[[A, A, A], [A, A, B]]),
+            item("i4", 1, &[[None, None, None]]),
+            item("i5", 0, &[[A, B, None]]),
+        ];
+        let spec = BootstrapSpec::default();
+        let (stable, least) = stability(Task::Pairwise, &judged, &spec);
+        assert_eq!(stable.value, Some(0.4));
+        let (lo, hi) = stable.ci.expect("an interval");
+        assert!(
+            0.0 <= lo && lo <= 0.4 && 0.4 <= hi && hi <= 1.0,
+            "{lo} {hi}"
+        );
+        let shown: Vec<(&str, f64, Vec<&str>)> = least
+            .iter()
+            .map(|w| {
+                let verdicts = w.verdicts.iter().map(String::as_str).collect();
+                (w.item_id.as_str(), w.changed, verdicts)
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("i5", 2.0 / 3.0, vec!["A B failed"]),
+                ("i2", 1.0 / 3.0, vec!["A B A"]),
+                ("i3", 1.0 / 6.0, vec!["A A A", "A A B"]),
+            ]
+        );
+        assert_eq!(least[1].human, "B");
+        // No resamples, no interval; no item, no share.
+        let none = BootstrapSpec {
+            resamples: 0,
+            ..spec
+        };
+        assert_eq!(stability(Task::Pairwise, &judged, &none).0.ci, None);
+        assert_eq!(stability(Task::Pairwise, &[], &spec).0, Estimate::default());
+    }
 }
