@@ -243,7 +243,7 @@ mod tests {
         assert_eq!(stable.value, Some(0.4));
         let (lo, hi) = stable.ci.expect("an interval");
         assert!(
-            0.0 <= lo && lo <= 0.4 && 0.4 <= hi && hi <= 1.0,
+            (0.0..=0.4).contains(&lo) && (0.4..=1.0).contains(&hi),
             "{lo} {hi}"
         );
         let shown: Vec<(&str, f64, Vec<&str>)> = least
