@@ -45,6 +45,9 @@ pub struct DatasetSummary {
     /// estimates judge).
     pub n_items: u32,
     pub n_unlabelled: u32,
+    /// Items with a reference answer: the builder then starts from the reference-guided
+    /// template of its task.
+    pub n_with_reference: u32,
     pub source: String,
     pub content_hash: String,
     /// The metrics its task supports (`core::metrics::Quality::for_task`), by name: what a
@@ -185,6 +188,9 @@ pub struct Plan {
     /// Calls timed alone after judging (warm-ups included), and the request shapes they time.
     pub timed_calls: u32,
     pub timing_shapes: u32,
+    /// What the plan says beside its figures, a sentence each: the quantisation variants
+    /// it makes (or made), reference answers a template leaves out.
+    pub notes: Vec<String>,
 }
 
 /// What a race costs at least: every trial judges the first `first_decision` dev items,

@@ -52,6 +52,16 @@ enum Command {
         /// Rating scale of single-answer datasets, as MIN-MAX
         #[arg(long, value_name = "MIN-MAX", value_parser = parse_scale)]
         scale: Option<(i64, i64)>,
+        /// Read a file of another shape: where each field is in a row, as
+        /// `question=PATH,answer_a=PATH,…,human_label=PATH` (a PATH is a column, or keys and
+        /// indices into nested JSON: `conversation_a[1].content`; `human_labels.NAME=PATH`
+        /// a criterion)
+        #[arg(long, value_name = "FIELD=PATH,...")]
+        map: Option<String>,
+        /// How the file's label values read, as `model_a=A,model_b=B,"tie (bothbad)"=tie`
+        /// (needs --map); a value it does not name is an error at its row
+        #[arg(long, value_name = "VALUE=LABEL,...", requires = "map")]
+        label_map: Option<String>,
     },
     /// Run an experiment file, or resume it where it stopped
     Run {
@@ -392,7 +402,29 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
     let db = cli.db.unwrap_or_else(judgelab_engine::default_db_path);
     let store = Store::open(&db).await?;
     let code = match cli.command {
-        Command::Import { file, name, scale } => import(&store, &file, name, scale).await?,
+        Command::Import {
+            file,
+            name,
+            scale,
+            map,
+            label_map,
+        } => {
+            let mapping = map
+                .map(|fields| {
+                    judgelab_core::dataset::mapping::Mapping::parse(&fields, label_map.as_deref())
+                })
+                .transpose()
+                .map_err(|message| EngineError::Invalid {
+                    path: "--map".into(),
+                    message,
+                })?;
+            let options = ImportOptions {
+                name,
+                scale,
+                mapping,
+            };
+            import(&store, &file, &options).await?
+        }
         Command::Run {
             experiment,
             replace,
@@ -512,14 +544,8 @@ async fn print_plan(store: &Store, experiment: &Path, timed_calls: usize) -> Res
     Ok(ExitCode::SUCCESS)
 }
 
-async fn import(
-    store: &Store,
-    file: &Path,
-    name: Option<String>,
-    scale: Option<(i64, i64)>,
-) -> Result<ExitCode> {
-    let imported =
-        judgelab_engine::import_file(store, file, &ImportOptions { name, scale }).await?;
+async fn import(store: &Store, file: &Path, options: &ImportOptions) -> Result<ExitCode> {
+    let imported = judgelab_engine::import_file(store, file, options).await?;
     let d = &imported.dataset;
     if imported.already {
         println!(

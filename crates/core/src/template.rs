@@ -35,7 +35,7 @@ pub const VARIABLES: [&str; 13] = [
     "style",
 ];
 
-const BUILTINS: [(&str, &str); 6] = [
+const BUILTINS: [(&str, &str); 8] = [
     ("pairwise", include_str!("templates/pairwise.jinja")),
     // The built-in pairwise template reworded without changing its meaning: a paraphrase
     // set for measuring how much verdicts depend on the wording.
@@ -48,6 +48,16 @@ const BUILTINS: [(&str, &str); 6] = [
         include_str!("templates/pairwise_paraphrase_2.jinja"),
     ),
     ("single", include_str!("templates/single.jinja")),
+    // Graded against the item's reference answer: what an output says that disagrees with
+    // it is wrong, however it is written.
+    (
+        "pairwise_reference",
+        include_str!("templates/pairwise_reference.jinja"),
+    ),
+    (
+        "single_reference",
+        include_str!("templates/single_reference.jinja"),
+    ),
     (
         "dialogue_rubric",
         include_str!("templates/dialogue_rubric.jinja"),
@@ -239,9 +249,7 @@ impl Template {
         // else it references is undefined here and may stay so.
         let mut env = environment();
         env.set_undefined_behavior(UndefinedBehavior::Chainable);
-        let compiled = env
-            .template_from_str(&self.source)
-            .map_err(|e| self.invalid(describe(&e)))?;
+        let compiled = self.compile(&env)?;
         #[allow(deprecated)]
         let state = compiled
             .eval_to_state(())
@@ -251,6 +259,36 @@ impl Template {
         };
         let value = serde_json::to_value(&value).map_err(|e| self.invalid(e))?;
         declared(&value).map_err(|message| self.invalid(format!("criteria: {message}")))
+    }
+
+    /// Whether it reads the item's `variable` (`reference`, say); false where it does not
+    /// compile.
+    pub fn uses(&self, variable: &str) -> bool {
+        let env = environment();
+        self.compile(&env)
+            .is_ok_and(|t| t.undeclared_variables(false).contains(variable))
+    }
+
+    /// Its source compiled in `env`. A line longer than minijinja counts columns (16 bits)
+    /// is refused first: a syntax error past that column panics inside its lexer.
+    fn compile<'e>(
+        &'e self,
+        env: &'e Environment<'e>,
+    ) -> Result<minijinja::Template<'e, 'e>, TemplateError> {
+        if let Some((i, line)) = self
+            .source
+            .lines()
+            .enumerate()
+            .find(|(_, l)| l.chars().count() > MAX_LINE_CHARS)
+        {
+            return Err(self.invalid(format!(
+                "line {}: {} characters long; a template line may hold at most {MAX_LINE_CHARS} (break it, or move long text into the data)",
+                i + 1,
+                line.chars().count()
+            )));
+        }
+        env.template_from_str(&self.source)
+            .map_err(|e| self.invalid(describe(&e)))
     }
 
     fn invalid(&self, e: impl std::fmt::Display) -> TemplateError {
@@ -263,9 +301,7 @@ impl Template {
     /// Checks syntax and variables, then renders a sample of `task` to catch the rest.
     pub fn validate(&self, task: Task, output: OutputKind) -> Result<(), TemplateError> {
         let env = environment();
-        let compiled = env
-            .template_from_str(&self.source)
-            .map_err(|e| self.invalid(describe(&e)))?;
+        let compiled = self.compile(&env)?;
         let known: BTreeSet<&str> = VARIABLES.into_iter().collect();
         let mut unknown: Vec<String> = compiled
             .undeclared_variables(false)
@@ -353,9 +389,7 @@ impl Template {
     /// Renders the messages for one item: an optional system message, then the user message.
     pub fn render(&self, ctx: &RenderContext<'_>) -> Result<Vec<Message>, TemplateError> {
         let env = environment();
-        let compiled = env
-            .template_from_str(&self.source)
-            .map_err(|e| self.invalid(describe(&e)))?;
+        let compiled = self.compile(&env)?;
         // `eval_to_state` is deprecated in favour of `render_captured`, but only a mutable
         // state can render single blocks, and that is what splits system from user.
         #[allow(deprecated)]
@@ -470,6 +504,10 @@ fn declared(value: &Value) -> Result<Vec<Declared>, String> {
     Ok(out)
 }
 
+/// The longest template line minijinja's lexer can place an error on (its columns are
+/// 16-bit and saturate).
+const MAX_LINE_CHARS: usize = u16::MAX as usize - 1;
+
 fn environment() -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
@@ -543,13 +581,20 @@ mod tests {
             scale_max: 5,
         };
         for output in [OutputKind::Label, OutputKind::Json] {
-            Template::builtin("pairwise")
-                .unwrap()
-                .validate(Task::Pairwise, output)
-                .unwrap();
+            for name in ["pairwise", "pairwise_reference"] {
+                Template::builtin(name)
+                    .unwrap()
+                    .validate(Task::Pairwise, output)
+                    .unwrap();
+            }
         }
         for output in [OutputKind::Digit, OutputKind::Json] {
-            for name in ["single", "dialogue_rubric", "summary_rubric"] {
+            for name in [
+                "single",
+                "single_reference",
+                "dialogue_rubric",
+                "summary_rubric",
+            ] {
                 Template::builtin(name)
                     .unwrap()
                     .validate(single, output)
@@ -561,6 +606,60 @@ mod tests {
             .criteria()
             .unwrap()
             .is_empty());
+    }
+
+    /// The built-ins that show a reference read it; a template that names none does not.
+    #[test]
+    fn a_template_says_which_variables_it_reads() {
+        for name in ["pairwise", "pairwise_reference", "single_reference"] {
+            assert!(Template::builtin(name).unwrap().uses("reference"), "{name}");
+        }
+        assert!(!Template::new("plain", "{{ question }} {{ answer }}").uses("reference"));
+        assert!(!Template::new("broken", "{{ (").uses("question"));
+        // Graded against it: a reference's disagreement makes an output wrong.
+        let guided = Template::builtin("pairwise_reference").unwrap();
+        let d = llmbar();
+        let mut item = d.items[0].clone();
+        item.reference = Some("The capital of France is Paris.".into());
+        let ctx = RenderContext::new(d.task, OutputKind::Label, false, item.text(), &[]);
+        let user = &guided.render(&ctx).unwrap()[1].content;
+        assert!(
+            user.contains("## Reference answer\nThe capital of France is Paris.\n"),
+            "{user}"
+        );
+        assert!(user.contains("Check both outputs against the reference answer."));
+    }
+
+    /// A syntax error past column 65,535 of a line panicked inside minijinja's lexer (its
+    /// 16-bit column saturates, then overflows); such a line is refused before it, saying
+    /// where. A line just short of the limit still compiles.
+    #[test]
+    fn a_template_line_past_minijinja_columns_is_refused_not_a_panic() {
+        let long = format!(
+            "{{% block user %}}{}{{{{ question }}{{% endblock %}}",
+            "x".repeat(70_000)
+        );
+        for source in [
+            long.clone(),
+            format!("{long} {{{{ ("),
+            format!("{}{{{{ (", "y".repeat(65_536)),
+        ] {
+            let t = Template::new("long", &format!("# title\n{source}\n"));
+            let e = t.validate(Task::Pairwise, OutputKind::Label).unwrap_err();
+            let message = e.to_string();
+            assert!(
+                message.contains("line 2: ") && message.contains("characters long"),
+                "{message}"
+            );
+            let d = llmbar();
+            let ctx = RenderContext::new(d.task, OutputKind::Label, false, d.items[0].text(), &[]);
+            assert!(t.criteria().is_err() && t.render(&ctx).is_err());
+        }
+        let fits = format!(
+            "{{% block user %}}{{{{ question }}}}{}{{% endblock %}}",
+            "z".repeat(60_000)
+        );
+        assert!(Template::new("fits", &fits).criteria().is_ok());
     }
 
     /// The dialogue rubric asks USR's criteria on their own scales: all in one call, or one

@@ -9,7 +9,7 @@ use judgelab_core::experiment::Reproduces;
 use judgelab_core::judge::Judge;
 use judgelab_core::sweep::same_request_shape;
 use judgelab_core::{race, split};
-use judgelab_core::{Constraint, Experiment, Item, Order, TrialParams};
+use judgelab_core::{Constraint, Experiment, Item, Order, Task, Template, TrialParams};
 use judgelab_store::Store;
 
 use crate::prompt::{Asking, PromptInput};
@@ -60,6 +60,9 @@ pub struct Plan {
     /// Each variant the quantisation axis makes, in a sentence: made already, or made on
     /// the first run, and what llama.cpp does with it ([`crate::variants::plan_lines`]).
     pub quantization: Vec<String>,
+    /// Where the judged items carry reference answers that a template does not show, a
+    /// sentence naming the built-in template that grades against them.
+    pub reference: Option<String>,
 }
 
 /// The timing phase: a sample of calls made again alone, one per request shape (trials
@@ -174,7 +177,41 @@ pub async fn plan(
         test_calls_per_trial: s.test.len() * per_item.iter().copied().max().unwrap_or(0),
         race,
         quantization: crate::variants::plan_lines(&r),
+        reference: reference_line(&r, &judged),
     })
+}
+
+/// Says so where `judged` items carry reference answers and a template does not grade
+/// against them: it leaves them out, or it is a built-in that shows them as context only.
+fn reference_line(r: &Resolved, judged: &[&Item]) -> Option<String> {
+    let given = judged
+        .iter()
+        .filter(|i| i.reference.as_deref().is_some_and(|x| !x.trim().is_empty()))
+        .count();
+    let guided = |name: &str, t: &Template| {
+        let plain_builtin = Template::builtin(name).is_some_and(|b| b.source == t.source)
+            && !name.ends_with("_reference");
+        t.uses("reference") && !plain_builtin
+    };
+    let unguided: Vec<&str> = r
+        .templates
+        .iter()
+        .filter(|(name, t)| !guided(name, t))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if given == 0 || unguided.is_empty() {
+        return None;
+    }
+    let builtin = match r.dataset.task {
+        Task::Pairwise => "pairwise_reference",
+        Task::Single { .. } => "single_reference",
+    };
+    Some(format!(
+        "{given} of the {} items judged carry a reference answer, which {} {} not grade against: the built-in `{builtin}` checks each answer against it",
+        judged.len(),
+        unguided.join(", "),
+        if unguided.len() == 1 { "does" } else { "do" }
+    ))
 }
 
 /// The first local judge, loaded to count prompt tokens; none without a loader or a

@@ -103,7 +103,7 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
 /// A dataset's row with its count of items without a human label (the row's `n_items`
 /// counts the labelled ones).
-const SELECT_DATASETS: &str = "SELECT datasets.*, (SELECT COUNT(*) FROM items WHERE items.dataset_id = datasets.id AND items.human_label IS NULL) AS n_unlabelled FROM datasets";
+const SELECT_DATASETS: &str = "SELECT datasets.*, (SELECT COUNT(*) FROM items WHERE items.dataset_id = datasets.id AND items.human_label IS NULL) AS n_unlabelled, (SELECT COUNT(*) FROM items WHERE items.dataset_id = datasets.id AND items.reference IS NOT NULL AND items.reference != '') AS n_with_reference FROM datasets";
 
 impl Store {
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
@@ -217,6 +217,7 @@ impl Store {
             source: r.get("source"),
             n_items: r.get::<i64, _>("n_items") as usize,
             n_unlabelled: r.get::<i64, _>("n_unlabelled") as usize,
+            n_with_reference: r.get::<i64, _>("n_with_reference") as usize,
             criteria: serde_json::from_str(r.get::<&str, _>("criteria"))
                 .map_err(|e| self.corrupt(format!("criteria: {e}")))?,
         })
@@ -287,6 +288,12 @@ impl Store {
             source: dataset.source.clone(),
             n_items: dataset.items.len(),
             n_unlabelled: dataset.unlabelled.len(),
+            n_with_reference: {
+                let given = |r: &Option<String>| r.as_deref().is_some_and(|r| !r.is_empty());
+                let labelled = dataset.items.iter().filter(|i| given(&i.reference));
+                let unlabelled = dataset.unlabelled.iter().filter(|i| given(&i.reference));
+                labelled.count() + unlabelled.count()
+            },
             criteria: dataset.criteria.clone(),
         })
     }

@@ -21,6 +21,9 @@ pub struct DatasetInfo {
     /// Items with a human label, and those without (kept apart: [`judgelab_core::Dataset::unlabelled`]).
     pub n_items: usize,
     pub n_unlabelled: usize,
+    /// Items (with a label or without) that carry a reference answer: what a
+    /// reference-guided template grades against.
+    pub n_with_reference: usize,
     /// The criteria its items carry labels on beside their label (most datasets: none).
     pub criteria: Vec<judgelab_core::dataset::Criterion>,
 }

@@ -18,6 +18,7 @@ fn summary(d: &DatasetInfo) -> DatasetSummary {
         task: d.task.name().to_string(),
         n_items: d.n_items as u32,
         n_unlabelled: d.n_unlabelled as u32,
+        n_with_reference: d.n_with_reference as u32,
         source: d.source.clone(),
         content_hash: d.content_hash.clone(),
         metrics: judgelab_core::metrics::Quality::ranking(d.task)
@@ -42,7 +43,7 @@ pub async fn import_dataset(
 ) -> AppResult<ImportResult> {
     let options = ImportOptions {
         name: name.filter(|n| !n.trim().is_empty()),
-        scale: None,
+        ..ImportOptions::default()
     };
     let imported = judgelab_engine::import_file(&state.store, Path::new(&path), &options).await?;
     Ok(ImportResult {

@@ -68,6 +68,11 @@ pub async fn plan_experiment(state: State<'_, AppState>, spec: String) -> AppRes
         n_exact_passes: plan.n_exact_passes as u32,
         timed_calls: plan.timing.n_calls as u32,
         timing_shapes: plan.timing.n_shapes as u32,
+        notes: plan
+            .quantization
+            .into_iter()
+            .chain(plan.reference)
+            .collect(),
     })
 }
 

@@ -273,6 +273,11 @@ export type DatasetSummary = {
 	 */
 	n_items: number,
 	n_unlabelled: number,
+	/**
+	 *  Items with a reference answer: the builder then starts from the reference-guided
+	 *  template of its task.
+	 */
+	n_with_reference: number,
 	source: string,
 	content_hash: string,
 	/**
@@ -621,6 +626,11 @@ export type Plan = {
 	/**  Calls timed alone after judging (warm-ups included), and the request shapes they time. */
 	timed_calls: number,
 	timing_shapes: number,
+	/**
+	 *  What the plan says beside its figures, a sentence each: the quantisation variants
+	 *  it makes (or made), reference answers a template leaves out.
+	 */
+	notes: string[],
 };
 
 export type Preview = {

@@ -6,6 +6,7 @@ const dataset = (name: string, task: string, n_unlabelled: number): DatasetSumma
   name,
   task,
   n_items: 10,
+  n_with_reference: 0,
   n_unlabelled,
   source: `${name}.jsonl`,
   content_hash: "h",

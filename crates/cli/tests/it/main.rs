@@ -247,6 +247,42 @@ fn experiment(env: &Env, name: &str, extra_judge: &str, sweep: &str) -> PathBuf 
     )
 }
 
+/// Items with reference answers: the plan names the built-in that grades against them
+/// while the sweep's template does not, and is quiet once it does.
+#[test]
+fn a_plan_names_the_reference_guided_template() {
+    let env = Env::new();
+    let rows: String = (0..4)
+        .map(|i| {
+            let reference = if i < 3 { "\"reference\": \"4\", " } else { "" };
+            format!(
+                "{{\"id\": \"r{i}\", \"task\": \"pairwise\", \"question\": \"2 + 2?\", {reference}\"answer_a\": \"4\", \"answer_b\": \"5\", \"human_label\": \"{}\"}}\n",
+                if i % 2 == 0 { "A" } else { "B" }
+            )
+        })
+        .collect();
+    let data = env.file("sums.jsonl", rows);
+    let plan = |template: &str| {
+        let exp = env.file(
+            &format!("{template}.toml"),
+            format!(
+                "name = \"{template}\"\ndataset = \"{}\"\n[judge]\ntemplate = \"{template}\"\n[sweep]\nmax_tokens = 1\n",
+                data.display()
+            ),
+        );
+        let out = env.run(&["run", exp.to_str().unwrap(), "--plan"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let said = plan("pairwise");
+    assert!(
+        said.contains("3 of the 4 items judged carry a reference answer, which pairwise does not grade against: the built-in `pairwise_reference` checks each answer against it"),
+        "{said}"
+    );
+    let said = plan("pairwise_reference");
+    assert!(!said.contains("reference answer"), "{said}");
+}
+
 #[test]
 fn bad_experiments_fail_before_any_model_is_loaded() {
     let env = Env::new();

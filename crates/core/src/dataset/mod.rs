@@ -6,6 +6,7 @@
 
 pub mod annotations;
 pub mod criteria;
+pub mod mapping;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -247,6 +248,9 @@ pub struct ImportOptions {
     pub name: Option<String>,
     /// Rating scale of single-answer datasets; default 1..=5.
     pub scale: Option<(i64, i64)>,
+    /// Where Judgelab's fields are in a file of another shape, and how its label values
+    /// read ([`mapping`]); none: the file is in Judgelab's own fields.
+    pub mapping: Option<mapping::Mapping>,
 }
 
 /// One problem at one line.
@@ -307,10 +311,11 @@ pub fn parse(path: &str, bytes: &[u8], options: &ImportOptions) -> Result<Datase
         problem,
     };
     let lower = path.to_ascii_lowercase();
+    let mapping = options.mapping.as_ref();
     let records = if lower.ends_with(".jsonl") || lower.ends_with(".ndjson") {
         jsonl_records(path, bytes)?
     } else if lower.ends_with(".csv") {
-        csv_records(path, bytes)?
+        csv_records(path, bytes, mapping.is_some())?
     } else {
         return Err(file_error(
             "unknown format: expected a .jsonl or .csv file".into(),
@@ -333,6 +338,10 @@ pub fn parse(path: &str, bytes: &[u8], options: &ImportOptions) -> Result<Datase
         criteria::check_scale(options.scale.unwrap_or((1, 5))).map_err(file_error)?;
 
     let mut errors = Vec::new();
+    let records = match mapping {
+        Some(m) => mapped(m, records, &mut errors),
+        None => records,
+    };
     let scales = criteria::declared(&records, &mut errors);
     let mut validator = Validator {
         task: None,
@@ -350,6 +359,7 @@ pub fn parse(path: &str, bytes: &[u8], options: &ImportOptions) -> Result<Datase
         }
     }
     if !validator.errors.is_empty() {
+        validator.errors.sort_by_key(|e| e.line);
         let n_more = validator.errors.len().saturating_sub(MAX_REPORTED);
         validator.errors.truncate(MAX_REPORTED);
         return Err(DatasetError::Lines {
@@ -376,12 +386,34 @@ pub fn parse(path: &str, bytes: &[u8], options: &ImportOptions) -> Result<Datase
         items,
         unlabelled,
         criteria,
-        content_hash: sha256_hex(bytes),
+        content_hash: match mapping {
+            None => sha256_hex(bytes),
+            // The same file read through another mapping is other data.
+            Some(m) => sha256_hex([bytes, format!("\0mapped: {m}").as_bytes()].concat()),
+        },
         source: path.to_string(),
     })
 }
 
 type Record = (usize, Result<Map<String, Value>, LineError>);
+
+/// `records` read through `m`: a row with problems keeps its first as its error, and the
+/// rest go to `errors`.
+fn mapped(m: &mapping::Mapping, records: Vec<Record>, errors: &mut Vec<LineError>) -> Vec<Record> {
+    records
+        .into_iter()
+        .map(|(line, record)| {
+            let record = record.and_then(|obj| {
+                m.apply(line, &Value::Object(obj)).map_err(|mut problems| {
+                    let first = problems.remove(0);
+                    errors.extend(problems);
+                    first
+                })
+            });
+            (line, record)
+        })
+        .collect()
+}
 
 fn non_utf8(line: usize, e: std::str::Utf8Error) -> LineError {
     LineError {
@@ -426,7 +458,9 @@ fn jsonl_records(_path: &str, bytes: &[u8]) -> Result<Vec<Record>, DatasetError>
     Ok(out)
 }
 
-fn csv_records(path: &str, bytes: &[u8]) -> Result<Vec<Record>, DatasetError> {
+/// A CSV file's rows by its header; `mapped`: any header, every cell text (a mapping names
+/// the columns it reads).
+fn csv_records(path: &str, bytes: &[u8], mapped: bool) -> Result<Vec<Record>, DatasetError> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .from_reader(bytes);
@@ -445,7 +479,7 @@ fn csv_records(path: &str, bytes: &[u8]) -> Result<Vec<Record>, DatasetError> {
             n_more: 0,
         })?;
         let name = name.trim().trim_start_matches('\u{feff}').to_string();
-        if !FIELDS.contains(&name.as_str()) {
+        if !mapped && !FIELDS.contains(&name.as_str()) {
             return Err(DatasetError::Lines {
                 path: path.to_string(),
                 errors: vec![LineError {
@@ -485,7 +519,7 @@ fn csv_records(path: &str, bytes: &[u8]) -> Result<Vec<Record>, DatasetError> {
         for (name, cell) in columns.iter().zip(record.iter()) {
             match std::str::from_utf8(cell) {
                 Ok("") => {}
-                Ok(text) if JSON_FIELDS.contains(&name.as_str()) => {
+                Ok(text) if !mapped && JSON_FIELDS.contains(&name.as_str()) => {
                     match serde_json::from_str::<Value>(text) {
                         Ok(v) => {
                             obj.insert(name.clone(), v);
@@ -737,6 +771,76 @@ mod tests {
     fn check_err(lines: &[&str], expect: &str) {
         let err = jsonl(lines).expect_err("must fail").to_string();
         assert_eq!(err, expect);
+    }
+
+    /// MT-Bench-style rows (answers inside conversations, the label in `winner`) and
+    /// HelpSteer-style columns read through mappings into the items a canonical file
+    /// gives; a value the label mapping does not name is an error at its row, and nothing
+    /// is kept.
+    #[test]
+    fn a_mapped_file_gives_the_canonical_items() {
+        let canonical = jsonl(&[
+            r#"{"id":"1","task":"pairwise","question":"2+2?","answer_a":"4","answer_b":"5","human_label":"A"}"#,
+            r#"{"id":"2","task":"pairwise","question":"3+3?","answer_a":"7","answer_b":"6","human_label":"tie"}"#,
+        ])
+        .unwrap();
+        let row = |q: &str, a: &str, b: &str, winner: &str| {
+            format!(
+                r#"{{"question_id": 81, "conversation_a": [{{"role": "user", "content": "{q}"}}, {{"role": "assistant", "content": "{a}"}}], "conversation_b": [{{"role": "user", "content": "{q}"}}, {{"role": "assistant", "content": "{b}"}}], "winner": "{winner}"}}"#
+            )
+        };
+        let mapping = mapping::Mapping::parse(
+            "question=conversation_a[0].content,answer_a=conversation_a[-1].content,answer_b=conversation_b[-1].content,human_label=winner",
+            Some("model_a=A,model_b=B,tie=tie,\"tie (bothbad)\"=tie"),
+        )
+        .unwrap();
+        let options = ImportOptions {
+            name: Some("d".into()),
+            mapping: Some(mapping),
+            ..ImportOptions::default()
+        };
+        let file = [
+            row("2+2?", "4", "5", "model_a"),
+            row("3+3?", "7", "6", "tie (bothbad)"),
+        ]
+        .join("\n");
+        let mapped = parse("mt.jsonl", file.as_bytes(), &options).unwrap();
+        assert_eq!(mapped.items, canonical.items);
+        assert_eq!(mapped.task, Task::Pairwise);
+        assert_ne!(mapped.content_hash, sha256_hex(file.as_bytes()));
+        let bad = format!("{file}\n{}", row("1+1?", "2", "3", "model_c"));
+        let err = parse("mt.jsonl", bad.as_bytes(), &options)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("mt.jsonl:3: human_label (mapped from winner): value \"model_c\" is not in the label mapping"),
+            "{err}"
+        );
+        // Attribute columns of a CSV: a rating and a criterion.
+        let csv = "prompt,response,helpfulness,coherence\np,r,3,4\nq,s,1,2\n";
+        let options = ImportOptions {
+            scale: Some((0, 4)),
+            mapping: Some(
+                mapping::Mapping::parse(
+                    "question=prompt,answer=response,human_label=helpfulness,human_labels.coherence=coherence",
+                    None,
+                )
+                .unwrap(),
+            ),
+            ..ImportOptions::default()
+        };
+        let rated = parse("hs.csv", csv.as_bytes(), &options).unwrap();
+        assert_eq!(
+            rated.task,
+            Task::Single {
+                scale_min: 0,
+                scale_max: 4
+            }
+        );
+        let ids: Vec<&str> = rated.items.iter().map(|i| i.id.as_str()).collect();
+        assert_eq!(ids, ["2", "3"]);
+        assert_eq!(rated.items[0].human_label, Label::Rating(3.0));
+        assert_eq!(rated.items[1].human_labels["coherence"], Label::Rating(2.0));
     }
 
     #[test]
