@@ -1,0 +1,3 @@
+//! judgelab-core's integration tests: the parsers fuzzed.
+
+mod fuzz;
