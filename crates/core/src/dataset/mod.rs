@@ -1,11 +1,13 @@
-//! Datasets of items with human labels, parsed from JSONL or CSV in the canonical schema
-//! (`datasets/README.md`).
+//! Datasets of items with human labels, parsed from JSONL, a JSON array, CSV or Parquet
+//! (each optionally gzipped) in the canonical schema (`datasets/README.md`), or in another
+//! shape through a [`mapping`].
 //!
 //! Parsing validates everything before anything is returned: a dataset either comes back
 //! whole or not at all, with every problem reported as `path:line: field: problem`.
 
 pub mod annotations;
 pub mod criteria;
+mod formats;
 pub mod mapping;
 
 use std::collections::BTreeMap;
@@ -312,13 +314,26 @@ pub fn parse(path: &str, bytes: &[u8], options: &ImportOptions) -> Result<Datase
     };
     let lower = path.to_ascii_lowercase();
     let mapping = options.mapping.as_ref();
+    // A gzip-compressed file is read as what it holds (its hash stays the file's).
+    let unzipped;
+    let (data, lower) = match lower.strip_suffix(".gz") {
+        Some(inner) => {
+            unzipped = gunzip(bytes).map_err(&file_error)?;
+            (&unzipped[..], inner)
+        }
+        None => (bytes, lower.as_str()),
+    };
     let records = if lower.ends_with(".jsonl") || lower.ends_with(".ndjson") {
-        jsonl_records(path, bytes)?
+        jsonl_records(path, data)?
     } else if lower.ends_with(".csv") {
-        csv_records(path, bytes, mapping.is_some())?
+        csv_records(path, data, mapping.is_some())?
+    } else if lower.ends_with(".json") {
+        rows_records(json_rows(data).map_err(&file_error)?)
+    } else if lower.ends_with(".parquet") {
+        rows_records(formats::parquet_rows(data).map_err(&file_error)?)
     } else {
         return Err(file_error(
-            "unknown format: expected a .jsonl or .csv file".into(),
+            "unknown format: expected .jsonl, .json (an array of objects), .csv or .parquet, each optionally .gz".into(),
         ));
     };
     if records.is_empty() {
@@ -396,6 +411,44 @@ pub fn parse(path: &str, bytes: &[u8], options: &ImportOptions) -> Result<Datase
 }
 
 type Record = (usize, Result<Map<String, Value>, LineError>);
+
+/// The content of a gzip file.
+fn gunzip(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(bytes), &mut out)
+        .map_err(|e| format!("not a readable gzip file: {e}"))?;
+    Ok(out)
+}
+
+/// A JSON file holding an array of rows.
+fn json_rows(bytes: &[u8]) -> Result<Vec<Value>, String> {
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Array(rows)) => Ok(rows),
+        Ok(_) => Err("expected a JSON array of objects (one object per line is .jsonl)".into()),
+        Err(e) => Err(format!("invalid JSON: {e}")),
+    }
+}
+
+/// Rows as records, numbered from 1: a row that is not an object is an error at its number.
+fn rows_records(rows: Vec<Value>) -> Vec<Record> {
+    rows.into_iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let line = i + 1;
+            match row {
+                Value::Object(obj) => (line, Ok(obj)),
+                _ => (
+                    line,
+                    Err(LineError {
+                        line,
+                        field: "row".into(),
+                        problem: "expected an object".into(),
+                    }),
+                ),
+            }
+        })
+        .collect()
+}
 
 /// `records` read through `m`: a row with problems keeps its first as its error, and the
 /// rest go to `errors`.
@@ -587,7 +640,7 @@ impl Validator {
                 self.err(
                     line,
                     key,
-                    "unknown field (put source fields under \"meta\")",
+                    "unknown field (put source fields under \"meta\", or map the file's fields: import --map)",
                 );
             }
         }
@@ -917,7 +970,7 @@ mod tests {
         );
         check_err(
             &[&PAIR.replace("\"question\"", "\"prompt\"")],
-            "d.jsonl:1: prompt: unknown field (put source fields under \"meta\")\nd.jsonl:1: question: is missing",
+            "d.jsonl:1: prompt: unknown field (put source fields under \"meta\", or map the file's fields: import --map)\nd.jsonl:1: question: is missing",
         );
         check_err(
             &[PAIR, &PAIR.replace("p1", "p2").replace("pairwise", "single")],
@@ -939,7 +992,7 @@ mod tests {
         let err = parse("d.txt", b"x", &ImportOptions::default()).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "d.txt: unknown format: expected a .jsonl or .csv file"
+            "d.txt: unknown format: expected .jsonl, .json (an array of objects), .csv or .parquet, each optionally .gz"
         );
     }
 

@@ -1,5 +1,5 @@
 //! A seeded mutation fuzzer over what users write by hand: dataset files, experiment files
-//! and templates. Each input is a bundled one (a dataset's first lines, an example
+//! and templates. Each input is a bundled one (a dataset's first lines, a Parquet file, an example
 //! experiment, a built-in template) with a few mutations — bytes flipped, ranges cut or
 //! repeated, syntax fragments and extreme values spliced in — and is fed to the parser (and
 //! a template to its validation, criteria and rendering). Nothing may panic: bad input is an
@@ -11,6 +11,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
+use judgelab_core::dataset::mapping::Mapping;
 use judgelab_core::dataset::{parse, ImportOptions};
 use judgelab_core::rng::SplitMix64;
 use judgelab_core::{Experiment, ItemText, OutputKind, Task, Template};
@@ -171,6 +172,12 @@ fn datasets_never_panic() {
         let head: String = all.lines().take(3).map(|l| format!("{l}\n")).collect();
         seeds.push((file.to_string(), head.into_bytes()));
     }
+    // A Parquet file and a gzipped line, read as their content.
+    let fixture = root().join("crates/core/tests/it/data/mt_bench_style.parquet");
+    seeds.push(("rows.parquet".to_string(), std::fs::read(fixture).unwrap()));
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &seeds[0].1).unwrap();
+    seeds.push(("rows.jsonl.gz".to_string(), gz.finish().unwrap()));
     // The same rows as CSV.
     seeds.push((
         "rows.csv".to_string(),
@@ -183,6 +190,17 @@ fn datasets_never_panic() {
             ..ImportOptions::default()
         };
         let _ = parse(name, bytes, &scaled);
+        let mapped = ImportOptions {
+            mapping: Some(
+                Mapping::parse(
+                    "question=conversation_a[0].content,answer_a=conversation_a[-1].content,answer_b=conversation_b[-1].content,human_label=winner",
+                    Some("model_a=A,model_b=B,tie=tie"),
+                )
+                .unwrap(),
+            ),
+            ..ImportOptions::default()
+        };
+        let _ = parse(name, bytes, &mapped);
     });
 }
 
