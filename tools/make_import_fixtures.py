@@ -1,11 +1,13 @@
 """Writes the mapped-import fixtures of crates/core/tests/it/data: an MT-Bench-style Parquet
 file (the question and answers inside `conversation_a` / `conversation_b` message lists,
-the label in `winner` as model_a / model_b / tie / "tie (bothbad)"), and the canonical JSONL
-the same rows map to. The rows are made up here (no published text); run once with pyarrow:
+the label in `winner` as model_a / model_b / tie / "tie (bothbad)"), a HelpSteer2-style CSV
+(a prompt, a response and five attributes rated 0-4 in columns), and the canonical JSONL
+each maps to. The rows are made up here (no published text); run once with pyarrow:
 
     python tools/make_import_fixtures.py
 """
 
+import csv
 import json
 import pathlib
 
@@ -26,8 +28,31 @@ def conversation(question, answer):
     return [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
 
 
+RATED = [
+    ("Explain rain in one line.", "Water vapour condenses into drops that fall.", (4, 4, 4, 3, 1)),
+    ("Give a synonym of big.", "Large.", (3, 4, 4, 1, 0)),
+    ("Translate 'cat' to German.", "Hund.", (0, 1, 4, 0, 0)),
+]
+ATTRIBUTES = ["helpfulness", "correctness", "coherence", "complexity", "verbosity"]
+
+
+def helpsteer():
+    with open(OUT / "helpsteer_style.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["prompt", "response"] + ATTRIBUTES)
+        for q, a, scores in RATED:
+            w.writerow([q, a] + list(scores))
+    with open(OUT / "helpsteer_style.canonical.jsonl", "w") as f:
+        for i, (q, a, scores) in enumerate(RATED):
+            labels = dict(zip(ATTRIBUTES[1:], scores[1:]))
+            # The CSV's rows start at its second line, after the header.
+            row = {"id": str(i + 2), "task": "single", "question": q, "answer": a, "human_label": scores[0], "human_labels": labels}
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
+    helpsteer()
     table = pa.table(
         {
             "question_id": [81 + i for i in range(len(ROWS))],

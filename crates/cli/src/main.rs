@@ -62,6 +62,10 @@ enum Command {
         /// (needs --map); a value it does not name is an error at its row
         #[arg(long, value_name = "VALUE=LABEL,...", requires = "map")]
         label_map: Option<String>,
+        /// The same in a reusable file: `[fields]` (field = "path") and `[labels]`
+        /// (value = "label")
+        #[arg(long, value_name = "FILE.toml", conflicts_with_all = ["map", "label_map"])]
+        map_file: Option<PathBuf>,
     },
     /// Run an experiment file, or resume it where it stopped
     Run {
@@ -408,16 +412,22 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             scale,
             map,
             label_map,
+            map_file,
         } => {
-            let mapping = map
-                .map(|fields| {
-                    judgelab_core::dataset::mapping::Mapping::parse(&fields, label_map.as_deref())
-                })
-                .transpose()
-                .map_err(|message| EngineError::Invalid {
-                    path: "--map".into(),
-                    message,
-                })?;
+            use judgelab_core::dataset::mapping::Mapping;
+            let invalid = |path: String| move |message| EngineError::Invalid { path, message };
+            let mapping = match (map, map_file) {
+                (Some(fields), _) => Some(
+                    Mapping::parse(&fields, label_map.as_deref())
+                        .map_err(invalid("--map".into()))?,
+                ),
+                (None, Some(file)) => {
+                    let text = std::fs::read_to_string(&file)
+                        .with_context(|| format!("while reading {}", file.display()))?;
+                    Some(Mapping::from_toml(&text).map_err(invalid(file.display().to_string()))?)
+                }
+                (None, None) => None,
+            };
             let options = ImportOptions {
                 name,
                 scale,

@@ -130,6 +130,48 @@ fn datasets_listed(env: &Env) -> String {
     text(&env.run(&["list"]).stdout)
 }
 
+/// Files as their authors published them: an MT-Bench-style Parquet file through `--map`
+/// and `--label-map`, a HelpSteer2-style CSV through a mapping file; a label value the
+/// mapping does not name is refused at its row, and nothing is imported.
+#[test]
+fn files_of_other_shapes_import_through_a_mapping() {
+    let env = Env::new();
+    let data = |f: &str| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/tests/it/data");
+        root.join(f).display().to_string()
+    };
+    let parquet = data("mt_bench_style.parquet");
+    let fields = "question=conversation_a[0].content,answer_a=conversation_a[-1].content,answer_b=conversation_b[-1].content,human_label=winner";
+    let import = |labels: &str| {
+        let args = ["import", &parquet, "--map", fields, "--label-map", labels];
+        env.run(&args)
+    };
+    let out = import("model_a=A,model_b=B,tie=tie");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("mt_bench_style.parquet:4: human_label (mapped from winner): value \"tie (bothbad)\" is not in the label mapping"),
+        "{err}"
+    );
+    assert!(!datasets_listed(&env).contains("mt_bench_style"));
+    let out = import("model_a=A,model_b=B,tie=tie,\"tie (bothbad)\"=tie");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("4 pairwise items (labels: A 1, B 1, tie 2)"),
+        "{}",
+        text(&out.stdout)
+    );
+    let csv = data("helpsteer_style.csv");
+    let map = data("helpsteer_style.map.toml");
+    let out = env.run(&["import", &csv, "--map-file", &map, "--scale", "0-4"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listed = datasets_listed(&env);
+    assert!(
+        listed.contains("labelled on criteria: coherence (0-4), complexity (0-4), correctness (0-4), verbosity (0-4)"),
+        "{listed}"
+    );
+}
+
 #[test]
 fn import_is_validated_all_or_nothing_and_idempotent() {
     let env = Env::new();

@@ -243,8 +243,23 @@ fn pairs(text: &str) -> Result<Vec<(String, String)>, String> {
 impl Mapping {
     /// `--map question=…,answer_a=…` and `--label-map model_a=A,…` as written.
     pub fn parse(fields: &str, labels: Option<&str>) -> Result<Mapping, String> {
-        let mut mapping = Mapping::default();
-        for (target, path) in pairs(fields)? {
+        let labels = labels.map(pairs).transpose()?;
+        if labels.as_ref().is_some_and(Vec::is_empty) {
+            return Err("the label mapping names no value".into());
+        }
+        Mapping::from_pairs(pairs(fields)?, labels.unwrap_or_default())
+    }
+
+    /// Judgelab's fields with their paths, and label values with their labels, checked.
+    fn from_pairs(
+        fields: Vec<(String, String)>,
+        labels: Vec<(String, String)>,
+    ) -> Result<Mapping, String> {
+        let mut mapping = Mapping {
+            fields: Vec::new(),
+            labels,
+        };
+        for (target, path) in fields {
             let known = TARGETS.contains(&target.as_str())
                 || target
                     .strip_prefix("human_labels.")
@@ -263,13 +278,35 @@ impl Mapping {
         if mapping.fields.is_empty() {
             return Err("the mapping names no field".into());
         }
-        if let Some(labels) = labels {
-            mapping.labels = pairs(labels)?;
-            if mapping.labels.is_empty() {
-                return Err("the label mapping names no value".into());
-            }
-        }
         Ok(mapping)
+    }
+
+    /// A mapping file: `[fields]` (Judgelab's field = a path) and optional `[labels]` (a
+    /// value as written = a label), reusable across files of one shape.
+    pub fn from_toml(text: &str) -> Result<Mapping, String> {
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct File {
+            fields: toml::Table,
+            #[serde(default)]
+            labels: toml::Table,
+        }
+        let file: File = toml::from_str(text).map_err(|e| e.message().trim().to_string())?;
+        let pairs = |table: &toml::Table, what: &str| -> Result<Vec<(String, String)>, String> {
+            table
+                .iter()
+                .map(|(k, v)| match v {
+                    toml::Value::String(s) => Ok((k.clone(), s.clone())),
+                    toml::Value::Integer(i) => Ok((k.clone(), i.to_string())),
+                    toml::Value::Float(x) => Ok((k.clone(), x.to_string())),
+                    _ => Err(format!("{what}.{k}: expected a string")),
+                })
+                .collect()
+        };
+        Mapping::from_pairs(
+            pairs(&file.fields, "fields")?,
+            pairs(&file.labels, "labels")?,
+        )
     }
 
     /// `row` (at `line`) as a canonical record, or every problem it has.

@@ -550,11 +550,28 @@ fn csv_records(path: &str, bytes: &[u8], mapped: bool) -> Result<Vec<Record>, Da
         columns.push(name);
     }
     let mut out = Vec::new();
+    // A record's line, from its byte offset: after a CRLF the reader places the next
+    // record at the line feed, on the line before it (and counts it so).
+    let mut lines = (0usize, 1usize);
+    let mut line_at = |offset: u64| {
+        let mut offset = (offset as usize).min(bytes.len());
+        while offset < bytes.len() && matches!(bytes[offset], b'\r' | b'\n') {
+            offset += 1;
+        }
+        if offset > lines.0 {
+            lines.1 += bytes[lines.0..offset]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            lines.0 = offset;
+        }
+        lines.1
+    };
     for record in reader.byte_records() {
         let record = match record {
             Ok(r) => r,
             Err(e) => {
-                let line = e.position().map(|p| p.line() as usize).unwrap_or(0);
+                let line = e.position().map_or(0, |p| line_at(p.byte()));
                 out.push((
                     line,
                     Err(LineError {
@@ -566,7 +583,7 @@ fn csv_records(path: &str, bytes: &[u8], mapped: bool) -> Result<Vec<Record>, Da
                 continue;
             }
         };
-        let line = record.position().map(|p| p.line() as usize).unwrap_or(0);
+        let line = record.position().map_or(0, |p| line_at(p.byte()));
         let mut obj = Map::new();
         let mut bad = None;
         for (name, cell) in columns.iter().zip(record.iter()) {

@@ -90,3 +90,39 @@ fn a_bad_path_or_an_unmapped_label_is_refused_at_its_row() {
         "{err}"
     );
 }
+
+/// HelpSteer2-style attribute columns through a reusable mapping file: helpfulness the
+/// label, the other four attributes criteria, all on 0-4.
+#[test]
+fn a_csv_of_attribute_columns_maps_through_a_mapping_file() {
+    let (_, map) = data("helpsteer_style.map.toml");
+    let mapping = Mapping::from_toml(std::str::from_utf8(&map).unwrap()).unwrap();
+    let scale = Some((0, 4));
+    let (path, bytes) = data("helpsteer_style.csv");
+    let options = ImportOptions {
+        scale,
+        mapping: Some(mapping),
+        ..ImportOptions::default()
+    };
+    let d = parse(&path, &bytes, &options).unwrap();
+    let (path, bytes) = data("helpsteer_style.canonical.jsonl");
+    let canonical = ImportOptions {
+        scale,
+        ..ImportOptions::default()
+    };
+    let c = parse(&path, &bytes, &canonical).unwrap();
+    assert_eq!(d.items, c.items);
+    assert_eq!(d.criteria, c.criteria);
+    assert_eq!(d.criteria.len(), 4);
+    // Its rows are named by their lines (CRLF, as Python's csv writes): 2, 3, 4.
+    let ids: Vec<&str> = d.items.iter().map(|i| i.id.as_str()).collect();
+    assert_eq!(ids, ["2", "3", "4"]);
+    // What a mapping file may hold, checked.
+    let err = Mapping::from_toml("[fields]\nquestion = 3.5\nanswr = \"a\"").unwrap_err();
+    assert!(
+        err.contains("\"answr\" is not a field Judgelab reads"),
+        "{err}"
+    );
+    let err = Mapping::from_toml("[field]\nquestion = \"q\"").unwrap_err();
+    assert!(err.contains("unknown field `field`"), "{err}");
+}
