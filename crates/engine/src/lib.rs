@@ -186,7 +186,7 @@ pub async fn import_file(
         path: shown.clone(),
         source,
     })?;
-    let content_hash = judgelab_core::hash::sha256_hex(&bytes);
+    let content_hash = dataset::content_hash(&bytes, options.mapping.as_ref());
     if let Some(dataset) = store.dataset_by_hash(&content_hash).await? {
         return Ok(Imported {
             dataset,

@@ -161,6 +161,19 @@ fn files_of_other_shapes_import_through_a_mapping() {
         "{}",
         text(&out.stdout)
     );
+    // Again through the same mapping: already there. Through another: other data.
+    let out = import("model_a=A,model_b=B,tie=tie,\"tie (bothbad)\"=tie");
+    assert!(
+        text(&out.stdout).contains("is already imported as \"mt_bench_style\" (same content)"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = import("model_a=B,model_b=A,tie=tie,\"tie (bothbad)\"=tie");
+    assert!(
+        text(&out.stderr).contains("with different content is already imported"),
+        "{}",
+        text(&out.stderr)
+    );
     let csv = data("helpsteer_style.csv");
     let map = data("helpsteer_style.map.toml");
     let out = env.run(&["import", &csv, "--map-file", &map, "--scale", "0-4"]);

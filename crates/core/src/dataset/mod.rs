@@ -401,13 +401,18 @@ pub fn parse(path: &str, bytes: &[u8], options: &ImportOptions) -> Result<Datase
         items,
         unlabelled,
         criteria,
-        content_hash: match mapping {
-            None => sha256_hex(bytes),
-            // The same file read through another mapping is other data.
-            Some(m) => sha256_hex([bytes, format!("\0mapped: {m}").as_bytes()].concat()),
-        },
+        content_hash: content_hash(bytes, mapping),
         source: path.to_string(),
     })
+}
+
+/// What identifies a dataset's content: its file's bytes, and the mapping they are read
+/// through (the same file through another mapping is other data).
+pub fn content_hash(bytes: &[u8], mapping: Option<&mapping::Mapping>) -> String {
+    match mapping {
+        None => sha256_hex(bytes),
+        Some(m) => sha256_hex([bytes, format!("\0mapped: {m}").as_bytes()].concat()),
+    }
 }
 
 type Record = (usize, Result<Map<String, Value>, LineError>);
