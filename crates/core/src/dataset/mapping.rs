@@ -26,17 +26,13 @@ enum Step {
     Index(i64),
 }
 
-/// Judgelab's fields a mapping may fill; `human_labels.NAME` fills one criterion.
-const TARGETS: [&str; 8] = [
-    "id",
-    "task",
-    "question",
-    "answer_a",
-    "answer_b",
-    "answer",
-    "reference",
-    "human_label",
-];
+/// Judgelab's fields a mapping may fill: the canonical ones but those holding JSON
+/// (`human_labels.NAME` fills one criterion).
+fn targets() -> impl Iterator<Item = &'static str> {
+    super::FIELDS
+        .into_iter()
+        .filter(|f| !super::JSON_FIELDS.contains(f))
+}
 
 /// A file's fields and label values, as Judgelab's.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -260,14 +256,14 @@ impl Mapping {
             labels,
         };
         for (target, path) in fields {
-            let known = TARGETS.contains(&target.as_str())
+            let known = targets().any(|t| t == target)
                 || target
                     .strip_prefix("human_labels.")
                     .is_some_and(|name| !name.is_empty());
             if !known {
                 return Err(format!(
                     "{target:?} is not a field Judgelab reads (these are: {}, human_labels.NAME)",
-                    TARGETS.join(", ")
+                    targets().collect::<Vec<_>>().join(", ")
                 ));
             }
             if mapping.fields.iter().any(|(t, _)| *t == target) {
