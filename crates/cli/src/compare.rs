@@ -8,6 +8,7 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
+use judgelab_core::annotation::Labels;
 use judgelab_core::metrics::{BootstrapSpec, Quality};
 use judgelab_core::results::comparison::{self, Comparison};
 use judgelab_core::results::ExperimentSummary;
@@ -95,7 +96,7 @@ pub async fn command(store: &Store, args: CompareArgs) -> Result<ExitCode> {
     let (c, task) = resolve(
         store,
         (&first, &second),
-        args.metric,
+        (args.metric, (&Labels::Original, None)),
         &args.bootstrap.spec(),
         &[],
     )
@@ -108,12 +109,13 @@ pub async fn command(store: &Store, args: CompareArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The comparison of two sides by `metric`, and their task; an experiment among `known` is
-/// not summarised again (the report's own, against the labels it reads).
+/// The comparison of two sides by `metric`, and their task, each experiment read against
+/// `labels` (the labels and the criterion; both sides judge one dataset); an experiment
+/// among `known` is not summarised again (the report's own).
 pub async fn resolve(
     store: &Store,
     (first, second): (&Side, &Side),
-    metric: Quality,
+    (metric, labels): (Quality, (&Labels, Option<&str>)),
     spec: &BootstrapSpec,
     known: &[&ExperimentSummary],
 ) -> Result<(Comparison, Task)> {
@@ -124,7 +126,11 @@ pub async fn resolve(
                 .iter()
                 .any(|s| s.experiment.name == side.experiment);
         if !have {
-            summaries.push(judgelab_engine::summarize(store, &side.experiment, spec).await?);
+            let (labels, criterion) = labels;
+            let name = &side.experiment;
+            summaries.push(
+                judgelab_engine::summarize_against(store, name, spec, labels, criterion).await?,
+            );
         }
     }
     let find = |side: &Side| -> &ExperimentSummary {

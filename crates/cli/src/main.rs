@@ -1067,7 +1067,8 @@ async fn report_command(
     for pair in compare.chunks(2) {
         let side = |text: &str| compare::Side::parse(text, Some(&name));
         let sides = (&side(&pair[0])?, &side(&pair[1])?);
-        let (c, _) = compare::resolve(store, sides, quality, &bootstrap, &[&summary]).await?;
+        let reading = (quality, (labels, criterion));
+        let (c, _) = compare::resolve(store, sides, reading, &bootstrap, &[&summary]).await?;
         comparisons.push(c);
     }
     let options = judgelab_report::ReportOptions {

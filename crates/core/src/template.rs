@@ -275,12 +275,17 @@ impl Template {
         &'e self,
         env: &'e Environment<'e>,
     ) -> Result<minijinja::Template<'e, 'e>, TemplateError> {
-        if let Some((i, line)) = self
-            .source
-            .lines()
-            .enumerate()
-            .find(|(_, l)| l.chars().count() > MAX_LINE_CHARS)
-        {
+        // Every render compiles: a source shorter than the limit (every real one) holds
+        // no such line and is not walked.
+        let long = (self.source.len() > MAX_LINE_CHARS)
+            .then(|| {
+                self.source
+                    .lines()
+                    .enumerate()
+                    .find(|(_, l)| l.chars().count() > MAX_LINE_CHARS)
+            })
+            .flatten();
+        if let Some((i, line)) = long {
             return Err(self.invalid(format!(
                 "line {}: {} characters long; a template line may hold at most {MAX_LINE_CHARS} (break it, or move long text into the data)",
                 i + 1,
