@@ -79,7 +79,10 @@ tasks:
                 --correlation R, --json; the last line is the JSON summary); `bench grid`
                 runs a 12-point temperature × top_p grid and a 1-point grid without
                 `exact` on the same 24 items, judged and timed, and prints their wall
-                times' ratio (at most 1.5)
+                times' ratio (at most 1.5); `bench import` imports a generated 200,000-item
+                JSONL file and prints its peak memory against the file's size (under 2×)
+                and its time (pass --items N, --baseline BIN to time another judgelab
+                binary on the same file)
   fetch-model   put SmolLM2-135M-Instruct (Q4_1 GGUF) in the user cache directory
   deps          install missing system packages (Debian/Ubuntu)";
 
@@ -97,9 +100,11 @@ fn main() -> Result<()> {
             Some("saturation") => bench_saturation(),
             Some("race") => bench_race(),
             Some("grid") => bench_grid(&root),
+            Some("import") => bench_import(&root),
             _ => bench(&root),
         },
         "test" => test(),
+        "__peak" => peak(),
         "fetch-model" => fetch_model().map(|path| println!("default model: {}", path.display())),
         "deps" => deps(),
         "" | "help" | "--help" | "-h" => {
@@ -273,6 +278,144 @@ fn bench_grid(root: &Path) -> Result<()> {
     })();
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+/// `bench import`: a generated pairwise JSONL file of 200,000 items (about 1 KB each, as
+/// chat answers are) imported by the CLI, its peak resident memory (the child's maximum
+/// RSS, from `wait4`) against the file's size, and its time; `--baseline BIN` imports the
+/// same file with another `judgelab` binary in the same run, for a ratio.
+fn bench_import(root: &Path) -> Result<()> {
+    let arg = |name: &str| {
+        let args: Vec<String> = std::env::args().collect();
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1).cloned())
+    };
+    let n: usize = arg("--items").map_or(Ok(200_000), |v| v.parse())?;
+    run(cargo().args(["build", "--quiet", "--package", "judgelab-cli"]))?;
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let judgelab = target.join("debug").join("judgelab");
+    let dir = std::env::temp_dir().join(format!("judgelab-bench-import-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let result = (|| -> Result<()> {
+        let file = dir.join("items.jsonl");
+        write_bench_items(&file, n)?;
+        let size = std::fs::metadata(&file)?.len() as f64;
+        let mut runs = vec![("this build", judgelab.clone())];
+        if let Some(base) = arg("--baseline") {
+            runs.push(("baseline", PathBuf::from(base)));
+        }
+        let mut times = Vec::new();
+        for (i, (label, bin)) in runs.iter().enumerate() {
+            let db = dir.join(format!("bench-{i}.sqlite"));
+            let mut cmd = Command::new(bin);
+            cmd.arg("--db").arg(&db).arg("import").arg(&file);
+            let (seconds, peak) = measured(&cmd)?;
+            let ratio = peak as f64 / size;
+            println!(
+                "{label}: {n} items, {:.0} MB file: {seconds:.2} s, peak RSS {:.0} MB ({ratio:.2}× the file)",
+                size / 1e6,
+                peak as f64 / 1e6
+            );
+            println!(
+                "{{\"run\": \"{label}\", \"items\": {n}, \"file_bytes\": {size}, \"seconds\": {seconds:.3}, \"peak_rss_bytes\": {peak}, \"rss_over_file\": {ratio:.4}}}"
+            );
+            times.push((seconds, ratio));
+        }
+        if let [(new, ratio), rest @ ..] = times.as_slice() {
+            if let Some((base, _)) = rest.first() {
+                println!("time against the baseline: {:.2}×", new / base);
+            }
+            if *ratio >= 2.0 {
+                bail!("peak memory is {ratio:.2}× the file: at most 2× is the bound");
+            }
+        }
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// `n` pairwise items of about a kilobyte, deterministic, with labels and some metadata.
+fn write_bench_items(path: &Path, n: usize) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let words = [
+        "the", "answer", "is", "because", "first", "consider", "which", "model", "returns",
+        "a", "value", "when", "input", "every", "step", "follows", "from", "previous", "so",
+        "we", "check", "result", "against", "question", "carefully",
+    ];
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut text = |len: usize| {
+        let mut s = String::with_capacity(len + 16);
+        while s.len() < len {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            s.push_str(words[(state >> 33) as usize % words.len()]);
+            s.push(' ');
+        }
+        s.trim_end().to_string()
+    };
+    for i in 0..n {
+        let label = ["A", "B", "tie"][i % 3];
+        let row = serde_json::json!({
+            "id": format!("item-{i}"),
+            "task": "pairwise",
+            "question": text(150 + i % 100),
+            "answer_a": text(350 + i % 200),
+            "answer_b": text(350 + (i * 7) % 200),
+            "human_label": label,
+            "meta": {"source": "bench", "turn": i % 2 + 1},
+        });
+        writeln!(out, "{row}")?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Runs `cmd` to its end: its wall time in seconds and its peak resident memory in bytes.
+/// It runs under a process of this task's own (`__peak`) whose only child it is, so that
+/// the largest child's peak that process reads is the command's.
+fn measured(cmd: &Command) -> Result<(f64, u64)> {
+    eprintln!("$ {}", shown(cmd));
+    let start = std::time::Instant::now();
+    let out = Command::new(std::env::current_exe()?)
+        .arg("__peak")
+        .arg(cmd.get_program())
+        .args(cmd.get_args())
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .with_context(|| format!("while starting {}", shown(cmd)))?;
+    let seconds = start.elapsed().as_secs_f64();
+    if !out.status.success() {
+        bail!("{} failed with {}", shown(cmd), out.status);
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let peak = text
+        .lines()
+        .last()
+        .and_then(|l| l.strip_prefix("peak_rss_bytes "))
+        .and_then(|v| v.trim().parse().ok())
+        .with_context(|| format!("no peak memory reported: {text}"))?;
+    Ok((seconds, peak))
+}
+
+/// `__peak PROGRAM ARGS…`: runs it (its output to standard error) and prints its peak
+/// resident memory, the largest (and only) child's, as `peak_rss_bytes N`.
+fn peak() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(2).collect();
+    let (program, rest) = args.split_first().context("__peak needs a program")?;
+    let status = Command::new(program)
+        .args(rest)
+        .stdout(std::process::Stdio::null())
+        .status()?;
+    if !status.success() {
+        bail!("{program} failed with {status}");
+    }
+    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)?;
+    // Kilobytes on Linux.
+    println!("peak_rss_bytes {}", usage.max_rss() as u64 * 1024);
+    Ok(())
 }
 
 /// `judgelab bench --peer`: starts llama-cpp-python's OpenAI-compatible server of the

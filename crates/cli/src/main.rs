@@ -564,13 +564,13 @@ async fn import(store: &Store, file: &Path, options: &ImportOptions) -> Result<E
             d.name
         );
     } else {
-        let dataset = store.load_dataset(d).await?;
-        let counts: Vec<String> = dataset
-            .label_counts()
+        let counts: Vec<String> = store
+            .label_counts(d)
+            .await?
             .into_iter()
             .map(|(label, n)| format!("{label} {n}"))
             .collect();
-        let unlabelled = match dataset.unlabelled.len() {
+        let unlabelled = match d.n_unlabelled {
             0 => String::new(),
             n => format!(", and {n} without a label (metrics leave them out)"),
         };

@@ -173,7 +173,8 @@ pub struct Imported {
     pub already: bool,
 }
 
-/// Imports a JSONL or CSV file: validated whole, then written in one transaction.
+/// Imports a dataset file: read as a stream, each row validated and written as it is read
+/// (the file is never held whole), all in one transaction kept only if every row is valid.
 /// Importing the same content again is a no-op.
 pub async fn import_file(
     store: &Store,
@@ -181,21 +182,41 @@ pub async fn import_file(
     options: &ImportOptions,
 ) -> Result<Imported, EngineError> {
     let shown = path.display().to_string();
-    let path = &std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let bytes = std::fs::read(path).map_err(|source| EngineError::Io {
+    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let io = |source| EngineError::Io {
         path: shown.clone(),
         source,
-    })?;
-    let content_hash = dataset::content_hash(&bytes, options.mapping.as_ref());
+    };
+    let file = std::fs::File::open(&path).map_err(io)?;
+    let content_hash = dataset::content_hash_of(file, options.mapping.as_ref()).map_err(io)?;
     if let Some(dataset) = store.dataset_by_hash(&content_hash).await? {
         return Ok(Imported {
             dataset,
             already: true,
         });
     }
-    let mut parsed = dataset::parse(&shown, &bytes, options)?;
-    parsed.source = path.display().to_string();
-    let dataset = store.insert_dataset(&parsed).await?;
+    let name = dataset::name(&shown, options)?;
+    let source = path.display().to_string();
+    let mut writer = store.begin_dataset(&name, &source, &content_hash).await?;
+    // Read on a thread of its own, written here as it comes: parsing and SQLite overlap.
+    let (send, mut items) = tokio::sync::mpsc::channel(1024);
+    let options = options.clone();
+    let reading = tokio::task::spawn_blocking(move || {
+        dataset::read(&shown, dataset::Source::File(&path), &options, |item| {
+            send.blocking_send(item).is_ok()
+        })
+    });
+    let mut written = Ok(());
+    while let Some(item) = items.recv().await {
+        written = writer.push(item).await;
+        if written.is_err() {
+            break;
+        }
+    }
+    drop(items);
+    let read = reading.await.expect("the reading thread does not panic");
+    written?;
+    let dataset = writer.commit(&read?).await?;
     Ok(Imported {
         dataset,
         already: false,

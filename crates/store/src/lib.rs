@@ -7,6 +7,7 @@
 //! the only kind of row a later run may overwrite.
 
 mod annotations;
+mod import;
 mod lock;
 mod panels;
 mod race;
@@ -21,6 +22,7 @@ use judgelab_core::{Dataset, Template};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Row, SqlitePool};
 
+pub use import::DatasetWriter;
 pub use lock::RunLock;
 pub use rows::{DatasetInfo, ExperimentRow, NewExperiment, NewTrial, RampRow, TrialRow};
 
@@ -223,79 +225,25 @@ impl Store {
         })
     }
 
-    /// Inserts a dataset and all its items in one transaction: all or nothing.
-    pub async fn insert_dataset(&self, dataset: &Dataset) -> Result<DatasetInfo> {
-        if let Some(existing) = self.dataset_by_name(&dataset.name).await? {
-            return Err(StoreError::NameTaken {
-                name: dataset.name.clone(),
-                source_path: existing.source,
-            });
-        }
-        let mut tx = self.pool.begin().await.map_err(self.err())?;
-        let task = serde_json::to_string(&dataset.task).expect("task serialises");
-        let id: i64 = sqlx::query(
-            "INSERT INTO datasets (name, task, content_hash, source, n_items, criteria) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+    /// How many of a dataset's labelled items carry each label, in label order (ratings
+    /// by rounded value), counted in the database: [`Dataset::label_counts`] without
+    /// loading the items.
+    pub async fn label_counts(&self, info: &DatasetInfo) -> Result<Vec<(String, usize)>> {
+        let rows = sqlx::query(
+            "SELECT human_label, COUNT(*) FROM items WHERE dataset_id = ? AND human_label IS NOT NULL GROUP BY human_label",
         )
-        .bind(&dataset.name)
-        .bind(&task)
-        .bind(&dataset.content_hash)
-        .bind(&dataset.source)
-        .bind(dataset.items.len() as i64)
-        .bind(serde_json::to_string(&dataset.criteria).expect("criteria serialise"))
-        .fetch_one(&mut *tx)
+        .bind(info.id)
+        .fetch_all(&self.pool)
         .await
-        .map_err(self.err())?
-        .get(0);
-        // The labelled items, then those without a label (NULL).
-        let labelled = dataset
-            .items
-            .iter()
-            .map(|i| (i.clone().with_label(()), Some(i.human_label)));
-        let unlabelled = dataset.unlabelled.iter().map(|i| (i.clone(), None));
-        for (idx, (item, label)) in labelled.chain(unlabelled).enumerate() {
-            sqlx::query(
-                "INSERT INTO items (dataset_id, item_idx, item_id, question, answer_a, answer_b, answer, reference, human_label, human_labels, meta)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            )
-            .bind(id)
-            .bind(idx as i64)
-            .bind(&item.id)
-            .bind(&item.question)
-            .bind(&item.answer_a)
-            .bind(&item.answer_b)
-            .bind(&item.answer)
-            .bind(&item.reference)
-            .bind(label.map(|l: judgelab_core::Label| l.to_text()))
-            .bind((!item.human_labels.is_empty()).then(|| {
-                let by_criterion: std::collections::BTreeMap<&String, String> = item
-                    .human_labels
-                    .iter()
-                    .map(|(c, l)| (c, l.to_text()))
-                    .collect();
-                serde_json::to_string(&by_criterion).expect("labels serialise")
-            }))
-            .bind(item.meta.to_string())
-            .execute(&mut *tx)
-            .await
-            .map_err(self.err())?;
+        .map_err(self.err())?;
+        let mut counts = std::collections::BTreeMap::<String, usize>::new();
+        for r in &rows {
+            let text: &str = r.get(0);
+            let label = judgelab_core::Label::from_text(text)
+                .ok_or_else(|| self.corrupt(format!("human label {text:?}")))?;
+            *counts.entry(label.category()).or_default() += r.get::<i64, _>(1) as usize;
         }
-        tx.commit().await.map_err(self.err())?;
-        Ok(DatasetInfo {
-            id,
-            name: dataset.name.clone(),
-            task: dataset.task,
-            content_hash: dataset.content_hash.clone(),
-            source: dataset.source.clone(),
-            n_items: dataset.items.len(),
-            n_unlabelled: dataset.unlabelled.len(),
-            n_with_reference: {
-                let given = |r: &Option<String>| r.as_deref().is_some_and(|r| !r.is_empty());
-                let labelled = dataset.items.iter().filter(|i| given(&i.reference));
-                let unlabelled = dataset.unlabelled.iter().filter(|i| given(&i.reference));
-                labelled.count() + unlabelled.count()
-            },
-            criteria: dataset.criteria.clone(),
-        })
+        Ok(counts.into_iter().collect())
     }
 
     /// Loads a dataset with its items, in import order (the unlabelled apart).

@@ -13,7 +13,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{kind, LineError, Record, TaskName};
+use serde_json::Map;
+
+use super::{kind, LineError, TaskName};
 use crate::dataset::{Label, Task};
 
 /// A named dimension the humans rated items on, and what its labels are.
@@ -59,63 +61,64 @@ pub(super) fn check_scale((lo, hi): (i64, i64)) -> Result<(i64, i64), String> {
     Ok((lo, hi))
 }
 
-/// Every `label_scales` of `records`, checked, and each name's declarations agreeing.
-pub(super) fn declared(records: &[Record], errors: &mut Vec<LineError>) -> Scales {
-    let mut scales = Scales::new();
-    for (line, record) in records {
-        let Ok(obj) = record else { continue };
-        let Some(value) = obj.get("label_scales").filter(|v| !v.is_null()) else {
-            continue;
+/// The `label_scales` a line declares, checked, into `scales`: each name's declarations
+/// must agree.
+pub(super) fn declare(
+    line: usize,
+    obj: &Map<String, Value>,
+    scales: &mut Scales,
+    errors: &mut Vec<LineError>,
+) {
+    let Some(value) = obj.get("label_scales").filter(|v| !v.is_null()) else {
+        return;
+    };
+    let Some(map) = value.as_object() else {
+        err(
+            errors,
+            line,
+            "label_scales".into(),
+            format!(
+                "expected an object of criteria and their [min, max], found {}",
+                kind(value)
+            ),
+        );
+        return;
+    };
+    for (name, v) in map {
+        let field = format!("label_scales.{name}");
+        let scale = match v.as_array().map(|a| a.as_slice()) {
+            Some([lo, hi]) => lo.as_i64().zip(hi.as_i64()),
+            _ => None,
         };
-        let Some(map) = value.as_object() else {
+        let Some(scale) = scale else {
             err(
                 errors,
-                *line,
-                "label_scales".into(),
-                format!(
-                    "expected an object of criteria and their [min, max], found {}",
-                    kind(value)
-                ),
+                line,
+                field,
+                format!("{v} is not [min, max] (two whole numbers)"),
             );
             continue;
         };
-        for (name, v) in map {
-            let field = format!("label_scales.{name}");
-            let scale = match v.as_array().map(|a| a.as_slice()) {
-                Some([lo, hi]) => lo.as_i64().zip(hi.as_i64()),
-                _ => None,
-            };
-            let Some(scale) = scale else {
-                err(
-                    errors,
-                    *line,
-                    field,
-                    format!("{v} is not [min, max] (two whole numbers)"),
-                );
-                continue;
-            };
-            if let Err(problem) = check_scale(scale) {
-                err(errors, *line, field, problem);
-                continue;
-            }
-            match scales.get(name) {
-                Some((first, at)) if *first != scale => err(
-                    errors,
-                    *line,
-                    field,
-                    format!(
-                        "[{}, {}] differs from [{}, {}] at line {at}",
-                        scale.0, scale.1, first.0, first.1
-                    ),
+        if let Err(problem) = check_scale(scale) {
+            err(errors, line, field, problem);
+            continue;
+        }
+        match scales.get(name) {
+            Some((first, at)) if *first != scale => err(
+                errors,
+                line,
+                field,
+                format!(
+                    "[{}, {}] differs from [{}, {}] at line {at}",
+                    scale.0, scale.1, first.0, first.1
                 ),
-                Some(_) => {}
-                None => {
-                    scales.insert(name.clone(), (scale, *line));
-                }
+            ),
+            Some(_) => {}
+            None => {
+                scales.insert(name.clone(), (scale, line));
             }
         }
     }
-    scales
 }
 
 /// One line's labels by criterion (none rated: empty), given in `field`; `None` where one

@@ -10,13 +10,14 @@ pub mod criteria;
 mod formats;
 pub mod mapping;
 
+pub use formats::Source;
+
 use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::hash::sha256_hex;
 pub use criteria::Criterion;
 
 /// What the humans (and the judge) label.
@@ -306,76 +307,136 @@ const FIELDS: [&str; 11] = [
 /// The fields whose value is JSON even in a CSV cell.
 const JSON_FIELDS: [&str; 3] = ["human_labels", "label_scales", "meta"];
 
-/// Parses `bytes` (the content of `path`) as JSONL or CSV, chosen by the file extension.
+/// What a dataset read from a file is, beside its items.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Header {
+    pub task: Task,
+    /// Its criteria, in name order ([`Dataset::criteria`]).
+    pub criteria: Vec<Criterion>,
+}
+
+/// The name of the dataset an import of `path` makes: the one given, or the file's stem.
+pub fn name(path: &str, options: &ImportOptions) -> Result<String, DatasetError> {
+    let name = match &options.name {
+        Some(n) => n.clone(),
+        None => {
+            let file = std::path::Path::new(path);
+            let file = match path.to_ascii_lowercase().ends_with(".gz") {
+                true => std::path::Path::new(file.file_stem().unwrap_or_default()),
+                false => file,
+            };
+            file.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "dataset".into())
+        }
+    };
+    if name.is_empty() || name.contains(['/', '\\']) {
+        return Err(DatasetError::File {
+            path: path.to_string(),
+            problem: format!("invalid dataset name {name:?}"),
+        });
+    }
+    Ok(name)
+}
+
+/// Parses `bytes` (the content of `path`, its format named by its extension) whole.
 pub fn parse(path: &str, bytes: &[u8], options: &ImportOptions) -> Result<Dataset, DatasetError> {
+    let name = name(path, options)?;
+    let (mut items, mut unlabelled) = (Vec::new(), Vec::new());
+    let header = read(path, Source::Bytes(bytes), options, |item| {
+        match item.human_label {
+            Some(label) => items.push(item.with_label(label)),
+            None => unlabelled.push(item.with_label(())),
+        }
+        true
+    })?;
+    Ok(Dataset {
+        name,
+        task: header.task,
+        items,
+        unlabelled,
+        criteria: header.criteria,
+        content_hash: content_hash(bytes, options.mapping.as_ref()),
+        source: path.to_string(),
+    })
+}
+
+/// Reads the dataset in `source` (the content of `path`, its format named by its
+/// extension), validating each row as it is read, and hands each valid item to `keep`, in
+/// file order, while no row has failed (`keep` returns whether it wants more). Every row is
+/// read, so that every problem is reported, unless `keep` stops it; nothing but the item
+/// being read is held, so a file of any size reads in little memory.
+pub fn read(
+    path: &str,
+    source: Source<'_>,
+    options: &ImportOptions,
+    mut keep: impl FnMut(Item<Option<Label>>) -> bool,
+) -> Result<Header, DatasetError> {
     let file_error = |problem: String| DatasetError::File {
         path: path.to_string(),
         problem,
     };
-    let lower = path.to_ascii_lowercase();
-    let mapping = options.mapping.as_ref();
-    // A gzip-compressed file is read as what it holds (its hash stays the file's).
-    let unzipped;
-    let (data, lower) = match lower.strip_suffix(".gz") {
-        Some(inner) => {
-            unzipped = gunzip(bytes).map_err(&file_error)?;
-            (&unzipped[..], inner)
-        }
-        None => (bytes, lower.as_str()),
-    };
-    let records = if lower.ends_with(".jsonl") || lower.ends_with(".ndjson") {
-        jsonl_records(path, data)?
-    } else if lower.ends_with(".csv") {
-        csv_records(path, data, mapping.is_some())?
-    } else if lower.ends_with(".json") {
-        rows_records(json_rows(data).map_err(&file_error)?)
-    } else if lower.ends_with(".parquet") {
-        rows_records(formats::parquet_rows(data).map_err(&file_error)?)
-    } else {
-        return Err(file_error(
-            "unknown format: expected .jsonl, .json (an array of objects), .csv or .parquet, each optionally .gz".into(),
-        ));
-    };
-    if records.is_empty() {
-        return Err(file_error("the file has no items".into()));
-    }
-    let name = match &options.name {
-        Some(n) => n.clone(),
-        None => std::path::Path::new(path)
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "dataset".into()),
-    };
-    if name.is_empty() || name.contains(['/', '\\']) {
-        return Err(file_error(format!("invalid dataset name {name:?}")));
-    }
+    let format = formats::format(path).map_err(file_error)?;
     let (scale_min, scale_max) =
         criteria::check_scale(options.scale.unwrap_or((1, 5))).map_err(file_error)?;
-
-    let mut errors = Vec::new();
-    let records = match mapping {
-        Some(m) => mapped(m, records, &mut errors),
-        None => records,
-    };
-    let scales = criteria::declared(&records, &mut errors);
+    let mapping = options.mapping.as_ref();
     let mut validator = Validator {
         task: None,
         scale: (scale_min, scale_max),
-        scales,
+        scales: criteria::Scales::new(),
         seen: std::collections::HashMap::new(),
-        errors,
+        errors: Vec::new(),
+        n_more: 0,
     };
-    let (mut items, mut unlabelled) = (Vec::new(), Vec::new());
-    for (line, obj) in records {
-        match validator.item(line, obj) {
-            Some((item, Some(label))) => items.push(item.with_label(label)),
-            Some((item, None)) => unlabelled.push(item),
-            None => {}
+    // A criterion's scale, declared on any line, holds on every line: where a line may
+    // declare one (a mapping names none), they are read first.
+    if mapping.is_none() && source.contains(format.1, b"label_scales").map_err(file_error)? {
+        formats::records(path, source, format, false, &mut |(line, record)| {
+            if let Ok(obj) = record {
+                criteria::declare(line, &obj, &mut validator.scales, &mut validator.errors);
+            }
+            true
+        })?;
+    }
+    let (mut n_records, mut stopped) = (0, false);
+    let mut rated = std::collections::BTreeSet::new();
+    formats::records(path, source, format, mapping.is_some(), &mut |(line, record)| {
+        n_records += 1;
+        let record = match mapping {
+            Some(m) => record.and_then(|obj| {
+                m.apply(line, &Value::Object(obj)).map_err(|mut problems| {
+                    let first = problems.remove(0);
+                    validator.errors.extend(problems);
+                    first
+                })
+            }),
+            None => record,
+        };
+        let item = validator.item(line, record);
+        validator.bound();
+        let Some((item, label)) = item else {
+            return true;
+        };
+        for name in item.human_labels.keys() {
+            if !rated.contains(name) {
+                rated.insert(name.clone());
+            }
         }
+        if !validator.errors.is_empty() {
+            return true;
+        }
+        stopped = !keep(item.with_label(label));
+        !stopped
+    })?;
+    if stopped {
+        return Err(file_error("the import stopped before the end of the file".into()));
+    }
+    if n_records == 0 {
+        return Err(file_error("the file has no items".into()));
     }
     if !validator.errors.is_empty() {
         validator.errors.sort_by_key(|e| e.line);
-        let n_more = validator.errors.len().saturating_sub(MAX_REPORTED);
+        let n_more = validator.n_more + validator.errors.len().saturating_sub(MAX_REPORTED);
         validator.errors.truncate(MAX_REPORTED);
         return Err(DatasetError::Lines {
             path: path.to_string(),
@@ -390,87 +451,28 @@ pub fn parse(path: &str, bytes: &[u8], options: &ImportOptions) -> Result<Datase
             scale_max,
         },
     };
-    let rated = items
-        .iter()
-        .flat_map(|i| i.human_labels.keys())
-        .chain(unlabelled.iter().flat_map(|i| i.human_labels.keys()));
-    let criteria = criteria::criteria(task, &validator.scales, rated);
-    Ok(Dataset {
-        name,
-        task,
-        items,
-        unlabelled,
-        criteria,
-        content_hash: content_hash(bytes, mapping),
-        source: path.to_string(),
-    })
+    let criteria = criteria::criteria(task, &validator.scales, rated.iter());
+    Ok(Header { task, criteria })
 }
 
 /// What identifies a dataset's content: its file's bytes, and the mapping they are read
 /// through (the same file through another mapping is other data).
 pub fn content_hash(bytes: &[u8], mapping: Option<&mapping::Mapping>) -> String {
-    match mapping {
-        None => sha256_hex(bytes),
-        Some(m) => sha256_hex([bytes, format!("\0mapped: {m}").as_bytes()].concat()),
+    content_hash_of(bytes, mapping).expect("bytes in memory read")
+}
+
+/// [`content_hash`] of what `reader` reads (a file, read as a stream).
+pub fn content_hash_of(
+    mut reader: impl std::io::Read,
+    mapping: Option<&mapping::Mapping>,
+) -> std::io::Result<String> {
+    use sha2::Digest;
+    let mut hasher = sha2::Sha256::new();
+    std::io::copy(&mut reader, &mut hasher)?;
+    if let Some(m) = mapping {
+        hasher.update(format!("\0mapped: {m}").as_bytes());
     }
-}
-
-type Record = (usize, Result<Map<String, Value>, LineError>);
-
-/// The content of a gzip file.
-fn gunzip(bytes: &[u8]) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
-    std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(bytes), &mut out)
-        .map_err(|e| format!("not a readable gzip file: {e}"))?;
-    Ok(out)
-}
-
-/// A JSON file holding an array of rows.
-fn json_rows(bytes: &[u8]) -> Result<Vec<Value>, String> {
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(Value::Array(rows)) => Ok(rows),
-        Ok(_) => Err("expected a JSON array of objects (one object per line is .jsonl)".into()),
-        Err(e) => Err(format!("invalid JSON: {e}")),
-    }
-}
-
-/// Rows as records, numbered from 1: a row that is not an object is an error at its number.
-fn rows_records(rows: Vec<Value>) -> Vec<Record> {
-    rows.into_iter()
-        .enumerate()
-        .map(|(i, row)| {
-            let line = i + 1;
-            match row {
-                Value::Object(obj) => (line, Ok(obj)),
-                _ => (
-                    line,
-                    Err(LineError {
-                        line,
-                        field: "row".into(),
-                        problem: "expected an object".into(),
-                    }),
-                ),
-            }
-        })
-        .collect()
-}
-
-/// `records` read through `m`: a row with problems keeps its first as its error, and the
-/// rest go to `errors`.
-fn mapped(m: &mapping::Mapping, records: Vec<Record>, errors: &mut Vec<LineError>) -> Vec<Record> {
-    records
-        .into_iter()
-        .map(|(line, record)| {
-            let record = record.and_then(|obj| {
-                m.apply(line, &Value::Object(obj)).map_err(|mut problems| {
-                    let first = problems.remove(0);
-                    errors.extend(problems);
-                    first
-                })
-            });
-            (line, record)
-        })
-        .collect()
+    Ok(hex::encode(hasher.finalize()))
 }
 
 fn non_utf8(line: usize, e: std::str::Utf8Error) -> LineError {
@@ -482,141 +484,6 @@ fn non_utf8(line: usize, e: std::str::Utf8Error) -> LineError {
             e.valid_up_to() + 1
         ),
     }
-}
-
-fn jsonl_records(_path: &str, bytes: &[u8]) -> Result<Vec<Record>, DatasetError> {
-    let mut out = Vec::new();
-    for (idx, raw) in bytes.split(|&b| b == b'\n').enumerate() {
-        let line = idx + 1;
-        let text = match std::str::from_utf8(raw) {
-            Ok(t) => t.trim_end_matches('\r'),
-            Err(e) => {
-                out.push((line, Err(non_utf8(line, e))));
-                continue;
-            }
-        };
-        if text.trim().is_empty() {
-            continue;
-        }
-        let record = match serde_json::from_str::<Value>(text) {
-            Ok(Value::Object(obj)) => Ok(obj),
-            Ok(_) => Err(LineError {
-                line,
-                field: "line".into(),
-                problem: "expected a JSON object".into(),
-            }),
-            Err(e) => Err(LineError {
-                line,
-                field: "line".into(),
-                problem: format!("invalid JSON: {e}"),
-            }),
-        };
-        out.push((line, record));
-    }
-    Ok(out)
-}
-
-/// A CSV file's rows by its header; `mapped`: any header, every cell text (a mapping names
-/// the columns it reads).
-fn csv_records(path: &str, bytes: &[u8], mapped: bool) -> Result<Vec<Record>, DatasetError> {
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .from_reader(bytes);
-    let headers = reader
-        .byte_headers()
-        .map_err(|e| DatasetError::File {
-            path: path.to_string(),
-            problem: format!("cannot read the CSV header: {e}"),
-        })?
-        .clone();
-    let mut columns = Vec::new();
-    for (i, h) in headers.iter().enumerate() {
-        let name = std::str::from_utf8(h).map_err(|e| DatasetError::Lines {
-            path: path.to_string(),
-            errors: vec![non_utf8(1, e)],
-            n_more: 0,
-        })?;
-        let name = name.trim().trim_start_matches('\u{feff}').to_string();
-        if !mapped && !FIELDS.contains(&name.as_str()) {
-            return Err(DatasetError::Lines {
-                path: path.to_string(),
-                errors: vec![LineError {
-                    line: 1,
-                    field: name.clone(),
-                    problem: format!(
-                        "unknown column (column {}); expected some of {}",
-                        i + 1,
-                        FIELDS.join(", ")
-                    ),
-                }],
-                n_more: 0,
-            });
-        }
-        columns.push(name);
-    }
-    let mut out = Vec::new();
-    // A record's line, from its byte offset: after a CRLF the reader places the next
-    // record at the line feed, on the line before it (and counts it so).
-    let mut lines = (0usize, 1usize);
-    let mut line_at = |offset: u64| {
-        let mut offset = (offset as usize).min(bytes.len());
-        while offset < bytes.len() && matches!(bytes[offset], b'\r' | b'\n') {
-            offset += 1;
-        }
-        if offset > lines.0 {
-            lines.1 += bytes[lines.0..offset]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count();
-            lines.0 = offset;
-        }
-        lines.1
-    };
-    for record in reader.byte_records() {
-        let record = match record {
-            Ok(r) => r,
-            Err(e) => {
-                let line = e.position().map_or(0, |p| line_at(p.byte()));
-                out.push((
-                    line,
-                    Err(LineError {
-                        line,
-                        field: "line".into(),
-                        problem: format!("invalid CSV: {e}"),
-                    }),
-                ));
-                continue;
-            }
-        };
-        let line = record.position().map_or(0, |p| line_at(p.byte()));
-        let mut obj = Map::new();
-        let mut bad = None;
-        for (name, cell) in columns.iter().zip(record.iter()) {
-            match std::str::from_utf8(cell) {
-                Ok("") => {}
-                Ok(text) if !mapped && JSON_FIELDS.contains(&name.as_str()) => {
-                    match serde_json::from_str::<Value>(text) {
-                        Ok(v) => {
-                            obj.insert(name.clone(), v);
-                        }
-                        Err(e) => {
-                            bad = Some(LineError {
-                                line,
-                                field: name.clone(),
-                                problem: format!("invalid JSON: {e}"),
-                            });
-                        }
-                    }
-                }
-                Ok(text) => {
-                    obj.insert(name.clone(), Value::String(text.to_string()));
-                }
-                Err(e) => bad = Some(non_utf8(line, e)),
-            }
-        }
-        out.push((line, bad.map_or(Ok(obj), Err)));
-    }
-    Ok(out)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -632,9 +499,21 @@ struct Validator {
     scales: criteria::Scales,
     seen: std::collections::HashMap<String, usize>,
     errors: Vec<LineError>,
+    /// Errors found past the first few, not kept.
+    n_more: usize,
 }
 
 impl Validator {
+    /// Keeps the errors of the earliest lines only, so that a file wrong on every line
+    /// reads in little memory too (rows are read in order).
+    fn bound(&mut self) {
+        if self.errors.len() > 4 * MAX_REPORTED {
+            self.errors.sort_by_key(|e| e.line);
+            self.n_more += self.errors.len() - MAX_REPORTED;
+            self.errors.truncate(MAX_REPORTED);
+        }
+    }
+
     fn err(&mut self, line: usize, field: &str, problem: impl Into<String>) {
         self.errors.push(LineError {
             line,
@@ -831,6 +710,7 @@ fn kind(v: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hash::sha256_hex;
 
     const PAIR: &str = r#"{"id":"p1","task":"pairwise","question":"q","answer_a":"a","answer_b":"b","human_label":"A"}"#;
 

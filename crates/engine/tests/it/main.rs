@@ -2,6 +2,7 @@
 //! SQLite file. (The real model runs in the llama and CLI tests.)
 
 mod exact;
+mod import;
 mod race;
 mod remote;
 mod rubric;
