@@ -132,6 +132,23 @@ enum Command {
         #[command(flatten)]
         bootstrap: BootstrapArgs,
     },
+    /// Export a trial's judge as a judge card: judge.json (to run it again: `[[judges]]
+    /// card = "judge.json"`) and judge.md (to read or cite)
+    ///
+    /// The card holds what defines the judge (the template's text, the parameters, the
+    /// few-shot examples whole, the model's sha256 or the endpoint's model, the output and
+    /// its constraint) and what was measured of it (agreement with intervals on dev and
+    /// test, parse failures, calibration, the selective threshold, tokens, cost, latency)
+    ExportJudge {
+        /// An experiment name, or its .toml file
+        experiment: String,
+        /// The trial's id (as `show` lists it)
+        #[arg(long)]
+        trial: i64,
+        /// The folder to write into (created if missing) [default: the working directory]
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
     /// Compare two judges on the items both judged: which verdicts flipped, McNemar's exact
     /// test, and how far their beliefs moved
     ///
@@ -531,6 +548,11 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             };
             estimate(&store, &experiment, &request, options, json).await?
         }
+        Command::ExportJudge {
+            experiment,
+            trial,
+            out,
+        } => export_judge(&store, &experiment, trial, out).await?,
         Command::Key { action } => key(action).await?,
         Command::List => list(&store).await?,
         Command::Info => info(&store),
@@ -591,6 +613,33 @@ async fn import(store: &Store, file: &Path, options: &ImportOptions) -> Result<E
             println!("labelled on criteria too: {}", criteria.join(", "));
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `export-judge`: the trial's card as judge.json and judge.md in `out`.
+async fn export_judge(
+    store: &Store,
+    experiment: &str,
+    trial: i64,
+    out: Option<PathBuf>,
+) -> Result<ExitCode> {
+    let name = experiment_name(experiment)?;
+    let card = judgelab_engine::export_judge(store, &name, trial).await?;
+    let out = out.unwrap_or_else(|| PathBuf::from("."));
+    std::fs::create_dir_all(&out).with_context(|| format!("while creating {}", out.display()))?;
+    let json = out.join("judge.json");
+    let text = serde_json::to_string_pretty(&card).expect("a card serialises");
+    std::fs::write(&json, text + "\n").with_context(|| format!("while writing {}", json.display()))?;
+    let md = out.join("judge.md");
+    std::fs::write(&md, judgelab_report::card::markdown(&card))
+        .with_context(|| format!("while writing {}", md.display()))?;
+    println!(
+        "judge {:?} of trial {trial} (identity {}): {} and {}",
+        card.judge.name,
+        &card.identity[..16],
+        json.display(),
+        md.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 

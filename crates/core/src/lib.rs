@@ -5,6 +5,7 @@
 //! reaches a model; `llama` (and later `openai`) implement it.
 
 pub mod annotation;
+pub mod card;
 pub mod composed;
 pub mod dataset;
 pub mod experiment;

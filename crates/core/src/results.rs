@@ -229,6 +229,10 @@ pub struct TrialSummary {
     /// The content hash of the trial's template, as stored.
     pub template_hash: String,
     pub examples: Vec<String>,
+    /// Its judge's identity: the same for every trial of the same judge, in any
+    /// experiment, and a judge card's ([`crate::card`]). None for trials stored before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge_identity: Option<String>,
     /// Its metrics on the dev split (every judged item, without a test split).
     #[serde(flatten)]
     pub metrics: TrialMetrics,
@@ -391,6 +395,9 @@ pub struct StoredTrial {
     pub model_bytes: Option<u64>,
     pub template_hash: String,
     pub examples: Vec<String>,
+    /// Its judge's identity ([`crate::card::Definition::identity`]); none for trials
+    /// stored before identities were.
+    pub judge_identity: Option<String>,
     pub verdicts: Vec<VerdictRecord>,
     /// Its calls timed at its load, warm-ups left out: alone for a local judge, with the
     /// trial's `concurrency` in flight for a remote one where the sweep sets it.
@@ -477,6 +484,7 @@ impl TrialFrame<'_> {
             model_sha256: t.model_sha256,
             model_bytes: t.model_bytes,
             template_hash: t.template_hash,
+            judge_identity: t.judge_identity,
             examples: t.examples,
             verdicts: t.verdicts,
             unlabelled_verdicts,

@@ -7,6 +7,7 @@
 
 pub mod bench;
 mod calls;
+mod card;
 pub mod estimate;
 mod exact;
 mod judges;
@@ -36,6 +37,7 @@ pub use judgelab_llama::compute::{Compute, Device, UnsupportedCpu};
 pub use judges::{
     check_model, local_compute, JudgeLoader, LocalModel, LocalModels, ModelSpec, RemoteModel,
 };
+pub use card::export_judge;
 pub use plan::{plan, Plan, RacePlan, TimingPlan};
 pub use progress::Progress;
 pub use prompt::{verdict_prompt, RenderedPrompt};

@@ -34,6 +34,22 @@ pub(crate) struct Resolved {
     /// items as its items ([`judgelab_core::rubric::items::calls`]).
     pub checklist: Vec<Asked>,
     pub content_hash: String,
+    /// The examples of the judge card it runs, each known by
+    /// [`judgelab_core::card::JudgeCard::example_id`]; empty for most.
+    pub card_examples: Vec<judgelab_core::Item>,
+}
+
+/// The examples of the card `experiment` runs, by the ids its trials store them by.
+fn card_examples(experiment: &Experiment) -> Vec<judgelab_core::Item> {
+    experiment.card_definition().map_or_else(Vec::new, |d| {
+        d.examples
+            .iter()
+            .map(|e| judgelab_core::Item {
+                id: judgelab_core::card::JudgeCard::example_id(&e.id),
+                ..e.clone()
+            })
+            .collect()
+    })
 }
 
 /// A judge of the experiment with its model file resolved: for a local judge swept over
@@ -110,9 +126,23 @@ pub(crate) fn locate(base: &Path, written: &str) -> Option<PathBuf> {
 }
 
 impl Resolved {
-    /// Whether a pairwise verdict may be a tie: only where the humans used ties.
+    /// Whether a pairwise verdict may be a tie: only where the humans used ties (a card's
+    /// judge: as where it was tuned).
     pub fn allow_tie(&self) -> bool {
-        allow_tie(&self.dataset)
+        match self.experiment.card_definition() {
+            Some(d) => d.allow_tie,
+            None => allow_tie(&self.dataset),
+        }
+    }
+
+    /// Every item a trial names by id: the dataset's, and a card's examples.
+    pub fn item_index(&self) -> std::collections::HashMap<&str, &judgelab_core::Item> {
+        self.dataset
+            .items
+            .iter()
+            .chain(&self.card_examples)
+            .map(|i| (i.id.as_str(), i))
+            .collect()
     }
 
     /// What each call of a trial with `params` asks: every criterion of the rubric at once
@@ -145,6 +175,22 @@ impl Resolved {
             .find(|(n, _)| *n == params.template)
             .ok_or_else(|| missing("template", &params.template))?;
         Ok(Parts { judge, template })
+    }
+
+    /// The few-shot examples a trial stores by id, as items; an error for an id the
+    /// dataset has not (its file changed under a stored experiment).
+    pub fn example_items(&self, ids: &[String]) -> Result<Vec<&judgelab_core::Item>, EngineError> {
+        ids.iter()
+            .map(|id| {
+                let mut items = self.dataset.items.iter().chain(&self.card_examples);
+                items.find(|i| i.id == *id).ok_or_else(|| {
+                    EngineError::Invalid {
+                        path: self.experiment.name.clone(),
+                        message: format!("few-shot example {id:?} is not in the dataset"),
+                    }
+                })
+            })
+            .collect()
     }
 
     /// The stored trials, each with what it names.
@@ -183,10 +229,24 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
         path: format!("{shown}: {key}"),
         message,
     };
+    let experiment = with_card(base, experiment, &invalid)?;
 
     let (dataset_info, imported) = dataset_of(store, base, &experiment, &invalid).await?;
     let dataset = store.load_dataset(&dataset_info).await?;
 
+    if let Some(d) = experiment.card_definition() {
+        if d.task != dataset.task {
+            return Err(invalid(
+                "judges",
+                format!(
+                    "the card's judge judges {} data; dataset {:?} is {}",
+                    d.task.describe(),
+                    dataset.name,
+                    dataset.task.describe()
+                ),
+            ));
+        }
+    }
     let output = output_of(&experiment, &dataset, &invalid)?;
     let templates = templates_of(base, &experiment, &dataset, output, &invalid)?;
     let rubric = rubric_of(&experiment, &templates, &dataset, &invalid)?;
@@ -209,6 +269,21 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
     }
 
     let judges = judges_of(base, &experiment, output, &invalid)?;
+    if let Some(judgelab_core::card::Model::Llama { sha256, file, .. }) =
+        experiment.card_definition().map(|d| &d.model)
+    {
+        let j = &judges[0];
+        if j.sha256 != *sha256 {
+            return Err(invalid(
+                &format!("judges.{}.model", j.name()),
+                format!(
+                    "{} is not the card's model (sha256 {}, not the card's {sha256}): give the path of the card's model file, {file} where it was tuned",
+                    j.path.display(),
+                    j.sha256
+                ),
+            ));
+        }
+    }
     // The identity of an experiment is what changes its verdicts (`Experiment::identity`),
     // the dataset's content, the output kind, the templates' and the model files' hashes.
     let content_hash = judgelab_core::hash::sha256_hex(
@@ -222,7 +297,6 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
         .to_string(),
     );
     Ok(Resolved {
-        experiment,
         spec,
         dataset_info,
         dataset,
@@ -233,7 +307,37 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
         checklist: rubric::items::calls(&rubric),
         rubric,
         content_hash,
+        card_examples: card_examples(&experiment),
+        experiment,
     })
+}
+
+/// The experiment with the judge card it runs read (relative to its file, or to the working
+/// directory).
+fn with_card(
+    base: &Path,
+    experiment: Experiment,
+    invalid: &Invalid<'_>,
+) -> Result<Experiment, EngineError> {
+    let Some(card) = &experiment.card else {
+        return Ok(experiment);
+    };
+    let written = card.path.clone();
+    let file = locate(base, &written).ok_or_else(|| {
+        invalid(
+            "judges.card",
+            format!("{written:?} is not a file (looked in {} and the working directory)", base.display()),
+        )
+    })?;
+    let text = std::fs::read_to_string(&file).map_err(|source| EngineError::Io {
+        path: file.display().to_string(),
+        source,
+    })?;
+    let card = judgelab_core::card::JudgeCard::from_json(&file.display().to_string(), &text)
+        .map_err(|message| invalid("judges.card", message))?;
+    experiment
+        .with_card(&card.judge)
+        .map_err(|message| invalid("judges.card", message))
 }
 
 /// The error of a key of the experiment file, with a message.
@@ -315,7 +419,11 @@ fn templates_of(
 ) -> Result<Vec<(String, Template)>, EngineError> {
     let mut templates = Vec::new();
     for name in &experiment.sweep.templates {
-        let template = match Template::builtin(name) {
+        // A card's template is its text, whatever a template of that name is here.
+        let carded = experiment
+            .card_definition()
+            .map(|d| Template::new(&d.template.name, &d.template.source));
+        let template = match carded.or_else(|| Template::builtin(name)) {
             Some(t) => t,
             None => {
                 let file = locate(base, name).ok_or_else(|| {
@@ -577,7 +685,6 @@ pub(crate) async fn resolve_stored(
     }
     let rubric = stored_rubric(&templates, &dataset)?;
     Ok(Resolved {
-        experiment,
         spec: row.spec.clone(),
         dataset_info,
         dataset,
@@ -588,5 +695,7 @@ pub(crate) async fn resolve_stored(
         templates,
         judges,
         content_hash: row.content_hash.clone(),
+        card_examples: card_examples(&experiment),
+        experiment,
     })
 }

@@ -79,6 +79,7 @@ pub async fn summarize_against(
             model_sha256: t.model_sha256,
             template_hash: t.template_hash,
             examples: t.examples,
+            judge_identity: t.judge_identity,
             verdicts: read.await.expect("reading verdicts does not panic")?,
             timed,
             test_role: t.test_role,

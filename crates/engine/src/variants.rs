@@ -101,9 +101,18 @@ pub(crate) fn tensors(path: &Path) -> String {
     header(path).map_or(String::new(), |h| h.describe())
 }
 
+/// The type most of a model file's tensors have (`Q4_1`, `F16`).
+pub(crate) fn main_type(header: &quantization::Header) -> Option<String> {
+    header
+        .census()
+        .into_iter()
+        .max_by_key(|(_, n)| *n)
+        .map(|(kind, _)| kind)
+}
+
 /// A GGUF file's header: the first 32 MiB hold it for any model this tool loads (the
 /// vocabulary is the largest part).
-fn header(path: &Path) -> Option<quantization::Header> {
+pub(crate) fn header(path: &Path) -> Option<quantization::Header> {
     use std::io::Read;
     let mut bytes = Vec::new();
     std::fs::File::open(path)
@@ -138,14 +147,7 @@ pub(crate) fn plan_lines(r: &Resolved) -> Vec<String> {
             }
         );
         if let Some(h) = &source_header {
-            // The type most of its tensors have, where it is a quantised one.
-            let main = h
-                .census()
-                .into_iter()
-                .max_by_key(|(_, n)| *n)
-                .map(|(kind, _)| kind)
-                .filter(|kind| !matches!(kind.as_str(), "F32" | "F16" | "BF16"));
-            if let Some(main) = main {
+            if let Some(main) = main_type(h).filter(|k| !matches!(k.as_str(), "F32" | "F16" | "BF16")) {
                 line += &format!(
                     "; the source is quantised already (mostly {main}): requantising stacks its errors"
                 );

@@ -4,6 +4,7 @@
 //! compared in words ([`comparison`]).
 
 pub mod analysis;
+pub mod card;
 pub mod charts;
 pub mod comparison;
 mod export;

@@ -225,6 +225,14 @@ impl Store {
         })
     }
 
+    /// The time now, UTC, as RFC 3339 to the second (the clock the database's rows use).
+    pub async fn now(&self) -> Result<String> {
+        sqlx::query_scalar("SELECT strftime('%Y-%m-%dT%H:%M:%SZ', 'now')")
+            .fetch_one(&self.pool)
+            .await
+            .map_err(self.err())
+    }
+
     /// How many of a dataset's labelled items carry each label, in label order (ratings
     /// by rounded value), counted in the database: [`Dataset::label_counts`] without
     /// loading the items.
@@ -354,7 +362,7 @@ impl Store {
                 .map_err(self.err())?;
         }
         let id: i64 = sqlx::query(
-            "INSERT INTO experiments (name, content_hash, spec, dataset_id, pool, judged, test_items) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            "INSERT INTO experiments (name, content_hash, spec, dataset_id, pool, judged, test_items, card) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(&experiment.name)
         .bind(&experiment.content_hash)
@@ -366,14 +374,20 @@ impl Store {
             (!experiment.test.is_empty())
                 .then(|| serde_json::to_string(&experiment.test).expect("ids serialise")),
         )
+        .bind(
+            experiment
+                .card
+                .as_ref()
+                .map(|c| serde_json::to_string(c).expect("a card serialises")),
+        )
         .fetch_one(&mut *tx)
         .await
         .map_err(self.err())?
         .get(0);
         for (trial_idx, t) in trials.iter().enumerate() {
             sqlx::query(
-                "INSERT INTO trials (experiment_id, trial_idx, params, template_hash, model_path, model_sha256, examples)
-                 VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO trials (experiment_id, trial_idx, params, template_hash, model_path, model_sha256, examples, judge_identity)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             )
             .bind(id)
             .bind(trial_idx as i64)
@@ -382,6 +396,7 @@ impl Store {
             .bind(&t.model_path)
             .bind(&t.model_sha256)
             .bind(serde_json::to_string(&t.examples).expect("ids serialise"))
+            .bind(&t.judge_identity)
             .execute(&mut *tx)
             .await
             .map_err(self.err())?;

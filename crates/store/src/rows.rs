@@ -41,6 +41,8 @@ pub struct NewExperiment {
     pub judged: Vec<String>,
     /// The test split's item ids; empty without one.
     pub test: Vec<String>,
+    /// What the judge card it runs defines; none for most.
+    pub card: Option<judgelab_core::card::Definition>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -73,6 +75,8 @@ pub struct NewTrial {
     pub model_sha256: Option<String>,
     /// Item ids of its few-shot examples, in the order shown.
     pub examples: Vec<String>,
+    /// Its judge's identity ([`judgelab_core::card::Definition::identity`]).
+    pub judge_identity: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -85,6 +89,8 @@ pub struct TrialRow {
     pub model_path: String,
     pub model_sha256: Option<String>,
     pub examples: Vec<String>,
+    /// Its judge's identity; none for trials stored before identities were.
+    pub judge_identity: Option<String>,
     /// Why it judges the test split (`pick`, `indistinguishable`, `best 3`); none: it does
     /// not, or nothing is chosen yet.
     pub test_role: Option<String>,
@@ -138,8 +144,15 @@ pub(crate) enum BadExperiment {
 pub(crate) fn experiment(r: &SqliteRow) -> Result<ExperimentRow, BadExperiment> {
     let name: String = r.get("name");
     let spec: String = r.get("spec");
-    let experiment = Experiment::from_toml(&format!("{name}.toml (as stored)"), &spec)
+    let mut experiment = Experiment::from_toml(&format!("{name}.toml (as stored)"), &spec)
         .map_err(|e| BadExperiment::Spec(name.clone(), e))?;
+    if let Some(card) = r.get::<Option<&str>, _>("card") {
+        let definition = serde_json::from_str(card)
+            .map_err(|e| BadExperiment::Corrupt(format!("card: {e}")))?;
+        experiment = experiment
+            .with_card(&definition)
+            .map_err(BadExperiment::Corrupt)?;
+    }
     Ok(ExperimentRow {
         id: r.get("id"),
         name,
@@ -171,6 +184,7 @@ pub(crate) fn trial(r: &SqliteRow) -> Result<TrialRow, String> {
         model_path: r.get("model_path"),
         model_sha256: r.get("model_sha256"),
         examples: ids(r, "examples")?,
+        judge_identity: r.get("judge_identity"),
         test_role: r.get("test_role"),
     })
 }

@@ -9,6 +9,7 @@ use judgelab_testkit::{free_port, Faults, LlamaCppPython, LlamaServer, Refuser, 
 use serde_json::{json, Value};
 
 mod architecture;
+mod card;
 mod estimate;
 mod label;
 mod old_databases;

@@ -159,6 +159,8 @@ const DEFAULT_CONTEXT: u32 = 8192;
 #[serde(deny_unknown_fields)]
 pub(super) struct RawJudge {
     pub name: Option<String>,
+    /// `[[judges]]`: a judge card (`judge.json`) this judge runs unchanged.
+    pub card: Option<String>,
     pub backend: Option<String>,
     pub model: Option<OneOrMany<String>>,
     pub template: Option<OneOrMany<String>>,
@@ -283,6 +285,67 @@ pub(super) fn single_form(
             })
         })
         .collect()
+}
+
+/// A judge card's entry, `[[judges]] card = "judge.json"`: the experiment's one judge, a
+/// local one whose model file is `model` (default: the default model), its template,
+/// parameters and examples the card's ([`super::Experiment::with_card`]); only speed
+/// settings beside it. Its name (default `card`) and the card's path as written.
+pub(super) fn card_form(
+    raws: &[RawJudge],
+    shared: &RawJudge,
+    invalid: &Invalid<'_>,
+) -> Result<(NamedJudge, String), ExperimentError> {
+    let [raw] = raws else {
+        return Err(invalid(
+            "judges",
+            "a judge card is the experiment's one judge (a card beside other judges is not built yet)".into(),
+        ));
+    };
+    let card = raw.card.clone().unwrap_or_default();
+    if card.trim().is_empty() {
+        return Err(invalid("judges[0].card", "is empty".into()));
+    }
+    let name = checked_name(
+        "judges[0].name",
+        raw.name.as_deref().unwrap_or("card"),
+        "._-/:",
+        invalid,
+    )?;
+    let key = |k: &str| format!("judges.{name}.{k}");
+    let fixed = [
+        ("backend", raw.backend.is_some()),
+        ("template", raw.template.is_some()),
+        ("output", raw.output.is_some()),
+        ("context_size", raw.context_size.is_some()),
+        ("exact", raw.exact.is_some()),
+    ];
+    if let Some((k, _)) = fixed.iter().find(|(_, given)| *given) {
+        return Err(invalid(&key(k), "the card fixes it".into()));
+    }
+    if let Some(k) = raw.remote_keys().first() {
+        return Err(invalid(
+            &key(k),
+            "a card of a remote judge is not built yet: cards run local judges".into(),
+        ));
+    }
+    if let Some(k) = shared.judge_keys().first().copied().or_else(|| {
+        [
+            ("template", shared.template.is_some()),
+            ("output", shared.output.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(k, given)| given.then_some(k))
+    }) {
+        return Err(invalid(&format!("judge.{k}"), "the card fixes it".into()));
+    }
+    let model = match &raw.model {
+        Some(OneOrMany::One(m)) if !m.trim().is_empty() => m.clone(),
+        None => "default".to_string(),
+        Some(_) => return Err(invalid(&key("model"), "names the one model file of the card's judge".into())),
+    };
+    let backend = local_settings(raw, &key, model, invalid)?;
+    Ok((NamedJudge { name, backend }, card))
 }
 
 /// The named form: each `[[judges]]` entry. `shared` is `[judge]`, which may then hold only

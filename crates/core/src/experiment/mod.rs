@@ -64,6 +64,16 @@ pub struct Experiment {
     /// Written with one `[judge]` table, as experiments were before named judges: its
     /// identity is hashed as it was then.
     pub single_form: bool,
+    /// The judge card its one judge runs (`[[judges]] card = …`); none for most.
+    pub card: Option<CardUse>,
+}
+
+/// A judge card an experiment runs: the file as written and, once read
+/// ([`Experiment::with_card`]), what it defines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CardUse {
+    pub path: String,
+    pub definition: Option<crate::card::Definition>,
 }
 
 /// What every judge of an experiment shares (its templates are an axis: `sweep.templates`).
@@ -177,6 +187,7 @@ impl<T> OneOrMany<T> {
 struct RawExperiment {
     name: String,
     dataset: String,
+    #[serde(default)]
     judge: judges::RawJudge,
     judges: Option<Vec<judges::RawJudge>>,
     #[serde(default)]
@@ -234,11 +245,21 @@ impl Experiment {
             return Err(invalid("dataset", "is empty".into()));
         }
         let single_form = raw.judges.is_none();
+        let mut card = None;
         let declared = match &raw.judges {
             None => judges::single_form(&raw.judge, &invalid)?,
+            Some(list) if list.iter().any(|j| j.card.is_some()) => {
+                let (judge, path) = judges::card_form(list, &raw.judge, &invalid)?;
+                card_fixes(&raw.sweep, &invalid)?;
+                card = Some(CardUse {
+                    path,
+                    definition: None,
+                });
+                vec![judge]
+            }
             Some(list) => judges::named_form(list, &raw.judge, &invalid)?,
         };
-        let (templates, judge) = shared_judge(&raw.judge, &invalid)?;
+        let (templates, judge) = shared_judge(&raw.judge, card.is_some(), &invalid)?;
         let judges = swept_judges(declared, raw.sweep.judge.clone(), single_form, &invalid)?;
         let names = judges.iter().map(|j| j.name.clone()).collect();
         let sweep = sweep(raw.sweep, names, templates, &invalid)?;
@@ -293,6 +314,7 @@ impl Experiment {
             panels,
             reference: Reference::default(),
             paraphrases,
+            card,
         };
         experiment.reference = reference::reference(raw.reference, &experiment, &invalid)?;
         Ok(experiment)
@@ -359,6 +381,9 @@ impl Experiment {
         if !self.selection.is_default() {
             v["selection"] = serde_json::to_value(self.selection).expect("selection serialises");
         }
+        if let Some(card) = &self.card {
+            v["card"] = card.definition.as_ref().map(|d| d.identity()).into();
+        }
         if self.single_form {
             let judge = judges::SingleFormJudge::new(
                 &self.judges,
@@ -374,6 +399,51 @@ impl Experiment {
             });
         }
         v
+    }
+
+    /// The experiment with its card read: one trial, of the card's template, parameters
+    /// and examples (shown from the card: no few-shot pool is taken from the data), on the
+    /// card's context and output.
+    pub fn with_card(mut self, definition: &crate::card::Definition) -> Result<Experiment, String> {
+        let Some(card) = self.card.as_mut() else {
+            return Err(format!("experiment {:?} runs no judge card", self.name));
+        };
+        let p = &definition.params;
+        let context = match &definition.model {
+            crate::card::Model::Llama { context_size, .. } => *context_size,
+            crate::card::Model::Openai { .. } => {
+                return Err(format!(
+                    "{}: a card of a remote judge is not built yet: cards run local judges",
+                    card.path
+                ))
+            }
+        };
+        card.definition = Some(definition.clone());
+        let s = &mut self.sweep;
+        s.templates = vec![definition.template.name.clone()];
+        s.temperature = vec![p.temperature];
+        s.top_p = vec![p.top_p];
+        s.max_tokens = vec![p.max_tokens];
+        s.few_shot = vec![definition.examples.len() as u32];
+        s.few_shot_max_tokens = vec![p.few_shot_max_tokens];
+        s.few_shot_set = vec![0];
+        s.order = vec![p.order];
+        s.constraint = vec![p.constraint];
+        s.concurrency = vec![None];
+        s.style = vec![p.style];
+        s.quantization = vec![None];
+        self.judge.output = Some(definition.output);
+        if let Some(JudgeBackend::Llama(local)) = self.judges.first_mut().map(|j| &mut j.backend) {
+            local.context_size = context;
+            local.exact = Some(p.exact);
+        }
+        self.limits.pool = Some(0);
+        Ok(self)
+    }
+
+    /// What the card it runs defines, once read.
+    pub fn card_definition(&self) -> Option<&crate::card::Definition> {
+        self.card.as_ref().and_then(|c| c.definition.as_ref())
     }
 
     /// The judge named `name`.
@@ -411,10 +481,13 @@ type Invalid<'a> = dyn Fn(&str, String) -> ExperimentError + 'a;
 /// batch size.
 fn shared_judge(
     raw: &judges::RawJudge,
+    card: bool,
     invalid: &Invalid<'_>,
 ) -> Result<(Vec<String>, JudgeSpec), ExperimentError> {
     let templates = match raw.template.clone() {
         Some(t) => non_empty_unique("judge.template", t.into_vec(), invalid)?,
+        // The card's, once it is read.
+        None if card => vec!["card".to_string()],
         None => {
             return Err(invalid(
                 "judge.template",
@@ -444,6 +517,31 @@ fn shared_judge(
         ));
     }
     Ok((templates, JudgeSpec { output, batch_size }))
+}
+
+/// A card experiment's sweep: only its repeats, seed and sample; the card fixes each axis.
+fn card_fixes(s: &RawSweep, invalid: &Invalid<'_>) -> Result<(), ExperimentError> {
+    let axes = [
+        ("judge", s.judge.is_some()),
+        ("temperature", s.temperature.is_some()),
+        ("top_p", s.top_p.is_some()),
+        ("max_tokens", s.max_tokens.is_some()),
+        ("few_shot", s.few_shot.is_some()),
+        ("few_shot_max_tokens", s.few_shot_max_tokens.is_some()),
+        ("few_shot_set", s.few_shot_set.is_some()),
+        ("order", s.order.is_some()),
+        ("constraint", s.constraint.is_some()),
+        ("concurrency", s.concurrency.is_some()),
+        ("style", s.style.is_some()),
+        ("quantization", s.quantization.is_some()),
+    ];
+    match axes.iter().find(|(_, given)| *given) {
+        Some((k, _)) => Err(invalid(
+            &format!("sweep.{k}"),
+            "the judge card fixes it (an experiment that runs a card sets only repeats, seed and sample)".into(),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The sweep's axes, each checked against its registry entry, with the judges and

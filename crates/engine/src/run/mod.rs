@@ -59,7 +59,7 @@ pub async fn run_experiment(
     // composed is refused before anything is judged.
     crate::panels::check(store, &row).await?;
     let trials = r.trials(store.trials(row.id).await?)?;
-    let index: HashMap<&str, &Item> = r.dataset.items.iter().map(|i| (i.id.as_str(), i)).collect();
+    let index: HashMap<&str, &Item> = r.item_index();
     let budget = Budget::start(store, &r, &row).await?;
     let mut run = Run {
         store,
@@ -408,15 +408,20 @@ async fn create(
     let mut trials = Vec::new();
     for params in readable(r, judges, e.trials(), on_event).await? {
         let parts = r.parts(&params)?;
-        let examples = split::examples(
-            items,
-            &s.pool,
-            params.few_shot as usize,
-            params.few_shot_max_tokens,
-            params.few_shot_set,
-            e.sweep.seed,
-            &length,
-        );
+        // A card's judge shows the card's examples; another, those of the pool.
+        let examples = match e.card_definition() {
+            Some(_) => r.card_examples.iter().map(|i| i.id.clone()).collect(),
+            None => ids(&split::examples(
+                items,
+                &s.pool,
+                params.few_shot as usize,
+                params.few_shot_max_tokens,
+                params.few_shot_set,
+                e.sweep.seed,
+                &length,
+            )),
+        };
+        let judge_identity = crate::card::definition(r, parts, &params, &examples)?.identity();
         let (model_path, model_sha256) = match parts.judge.remote() {
             Some(remote) => (
                 format!("{}#{}", remote.endpoint.base_url, remote.model),
@@ -431,7 +436,8 @@ async fn create(
             template_hash: parts.template.hash.clone(),
             model_path,
             model_sha256,
-            examples: ids(&examples),
+            examples,
+            judge_identity,
             params,
         });
     }
@@ -448,6 +454,7 @@ async fn create(
                 pool: ids(&s.pool),
                 judged: ids(&s.judged),
                 test: ids(&s.test),
+                card: e.card_definition().cloned(),
             },
             &trials,
             replacing,

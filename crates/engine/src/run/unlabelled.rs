@@ -97,7 +97,7 @@ pub async fn judge_unlabelled(
         )));
     }
     let mut judges = Judges::new(&r, &options);
-    let index: HashMap<&str, &Item> = r.dataset.items.iter().map(|i| (i.id.as_str(), i)).collect();
+    let index: HashMap<&str, &Item> = r.item_index();
     check_ids(store, &r, &index, trial, &dataset, &invalid).await?;
     let budget = Budget::start(store, &r, &row).await?;
     let repeats = r.experiment.sweep.repeats;

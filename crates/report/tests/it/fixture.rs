@@ -84,6 +84,7 @@ pub fn trial(
         model_sha256: None,
         model_bytes: None,
         template_hash: String::new(),
+        judge_identity: None,
         examples: vec![],
         metrics: metrics::compute(
             Task::Pairwise,

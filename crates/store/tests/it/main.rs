@@ -176,6 +176,7 @@ async fn verdicts_are_idempotent_and_failed_calls_are_retried() {
                 pool: vec!["z".into()],
                 judged: vec!["x".into(), "y".into()],
                 test: vec![],
+                card: None,
             },
             &[NewTrial {
                 params: params(),
@@ -183,6 +184,7 @@ async fn verdicts_are_idempotent_and_failed_calls_are_retried() {
                 model_path: "/m.gguf".into(),
                 model_sha256: Some("abc".into()),
                 examples: vec!["z".into()],
+                judge_identity: String::new(),
             }],
             None,
         )
@@ -292,6 +294,7 @@ async fn one_trial(store: &Store) -> (i64, i64) {
                 pool: vec![],
                 judged: vec!["x".into(), "y".into()],
                 test: vec![],
+                card: None,
             },
             &[NewTrial {
                 params: params(),
@@ -299,6 +302,7 @@ async fn one_trial(store: &Store) -> (i64, i64) {
                 model_path: "/m.gguf".into(),
                 model_sha256: None,
                 examples: vec![],
+                judge_identity: String::new(),
             }],
             None,
         )
@@ -419,6 +423,7 @@ async fn a_race_and_a_selection_are_recorded_and_read_back() {
         model_path: "/m.gguf".into(),
         model_sha256: None,
         examples: vec![],
+        judge_identity: String::new(),
     };
     let e = store
         .create_experiment(
@@ -430,6 +435,7 @@ async fn a_race_and_a_selection_are_recorded_and_read_back() {
                 pool: vec![],
                 judged: vec!["x".into(), "y".into()],
                 test: vec!["z".into(), "w".into()],
+                card: None,
             },
             &[trial(0.0), trial(0.7)],
             None,
