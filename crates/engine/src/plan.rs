@@ -422,19 +422,23 @@ impl Sampled<'_> {
             return Ok(tokens);
         }
         let (r, e, items) = (self.r, &self.r.experiment, &self.r.dataset.items);
-        // Lengths are not counted here: the examples as if every one fits.
-        let examples: Vec<&Item> = split::examples(
-            items,
-            self.pool,
-            params.few_shot as usize,
-            None,
-            params.few_shot_set,
-            e.sweep.seed,
-            &|_| 0,
-        )
-        .into_iter()
-        .map(|i| &items[i])
-        .collect();
+        // Lengths are not counted here: the examples as if every one fits (a card's, as
+        // it holds them).
+        let examples: Vec<&Item> = match e.card_definition() {
+            Some(_) => r.card_examples.iter().collect(),
+            None => split::examples(
+                items,
+                self.pool,
+                params.few_shot as usize,
+                None,
+                params.few_shot_set,
+                e.sweep.seed,
+                &|_| 0,
+            )
+            .into_iter()
+            .map(|i| &items[i])
+            .collect(),
+        };
         let input = PromptInput {
             task: r.dataset.task,
             output: r.output,

@@ -316,8 +316,9 @@ impl Stored {
             .dataset
             .items
             .iter()
+            .chain(&self.r.card_examples)
             .find(|i| i.id == id)
-            .expect("a stored experiment judges items of its dataset")
+            .expect("a stored experiment judges items of its dataset, or its card's examples")
     }
 
     /// The floors of the judged items' prompts (the first trial's, in the first answer
