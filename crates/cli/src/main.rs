@@ -43,7 +43,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Import a dataset (JSONL or CSV in the canonical schema); all or nothing
+    /// Import a dataset (JSONL, a JSON array, CSV or Parquet, each maybe gzipped; in the
+    /// canonical schema or through a mapping); all or nothing
     Import {
         file: PathBuf,
         /// Name of the dataset [default: the file name without extension]
@@ -62,9 +63,13 @@ enum Command {
         /// (needs --map); a value it does not name is an error at its row
         #[arg(long, value_name = "VALUE=LABEL,...", requires = "map")]
         label_map: Option<String>,
-        /// The same in a reusable file: `[fields]` (field = "path") and `[labels]`
-        /// (value = "label")
-        #[arg(long, value_name = "FILE.toml", conflicts_with_all = ["map", "label_map"])]
+        /// Ratings moved linearly from the file's scale onto another, as
+        /// FROM_MIN-FROM_MAX:TO_MIN-TO_MAX (`0-4:1-5`; needs --map), after --label-map
+        #[arg(long, value_name = "A-B:C-D", requires = "map")]
+        rescale: Option<String>,
+        /// The same in a reusable file: `[fields]` (field = "path"), `[labels]`
+        /// (value = "label") and `[rescale]` (from = [A, B], to = [C, D])
+        #[arg(long, value_name = "FILE.toml", conflicts_with_all = ["map", "label_map", "rescale"])]
         map_file: Option<PathBuf>,
     },
     /// Run an experiment file, or resume it where it stopped
@@ -429,15 +434,21 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
             scale,
             map,
             label_map,
+            rescale,
             map_file,
         } => {
-            use judgelab_core::dataset::mapping::Mapping;
+            use judgelab_core::dataset::mapping::{Mapping, Rescale};
             let invalid = |path: String| move |message| EngineError::Invalid { path, message };
             let mapping = match (map, map_file) {
-                (Some(fields), _) => Some(
-                    Mapping::parse(&fields, label_map.as_deref())
-                        .map_err(invalid("--map".into()))?,
-                ),
+                (Some(fields), _) => Some(Mapping {
+                    rescale: rescale
+                        .as_deref()
+                        .map(Rescale::parse)
+                        .transpose()
+                        .map_err(invalid("--rescale".into()))?,
+                    ..Mapping::parse(&fields, label_map.as_deref())
+                        .map_err(invalid("--map".into()))?
+                }),
                 (None, Some(file)) => {
                     let text = std::fs::read_to_string(&file)
                         .with_context(|| format!("while reading {}", file.display()))?;
@@ -1267,6 +1278,10 @@ async fn list(store: &Store) -> Result<ExitCode> {
         if !d.criteria.is_empty() {
             let criteria: Vec<String> = d.criteria.iter().map(|c| c.describe()).collect();
             println!("    labelled on criteria: {}", criteria.join(", "));
+        }
+        let mapping = d.mapping.as_deref().map(judgelab_core::dataset::mapping::Mapping::from_toml);
+        if let Some(Ok(m)) = mapping {
+            println!("    read through the mapping {m}");
         }
     }
     println!("experiments:");

@@ -199,7 +199,10 @@ pub async fn import_file(
     }
     let name = dataset::name(&shown, options)?;
     let source = path.display().to_string();
-    let mut writer = store.begin_dataset(&name, &source, &content_hash).await?;
+    let mapping = options.mapping.as_ref().map(|m| m.to_toml());
+    let mut writer = store
+        .begin_dataset(&name, &source, &content_hash, mapping.as_deref())
+        .await?;
     // Read on a thread of its own, written here as it comes: parsing and SQLite overlap.
     let (send, mut items) = tokio::sync::mpsc::channel(1024);
     let options = options.clone();

@@ -22,12 +22,14 @@ pub struct DatasetWriter<'s> {
 }
 
 impl Store {
-    /// Starts writing the dataset `name` (refused if a dataset has that name).
+    /// Starts writing the dataset `name` (refused if a dataset has that name), read from
+    /// `source` through `mapping` (a mapping file's TOML) where it was.
     pub async fn begin_dataset(
         &self,
         name: &str,
         source: &str,
         content_hash: &str,
+        mapping: Option<&str>,
     ) -> Result<DatasetWriter<'_>> {
         if let Some(existing) = self.dataset_by_name(name).await? {
             return Err(StoreError::NameTaken {
@@ -38,11 +40,12 @@ impl Store {
         let mut tx = self.pool.begin().await.map_err(self.err())?;
         // Its task and counts are known at the end: written then, in the same transaction.
         let id: i64 = sqlx::query(
-            "INSERT INTO datasets (name, task, content_hash, source, n_items, criteria) VALUES (?, '', ?, ?, 0, '[]') RETURNING id",
+            "INSERT INTO datasets (name, task, content_hash, source, n_items, criteria, mapping) VALUES (?, '', ?, ?, 0, '[]', ?) RETURNING id",
         )
         .bind(name)
         .bind(content_hash)
         .bind(source)
+        .bind(mapping)
         .fetch_one(&mut *tx)
         .await
         .map_err(self.err())?
@@ -60,6 +63,7 @@ impl Store {
                 n_unlabelled: 0,
                 n_with_reference: 0,
                 criteria: Vec::new(),
+                mapping: mapping.map(str::to_string),
             },
             batch: Vec::with_capacity(BATCH),
             n: 0,
@@ -70,7 +74,7 @@ impl Store {
     /// transaction: all or nothing.
     pub async fn insert_dataset(&self, dataset: &Dataset) -> Result<DatasetInfo> {
         let mut writer = self
-            .begin_dataset(&dataset.name, &dataset.source, &dataset.content_hash)
+            .begin_dataset(&dataset.name, &dataset.source, &dataset.content_hash, None)
             .await?;
         let labelled = dataset.items.iter().map(|i| {
             let label = i.human_label;

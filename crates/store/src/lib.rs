@@ -222,6 +222,7 @@ impl Store {
             n_with_reference: r.get::<i64, _>("n_with_reference") as usize,
             criteria: serde_json::from_str(r.get::<&str, _>("criteria"))
                 .map_err(|e| self.corrupt(format!("criteria: {e}")))?,
+            mapping: r.get("mapping"),
         })
     }
 

@@ -26,6 +26,9 @@ pub struct DatasetInfo {
     pub n_with_reference: usize,
     /// The criteria its items carry labels on beside their label (most datasets: none).
     pub criteria: Vec<judgelab_core::dataset::Criterion>,
+    /// The mapping its file was read through, as a mapping file (TOML); none: the file was
+    /// in Judgelab's own fields.
+    pub mapping: Option<String>,
 }
 
 /// An experiment about to be created.

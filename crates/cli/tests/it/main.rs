@@ -184,6 +184,28 @@ fn files_of_other_shapes_import_through_a_mapping() {
         listed.contains("labelled on criteria: coherence (0-4), complexity (0-4), correctness (0-4), verbosity (0-4)"),
         "{listed}"
     );
+    // The mapping is kept with the dataset, and shown.
+    assert!(
+        listed.contains("read through the mapping question=conversation_a[0].content,answer_a=conversation_a[-1].content,answer_b=conversation_b[-1].content,human_label=winner; labels: model_a=A,model_b=B,tie=tie,tie (bothbad)=tie"),
+        "{listed}"
+    );
+    // Ratings moved onto another scale: HelpSteer's 0-4 onto 1-5.
+    let out = env.run(&[
+        "import",
+        &csv,
+        "--name",
+        "rescaled",
+        "--map",
+        "question=prompt,answer=response,human_label=helpfulness",
+        "--rescale",
+        "0-4:1-5",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("3 single items (labels: 1 1, 4 1, 5 1)"),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! Mapped imports: a file as its authors published it, read into Judgelab's fields. A
 //! mapping names, for each field, a path into a row (`question=turns[0].content`,
 //! `answer_a=conversation_a[1].content`: keys and indices, `[-1]` the last element), and how
-//! the file's label values read (`model_a=A,model_b=B,"tie (bothbad)"=tie`). A row mapped is
+//! the file's label values read (`model_a=A,model_b=B,"tie (bothbad)"=tie`), and ratings
+//! moved onto another scale (`0-4:1-5`, after the label mapping). A row mapped is
 //! a canonical record, checked as any other: an unmapped label value or a path that leads
 //! nowhere is an error at its row, and the import keeps nothing.
 //!
@@ -42,6 +43,56 @@ pub struct Mapping {
     /// A label value as the file writes it, and as Judgelab reads it (`A`, `B`, `tie`, a
     /// number); empty: the values are read as they are.
     pub labels: Vec<(String, String)>,
+    /// Ratings moved linearly from the file's scale onto another (`0-4:1-5`); none: as
+    /// they are.
+    pub rescale: Option<Rescale>,
+}
+
+/// A linear map of ratings from one scale onto another: `from.0` to `to.0`, `from.1` to
+/// `to.1`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rescale {
+    pub from: (f64, f64),
+    pub to: (f64, f64),
+}
+
+impl Eq for Rescale {}
+
+impl Rescale {
+    /// `0-4:1-5`: the file's scale, then Judgelab's.
+    pub fn parse(text: &str) -> Result<Rescale, String> {
+        let bad = || format!("rescale {text:?}: expected FROM_MIN-FROM_MAX:TO_MIN-TO_MAX, e.g. 0-4:1-5");
+        let range = |part: &str| -> Result<(f64, f64), String> {
+            let (lo, hi) = part.trim().split_once('-').ok_or_else(bad)?;
+            let lo: f64 = lo.trim().parse().map_err(|_| bad())?;
+            let hi: f64 = hi.trim().parse().map_err(|_| bad())?;
+            if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+                return Err(format!("rescale {text:?}: {part} is not a range from low to high"));
+            }
+            Ok((lo, hi))
+        };
+        let (from, to) = text.split_once(':').ok_or_else(bad)?;
+        Ok(Rescale {
+            from: range(from)?,
+            to: range(to)?,
+        })
+    }
+
+    /// `x` on the target scale; an error outside the file's scale.
+    fn apply(&self, x: f64) -> Result<f64, String> {
+        let ((a, b), (c, d)) = (self.from, self.to);
+        if !(a..=b).contains(&x) {
+            return Err(format!("{x} is outside the scale {self} rescales from"));
+        }
+        Ok(c + (x - a) * (d - c) / (b - a))
+    }
+}
+
+impl std::fmt::Display for Rescale {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ((a, b), (c, d)) = (self.from, self.to);
+        write!(f, "{a}-{b}:{c}-{d}")
+    }
 }
 
 impl FieldPath {
@@ -179,6 +230,9 @@ impl std::fmt::Display for Mapping {
                 .collect();
             write!(f, "; labels: {}", labels.join(","))?;
         }
+        if let Some(r) = &self.rescale {
+            write!(f, "; rescale: {r}")?;
+        }
         Ok(())
     }
 }
@@ -243,17 +297,20 @@ impl Mapping {
         if labels.as_ref().is_some_and(Vec::is_empty) {
             return Err("the label mapping names no value".into());
         }
-        Mapping::from_pairs(pairs(fields)?, labels.unwrap_or_default())
+        Mapping::new(pairs(fields)?, labels.unwrap_or_default(), None)
     }
 
-    /// Judgelab's fields with their paths, and label values with their labels, checked.
-    fn from_pairs(
+    /// Judgelab's fields with their paths, label values with their labels, and a rescale,
+    /// checked.
+    pub fn new(
         fields: Vec<(String, String)>,
         labels: Vec<(String, String)>,
+        rescale: Option<Rescale>,
     ) -> Result<Mapping, String> {
         let mut mapping = Mapping {
             fields: Vec::new(),
             labels,
+            rescale,
         };
         for (target, path) in fields {
             let known = targets().any(|t| t == target)
@@ -274,6 +331,11 @@ impl Mapping {
         if mapping.fields.is_empty() {
             return Err("the mapping names no field".into());
         }
+        // In Judgelab's order of fields, however written: one mapping, one text.
+        let order = |t: &str| super::FIELDS.iter().position(|f| *f == t).unwrap_or(super::FIELDS.len());
+        mapping
+            .fields
+            .sort_by(|(a, _), (b, _)| order(a).cmp(&order(b)).then(a.cmp(b)));
         Ok(mapping)
     }
 
@@ -286,6 +348,13 @@ impl Mapping {
             fields: toml::Table,
             #[serde(default)]
             labels: toml::Table,
+            rescale: Option<RescaleTable>,
+        }
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct RescaleTable {
+            from: (f64, f64),
+            to: (f64, f64),
         }
         let file: File = toml::from_str(text).map_err(|e| e.message().trim().to_string())?;
         let pairs = |table: &toml::Table, what: &str| -> Result<Vec<(String, String)>, String> {
@@ -299,10 +368,49 @@ impl Mapping {
                 })
                 .collect()
         };
-        Mapping::from_pairs(
+        let rescale = file
+            .rescale
+            .map(|r| Rescale::parse(&format!("{}-{}:{}-{}", r.from.0, r.from.1, r.to.0, r.to.1)))
+            .transpose()?;
+        Mapping::new(
             pairs(&file.fields, "fields")?,
             pairs(&file.labels, "labels")?,
+            rescale,
         )
+    }
+
+    /// The mapping as a mapping file ([`Mapping::from_toml`] reads it back): what is kept
+    /// with a dataset imported through it, to show and to reuse.
+    pub fn to_toml(&self) -> String {
+        let mut file = toml::Table::new();
+        let table = |pairs: Vec<(String, String)>| {
+            toml::Value::Table(
+                pairs
+                    .into_iter()
+                    .map(|(k, v)| (k, toml::Value::String(v)))
+                    .collect(),
+            )
+        };
+        file.insert(
+            "fields".into(),
+            table(
+                self.fields
+                    .iter()
+                    .map(|(t, p)| (t.clone(), p.to_string()))
+                    .collect(),
+            ),
+        );
+        if !self.labels.is_empty() {
+            file.insert("labels".into(), table(self.labels.clone()));
+        }
+        if let Some(r) = self.rescale {
+            let pair = |(a, b): (f64, f64)| toml::Value::Array(vec![a.into(), b.into()]);
+            let mut t = toml::Table::new();
+            t.insert("from".into(), pair(r.from));
+            t.insert("to".into(), pair(r.to));
+            file.insert("rescale".into(), toml::Value::Table(t));
+        }
+        toml::to_string(&file).expect("a mapping serialises")
     }
 
     /// `row` (at `line`) as a canonical record, or every problem it has.
@@ -381,6 +489,18 @@ impl Mapping {
     /// A label value read through the label mapping (as it is without one); a number
     /// written as text (a CSV cell) reads as the number.
     fn label(&self, value: &Value) -> Result<Value, String> {
+        let label = self.mapped_label(value)?;
+        match (self.rescale, label.as_f64()) {
+            (Some(r), Some(x)) => {
+                let y = r.apply(x).map_err(|why| format!("value {value}: {why}"))?;
+                Ok(serde_json::Number::from_f64(y).map_or(label, Value::Number))
+            }
+            _ => Ok(label),
+        }
+    }
+
+    /// A label value read through the label mapping, before any rescale.
+    fn mapped_label(&self, value: &Value) -> Result<Value, String> {
         if self.labels.is_empty() || value.is_null() {
             return Ok(match value {
                 Value::String(s) => number(s).unwrap_or_else(|| value.clone()),
@@ -498,5 +618,41 @@ mod tests {
         assert!(err("question", None).contains("is not NAME=VALUE"));
         assert!(err("question=a.", None).contains("ends with `.`"));
         assert!(err("question=q", Some("\"a=A")).contains("a quote is not closed"));
+    }
+
+    /// Ratings on the file's 0-4 move onto 1-5 after the label mapping; a value off the
+    /// file's scale is an error at its row; a mapping file says the same.
+    #[test]
+    fn ratings_rescale_linearly() {
+        let m = Mapping::new(
+            vec![
+                ("question".into(), "q".into()),
+                ("answer".into(), "a".into()),
+                ("human_label".into(), "h".into()),
+                ("human_labels.c".into(), "c".into()),
+            ],
+            Vec::new(),
+            Some(Rescale::parse("0-4:1-5").unwrap()),
+        )
+        .unwrap();
+        let out = m
+            .apply(2, &json!({"q": "x", "a": "y", "h": "3", "c": 0}))
+            .unwrap();
+        assert_eq!(out["human_label"], json!(4.0));
+        assert_eq!(out["human_labels"]["c"], json!(1.0));
+        let err = m
+            .apply(3, &json!({"q": "x", "a": "y", "h": 5, "c": 0}))
+            .unwrap_err();
+        assert_eq!(err[0].field, "human_label (mapped from h)");
+        assert!(err[0].problem.contains("outside the scale 0-4:1-5"), "{:?}", err[0]);
+        assert!(m.to_string().ends_with("; rescale: 0-4:1-5"), "{m}");
+        let file = Mapping::from_toml(
+            "[fields]\nquestion = \"q\"\nanswer = \"a\"\nhuman_label = \"h\"\n[rescale]\nfrom = [0, 4]\nto = [1, 5]\n",
+        )
+        .unwrap();
+        assert_eq!(file.rescale, m.rescale);
+        assert_eq!(Mapping::from_toml(&m.to_toml()).unwrap(), m);
+        assert!(Rescale::parse("4-0:1-5").is_err());
+        assert!(Rescale::parse("0-4").is_err());
     }
 }

@@ -8,6 +8,7 @@
 pub mod annotations;
 pub mod criteria;
 mod formats;
+pub mod guess;
 pub mod mapping;
 
 pub use formats::Source;
