@@ -53,6 +53,71 @@ pub struct DatasetSummary {
     /// The metrics its task supports (`core::metrics::Quality::for_task`), by name: what a
     /// selection may rank by.
     pub metrics: Vec<String>,
+    /// The mapping its file was read through, in one line (`question=prompt,…; labels:
+    /// …`); none: the file was in Judgelab's own fields.
+    pub mapping: Option<String>,
+}
+
+/// Judgelab's field and where it is in a row of a file of another shape.
+#[derive(Debug, Clone, Serialize, Deserialize, Type)]
+pub struct FieldMapping {
+    pub target: String,
+    pub path: String,
+}
+
+/// A label value as a file writes it, and as Judgelab reads it (`A`, `B`, `tie`, a number).
+#[derive(Debug, Clone, Serialize, Deserialize, Type)]
+pub struct LabelMapping {
+    pub value: String,
+    pub label: String,
+}
+
+/// How a file of another shape reads: its fields, its label values, and ratings moved onto
+/// another scale (`0-4:1-5`).
+#[derive(Debug, Clone, Serialize, Deserialize, Type)]
+pub struct MappingInput {
+    pub fields: Vec<FieldMapping>,
+    pub labels: Vec<LabelMapping>,
+    pub rescale: Option<String>,
+}
+
+/// A file's first rows as they are, and a first guess at its mapping.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct DatasetPeek {
+    /// Its top-level fields, in order.
+    pub columns: Vec<String>,
+    /// Every path into its first rows (`conversation_a[-1].content`).
+    pub paths: Vec<String>,
+    /// Its first rows, each as indented JSON.
+    pub rows: Vec<String>,
+    /// Its fields are Judgelab's own: it imports as it is.
+    pub canonical: bool,
+    /// The fields guessed (Judgelab's order).
+    pub guess: Vec<FieldMapping>,
+    /// The fields Judgelab reads: what a mapping may fill (`human_labels.NAME` too).
+    pub targets: Vec<String>,
+}
+
+/// The values a file's label takes, and a first guess at how they read.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct LabelValues {
+    pub values: Vec<Count>,
+    pub guess: Vec<LabelMapping>,
+    /// Rows read for it (the first ones).
+    pub rows_read: u32,
+}
+
+/// The whole file read through a mapping, nothing written: what would be imported.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ImportPreview {
+    pub task: String,
+    pub n_items: u32,
+    pub n_unlabelled: u32,
+    /// Label counts over every item (ratings by rounded value).
+    pub labels: Vec<Count>,
+    pub criteria: Vec<String>,
+    /// The first items as they would be stored.
+    pub items: Vec<ItemRow>,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]

@@ -27,7 +27,10 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::app_info,
             commands::sweep_axes,
             commands::datasets::list_datasets,
-            commands::datasets::import_dataset,
+            commands::import::import_dataset,
+            commands::import::peek_dataset,
+            commands::import::label_values,
+            commands::import::preview_import,
             commands::datasets::dataset_detail,
             commands::datasets::dataset_items,
             commands::templates::list_templates,
@@ -55,6 +58,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::load::start_load,
             commands::estimate::start_estimate,
             commands::export::export_report,
+            commands::export::export_judge,
             commands::export::export_chart,
         ])
         .dangerously_cast_bigints_to_number()

@@ -637,13 +637,8 @@ async fn export_judge(
     let name = experiment_name(experiment)?;
     let card = judgelab_engine::export_judge(store, &name, trial).await?;
     let out = out.unwrap_or_else(|| PathBuf::from("."));
-    std::fs::create_dir_all(&out).with_context(|| format!("while creating {}", out.display()))?;
-    let json = out.join("judge.json");
-    let text = serde_json::to_string_pretty(&card).expect("a card serialises");
-    std::fs::write(&json, text + "\n").with_context(|| format!("while writing {}", json.display()))?;
-    let md = out.join("judge.md");
-    std::fs::write(&md, judgelab_report::card::markdown(&card))
-        .with_context(|| format!("while writing {}", md.display()))?;
+    let [json, md] = judgelab_report::card::write(&card, &out)
+        .with_context(|| format!("while writing the card into {}", out.display()))?;
     println!(
         "judge {:?} of trial {trial} (identity {}): {} and {}",
         card.judge.name,

@@ -7,6 +7,17 @@ use std::fmt::Write;
 use judgelab_core::card::{JudgeCard, Model};
 use serde_json::Value;
 
+/// Writes the card into `dir` (created if missing) as `judge.json` and `judge.md`; their
+/// paths.
+pub fn write(card: &JudgeCard, dir: &std::path::Path) -> std::io::Result<[std::path::PathBuf; 2]> {
+    std::fs::create_dir_all(dir)?;
+    let (json, md) = (dir.join("judge.json"), dir.join("judge.md"));
+    let text = serde_json::to_string_pretty(card).expect("a card serialises");
+    std::fs::write(&json, text + "\n")?;
+    std::fs::write(&md, markdown(card))?;
+    Ok([json, md])
+}
+
 /// The card in Markdown.
 pub fn markdown(card: &JudgeCard) -> String {
     let j = &card.judge;

@@ -1,18 +1,17 @@
-//! Datasets: import (all or nothing, errors with their lines), browse, distributions.
+//! Datasets: the imported ones, browsed, with their distributions (importing is
+//! `commands::import`).
 
-use std::path::Path;
 use std::sync::Arc;
 
-use judgelab_core::dataset::ImportOptions;
 use judgelab_core::{Dataset, Task};
 use judgelab_store::DatasetInfo;
 use tauri::State;
 
-use crate::dto::{Bin, Count, DatasetDetail, DatasetSummary, ImportResult, ItemPage, ItemRow};
+use crate::dto::{Bin, Count, DatasetDetail, DatasetSummary, ItemPage, ItemRow};
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
 
-fn summary(d: &DatasetInfo) -> DatasetSummary {
+pub(crate) fn summary(d: &DatasetInfo) -> DatasetSummary {
     DatasetSummary {
         name: d.name.clone(),
         task: d.task.name().to_string(),
@@ -25,6 +24,11 @@ fn summary(d: &DatasetInfo) -> DatasetSummary {
             .iter()
             .map(|q| q.name().to_string())
             .collect(),
+        mapping: d
+            .mapping
+            .as_deref()
+            .and_then(|m| judgelab_core::dataset::mapping::Mapping::from_toml(m).ok())
+            .map(|m| m.to_string()),
     }
 }
 
@@ -32,24 +36,6 @@ fn summary(d: &DatasetInfo) -> DatasetSummary {
 #[specta::specta]
 pub async fn list_datasets(state: State<'_, AppState>) -> AppResult<Vec<DatasetSummary>> {
     Ok(state.store.datasets().await?.iter().map(summary).collect())
-}
-
-#[tauri::command]
-#[specta::specta]
-pub async fn import_dataset(
-    state: State<'_, AppState>,
-    path: String,
-    name: Option<String>,
-) -> AppResult<ImportResult> {
-    let options = ImportOptions {
-        name: name.filter(|n| !n.trim().is_empty()),
-        ..ImportOptions::default()
-    };
-    let imported = judgelab_engine::import_file(&state.store, Path::new(&path), &options).await?;
-    Ok(ImportResult {
-        dataset: summary(&imported.dataset),
-        already: imported.already,
-    })
 }
 
 /// The dataset, loaded once and kept for browsing.

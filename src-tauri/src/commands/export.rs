@@ -43,6 +43,22 @@ pub async fn export_report(
     Ok(files.iter().map(|p| p.display().to_string()).collect())
 }
 
+/// A trial's judge card, written as `judge.json` and `judge.md` into `dir`: their paths.
+#[tauri::command]
+#[specta::specta]
+pub async fn export_judge(
+    state: State<'_, AppState>,
+    name: String,
+    trial: i64,
+    dir: String,
+) -> AppResult<Vec<String>> {
+    let card = judgelab_engine::export_judge(&state.store, &name, trial).await?;
+    let dir = PathBuf::from(dir);
+    let files = judgelab_report::card::write(&card, &dir)
+        .map_err(|e| AppError::internal(format!("cannot write the card into {}: {e}", dir.display())))?;
+    Ok(files.iter().map(|p| p.display().to_string()).collect())
+}
+
 #[tauri::command]
 #[specta::specta]
 pub async fn export_chart(

@@ -3,6 +3,7 @@
 pub mod datasets;
 pub mod estimate;
 pub mod export;
+pub mod import;
 pub mod judges;
 pub mod labels;
 pub mod load;

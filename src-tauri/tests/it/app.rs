@@ -107,6 +107,59 @@ fn the_whole_workflow_in_the_real_app() {
     );
     shot(&s, "01-datasets");
 
+    // A file as its authors published it, through the import wizard: the MT-Bench-style
+    // Parquet fixture (answers inside conversations, the label in `winner`), its fields and
+    // label values guessed, the whole file previewed, then imported with its mapping.
+    let parquet = root().join("crates/core/tests/it/data/mt_bench_style.parquet");
+    s.find(&testid("import-path"))
+        .fill(parquet.to_str().expect("utf-8"));
+    s.find(&testid("import-map")).click();
+    s.wait(&testid("wizard-row"), 30);
+    s.wait(&testid("map-label"), 30);
+    let mapped = s.script(
+        "return [...document.querySelectorAll(arguments[0])].map(e => [e.dataset.target ?? e.dataset.value, e.value]);",
+        json!(["[data-testid=map-field], [data-testid=map-label]"]),
+    );
+    let pairs: Vec<(String, String)> = serde_json::from_value(mapped).expect("pairs");
+    for want in [
+        ("question", "conversation_a[0].content"),
+        ("answer_a", "conversation_a[-1].content"),
+        ("answer_b", "conversation_b[-1].content"),
+        ("human_label", "winner"),
+        ("model_a", "A"),
+        ("model_b", "B"),
+        ("tie", "tie"),
+    ] {
+        assert!(
+            pairs.contains(&(want.0.to_string(), want.1.to_string())),
+            "{want:?} not guessed: {pairs:?}"
+        );
+    }
+    // "tie (bothbad)", MT-Bench's tie where both answers are bad, is a tie too.
+    assert!(
+        pairs.iter().any(|(v, l)| v.starts_with("tie") && v != "tie" && l == "tie"),
+        "{pairs:?}"
+    );
+    s.find(&testid("wizard-preview")).click();
+    let preview = s.wait(&testid("wizard-preview-result"), 60).text();
+    assert!(preview.contains("4 pairwise items"), "{preview}");
+    assert_eq!(s.count(&testid("wizard-item")), 4);
+    shot(&s, "01b-import-wizard");
+    s.find(&testid("wizard-import")).click();
+    s.wait(
+        "[data-testid=\"dataset-row\"][data-name=\"mt_bench_style\"]",
+        30,
+    )
+    .click();
+    let mapping = s.wait(&testid("dataset-mapping"), 15).text();
+    assert!(
+        mapping.contains("answer_a=conversation_a[-1].content") && mapping.contains("human_label=winner"),
+        "{mapping}"
+    );
+    shot(&s, "01c-dataset-mapped");
+    s.find("[data-testid=\"dataset-row\"][data-name=\"llmbar_natural\"]")
+        .click();
+
     // Templates: the built-in pairwise template, previewed with its token count.
     s.find(&testid("nav-templates")).click();
     s.find(&testid("template-row")).click();
@@ -440,6 +493,18 @@ fn the_whole_workflow_in_the_real_app() {
     let detail = s.wait(&testid("verdict-detail"), 30).text();
     assert!(detail.len() > 200, "verdict detail: {detail}");
     shot(&s, "07-verdict");
+    // The trial's judge as a judge card.
+    let cards = tmp.path().join("card");
+    s.find(&testid("judge-card-dir"))
+        .fill(cards.to_str().expect("utf-8"));
+    s.find(&testid("export-judge")).click();
+    s.wait(&testid("judge-card-written"), 60);
+    let card: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(cards.join("judge.json")).expect("judge.json"),
+    )
+    .expect("a card");
+    assert_eq!(card["judgelab_card"], 1);
+    assert!(cards.join("judge.md").is_file());
 
     // Export: the report folder, with its files on disk.
     if s.count(&testid("nav-export")) > 0 {

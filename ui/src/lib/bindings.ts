@@ -9,7 +9,10 @@ export const commands = {
 	/**  The sweep's axes, in the order trials expand, as the builder shows them. */
 	sweepAxes: () => __TAURI_INVOKE<AxisView[]>("sweep_axes"),
 	listDatasets: () => typedError<DatasetSummary[], AppError>(__TAURI_INVOKE("list_datasets")),
-	importDataset: (path: string, name: string | null) => typedError<ImportResult, AppError>(__TAURI_INVOKE("import_dataset", { path, name })),
+	importDataset: (path: string, name: string | null, mapping: MappingInput | null, scale: string | null) => typedError<ImportResult, AppError>(__TAURI_INVOKE("import_dataset", { path, name, mapping, scale })),
+	peekDataset: (path: string) => typedError<DatasetPeek, AppError>(__TAURI_INVOKE("peek_dataset", { path })),
+	labelValues: (path: string, labelPath: string) => typedError<LabelValues, AppError>(__TAURI_INVOKE("label_values", { path, labelPath })),
+	previewImport: (path: string, mapping: MappingInput | null, scale: string | null) => typedError<ImportPreview, AppError>(__TAURI_INVOKE("preview_import", { path, mapping, scale })),
 	datasetDetail: (name: string) => typedError<DatasetDetail, AppError>(__TAURI_INVOKE("dataset_detail", { name })),
 	datasetItems: (name: string, offset: number, limit: number) => typedError<ItemPage, AppError>(__TAURI_INVOKE("dataset_items", { name, offset, limit })),
 	listTemplates: () => typedError<TemplateInfo[], AppError>(__TAURI_INVOKE("list_templates")),
@@ -62,6 +65,8 @@ export const commands = {
 	 */
 	startEstimate: (name: string, trialId: number, dataset: string | null, width: number | null, onEvent: Channel<EstimateUpdate>) => typedError<null, AppError>(__TAURI_INVOKE("start_estimate", { name, trialId, dataset, width, onEvent })),
 	exportReport: (name: string, dir: string, metric: string | null, resamples: number, compare: ComparedPair[]) => typedError<string[], AppError>(__TAURI_INVOKE("export_report", { name, dir, metric, resamples, compare })),
+	/**  A trial's judge card, written as `judge.json` and `judge.md` into `dir`: their paths. */
+	exportJudge: (name: string, trial: number, dir: string) => typedError<string[], AppError>(__TAURI_INVOKE("export_judge", { name, trial, dir })),
 	exportChart: (name: string, chart: ChartKind, path: string, metric: string | null, resamples: number) => typedError<string, AppError>(__TAURI_INVOKE("export_chart", { name, chart, path, metric, resamples })),
 };
 
@@ -263,6 +268,22 @@ export type DatasetDetail = {
 	criteria: string[],
 };
 
+/**  A file's first rows as they are, and a first guess at its mapping. */
+export type DatasetPeek = {
+	/**  Its top-level fields, in order. */
+	columns: string[],
+	/**  Every path into its first rows (`conversation_a[-1].content`). */
+	paths: string[],
+	/**  Its first rows, each as indented JSON. */
+	rows: string[],
+	/**  Its fields are Judgelab's own: it imports as it is. */
+	canonical: boolean,
+	/**  The fields guessed (Judgelab's order). */
+	guess: FieldMapping[],
+	/**  The fields Judgelab reads: what a mapping may fill (`human_labels.NAME` too). */
+	targets: string[],
+};
+
 export type DatasetSummary = {
 	name: string,
 	/**  `pairwise` or `single`. */
@@ -285,6 +306,11 @@ export type DatasetSummary = {
 	 *  selection may rank by.
 	 */
 	metrics: string[],
+	/**
+	 *  The mapping its file was read through, in one line (`question=prompt,…; labels:
+	 *  …`); none: the file was in Judgelab's own fields.
+	 */
+	mapping: string | null,
 };
 
 /**  Verdict drift from the first trial to the second, call by call. */
@@ -391,6 +417,12 @@ export type FailureCauseView = {
 	n_calls: number,
 };
 
+/**  Judgelab's field and where it is in a row of a file of another shape. */
+export type FieldMapping = {
+	target: string,
+	path: string,
+};
+
 /**  A point of a chart, where it was drawn (in the SVG's pixels). */
 export type Hotspot = {
 	trial_id: number,
@@ -415,6 +447,18 @@ export type HumansView = {
 	n_shared: number,
 	/**  The pick's agreement with each rater. */
 	judge: JudgeWithRaterView[],
+};
+
+/**  The whole file read through a mapping, nothing written: what would be imported. */
+export type ImportPreview = {
+	task: string,
+	n_items: number,
+	n_unlabelled: number,
+	/**  Label counts over every item (ratings by rounded value). */
+	labels: Count[],
+	criteria: string[],
+	/**  The first items as they would be stored. */
+	items: ItemRow[],
 };
 
 export type ImportResult = {
@@ -464,6 +508,20 @@ export type LabelKey = {
 	/**  The label it gives: `A`, `tie`, `4`. */
 	label: string,
 	title: string,
+};
+
+/**  A label value as a file writes it, and as Judgelab reads it (`A`, `B`, `tie`, a number). */
+export type LabelMapping = {
+	value: string,
+	label: string,
+};
+
+/**  The values a file's label takes, and a first guess at how they read. */
+export type LabelValues = {
+	values: Count[],
+	guess: LabelMapping[],
+	/**  Rows read for it (the first ones). */
+	rows_read: number,
 };
 
 /**  What a labels export wrote. */
@@ -543,6 +601,16 @@ export type LoadView = {
 	/**  TTFT and latency per request against requests in flight; throughput and the knee. */
 	latency_svg: string,
 	throughput_svg: string,
+};
+
+/**
+ *  How a file of another shape reads: its fields, its label values, and ratings moved onto
+ *  another scale (`0-4:1-5`).
+ */
+export type MappingInput = {
+	fields: FieldMapping[],
+	labels: LabelMapping[],
+	rescale: string | null,
 };
 
 /**

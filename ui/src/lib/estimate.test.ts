@@ -11,6 +11,7 @@ const dataset = (name: string, task: string, n_unlabelled: number): DatasetSumma
   source: `${name}.jsonl`,
   content_hash: "h",
   metrics: [],
+  mapping: null,
 });
 
 describe("estimates on items without a label", () => {

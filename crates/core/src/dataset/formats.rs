@@ -1,5 +1,5 @@
-//! The file formats a dataset is read from — JSONL, a JSON array, CSV and Parquet, each
-//! optionally gzipped — as a stream of records (a row as a JSON object, at its line or row
+//! The file formats a dataset is read from — JSONL, a JSON array, CSV (or TSV) and
+//! Parquet, each optionally gzipped — as a stream of records (a row as a JSON object, at its line or row
 //! number), read from bytes in memory or a file on disk without holding the file.
 
 use std::collections::VecDeque;
@@ -27,7 +27,8 @@ pub(super) type Sink<'s, 'f> = &'s mut (dyn FnMut(Record) -> bool + 'f);
 pub(super) enum Format {
     Jsonl,
     Json,
-    Csv,
+    /// Comma-separated, or tab-separated (`.tsv`).
+    Csv(u8),
     Parquet,
 }
 
@@ -41,14 +42,16 @@ pub(super) fn format(path: &str) -> Result<(Format, bool), String> {
     let format = if inner.ends_with(".jsonl") || inner.ends_with(".ndjson") {
         Format::Jsonl
     } else if inner.ends_with(".csv") {
-        Format::Csv
+        Format::Csv(b',')
+    } else if inner.ends_with(".tsv") || inner.ends_with(".tab") {
+        Format::Csv(b'\t')
     } else if inner.ends_with(".json") {
         Format::Json
     } else if inner.ends_with(".parquet") {
         Format::Parquet
     } else {
         return Err(
-            "unknown format: expected .jsonl, .json (an array of objects), .csv or .parquet, each optionally .gz".into(),
+            "unknown format: expected .jsonl, .json (an array of objects), .csv, .tsv or .parquet, each optionally .gz".into(),
         );
     };
     Ok((format, gz))
@@ -118,7 +121,10 @@ pub(super) fn records(
         }
         Format::Jsonl => jsonl_records(source.open(gz).map_err(file_error)?, gz, sink),
         Format::Json => json_records(source.open(gz).map_err(file_error)?, sink),
-        Format::Csv => csv_records(path, source.open(gz).map_err(file_error)?, mapped, sink),
+        Format::Csv(delimiter) => {
+            let reader = source.open(gz).map_err(file_error)?;
+            csv_records(path, reader, delimiter, mapped, sink)
+        }
     }
     .map_err(|e| match e {
         Stop::Io(problem) => file_error(problem),
@@ -254,16 +260,18 @@ fn parquet_records(source: Source<'_>, gz: bool, sink: Sink<'_, '_>) -> Result<(
     Ok(())
 }
 
-/// A CSV file's rows by its header; `mapped`: any header, every cell text (a mapping names
+/// A CSV (or, by `delimiter`, TSV) file's rows by its header; `mapped`: any header, every cell text (a mapping names
 /// the columns it reads).
 fn csv_records(
     path: &str,
     reader: Box<dyn BufRead + '_>,
+    delimiter: u8,
     mapped: bool,
     sink: Sink<'_, '_>,
 ) -> Result<(), Stop> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
+        .delimiter(delimiter)
         .from_reader(Tracked {
             inner: reader,
             offset: 0,

@@ -174,13 +174,13 @@ pub fn guess(peek: &Peek) -> Vec<(String, String)> {
 }
 
 /// How often each value the label path reads takes in the first `limit` rows (as text;
-/// an empty cell or a missing value left out), most frequent first.
+/// an empty cell or a missing value left out), most frequent first; and the rows read.
 pub fn label_values(
     path: &str,
     source: Source<'_>,
     label_path: &str,
     limit: usize,
-) -> Result<Vec<(String, usize)>, DatasetError> {
+) -> Result<(Vec<(String, usize)>, usize), DatasetError> {
     let at = super::mapping::FieldPath::parse(label_path).map_err(|problem| DatasetError::File {
         path: path.to_string(),
         problem,
@@ -205,7 +205,7 @@ pub fn label_values(
     })?;
     let mut out: Vec<(String, usize)> = counts.into_iter().collect();
     out.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    Ok(out)
+    Ok((out, n))
 }
 
 /// A first guess at how label values read: words naming the first or second answer, or
@@ -260,7 +260,8 @@ mod tests {
             ]
             .map(|(a, b)| (a.to_string(), b.to_string()))
         );
-        let values = label_values("mt.jsonl", Source::Bytes(file.as_bytes()), "winner", 100).unwrap();
+        let (values, n) = label_values("mt.jsonl", Source::Bytes(file.as_bytes()), "winner", 100).unwrap();
+        assert_eq!(n, 2);
         assert_eq!(values, [("model_a".to_string(), 1), ("tie (bothbad)".to_string(), 1)]);
         assert_eq!(
             guess_labels(&values),
@@ -281,7 +282,7 @@ mod tests {
             ]
             .map(|(a, b)| (a.to_string(), b.to_string()))
         );
-        let values = label_values("h.csv", Source::Bytes(csv.as_bytes()), "helpfulness", 100).unwrap();
+        let (values, _) = label_values("h.csv", Source::Bytes(csv.as_bytes()), "helpfulness", 100).unwrap();
         assert!(guess_labels(&values).is_empty());
 
         let canonical = r#"{"id":"1","task":"pairwise","question":"q","answer_a":"a","answer_b":"b","human_label":"A"}"#;

@@ -291,6 +291,11 @@ fn pairs(text: &str) -> Result<Vec<(String, String)>, String> {
 }
 
 impl Mapping {
+    /// The fields a mapping may fill (and `human_labels.NAME`, a criterion).
+    pub fn targets() -> impl Iterator<Item = &'static str> {
+        targets()
+    }
+
     /// `--map question=…,answer_a=…` and `--label-map model_a=A,…` as written.
     pub fn parse(fields: &str, labels: Option<&str>) -> Result<Mapping, String> {
         let labels = labels.map(pairs).transpose()?;

@@ -797,6 +797,10 @@ mod tests {
         assert_eq!(ids, ["2", "3"]);
         assert_eq!(rated.items[0].human_label, Label::Rating(3.0));
         assert_eq!(rated.items[1].human_labels["coherence"], Label::Rating(2.0));
+        // The same as tab-separated values.
+        let tsv = csv.replace(',', "\t");
+        let tabbed = parse("hs.tsv", tsv.as_bytes(), &options).unwrap();
+        assert_eq!(tabbed.items, rated.items);
     }
 
     #[test]
@@ -895,7 +899,7 @@ mod tests {
         let err = parse("d.txt", b"x", &ImportOptions::default()).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "d.txt: unknown format: expected .jsonl, .json (an array of objects), .csv or .parquet, each optionally .gz"
+            "d.txt: unknown format: expected .jsonl, .json (an array of objects), .csv, .tsv or .parquet, each optionally .gz"
         );
     }
 
