@@ -342,15 +342,39 @@ fn write_bench_items(path: &Path, n: usize) -> Result<()> {
     use std::io::Write;
     let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
     let words = [
-        "the", "answer", "is", "because", "first", "consider", "which", "model", "returns",
-        "a", "value", "when", "input", "every", "step", "follows", "from", "previous", "so",
-        "we", "check", "result", "against", "question", "carefully",
+        "the",
+        "answer",
+        "is",
+        "because",
+        "first",
+        "consider",
+        "which",
+        "model",
+        "returns",
+        "a",
+        "value",
+        "when",
+        "input",
+        "every",
+        "step",
+        "follows",
+        "from",
+        "previous",
+        "so",
+        "we",
+        "check",
+        "result",
+        "against",
+        "question",
+        "carefully",
     ];
     let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut text = |len: usize| {
         let mut s = String::with_capacity(len + 16);
         while s.len() < len {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
             s.push_str(words[(state >> 33) as usize % words.len()]);
             s.push(' ');
         }

@@ -1274,7 +1274,10 @@ async fn list(store: &Store) -> Result<ExitCode> {
             let criteria: Vec<String> = d.criteria.iter().map(|c| c.describe()).collect();
             println!("    labelled on criteria: {}", criteria.join(", "));
         }
-        let mapping = d.mapping.as_deref().map(judgelab_core::dataset::mapping::Mapping::from_toml);
+        let mapping = d
+            .mapping
+            .as_deref()
+            .map(judgelab_core::dataset::mapping::Mapping::from_toml);
         if let Some(Ok(m)) = mapping {
             println!("    read through the mapping {m}");
         }

@@ -225,9 +225,14 @@ mod tests {
         assert!(same(&|o| o.examples[0].meta = json!({"source": "x"})));
         assert!(same(&|o| o.params.few_shot_set = 2));
         assert!(same(&|o| o.params.concurrency = Some(4)));
-        assert!(same(&|o| o.params.quantization = Some(crate::quantization::Quantization::Q8_0)));
+        assert!(same(
+            &|o| o.params.quantization = Some(crate::quantization::Quantization::Q8_0)
+        ));
         assert!(same(&|o| {
-            if let Model::Llama { file, quantization, .. } = &mut o.model {
+            if let Model::Llama {
+                file, quantization, ..
+            } = &mut o.model
+            {
                 *file = "elsewhere.gguf".into();
                 *quantization = None;
             }
@@ -235,7 +240,9 @@ mod tests {
         assert!(!same(&|o| o.template.source.push(' ')));
         assert!(!same(&|o| o.params.temperature = 0.1));
         assert!(!same(&|o| o.allow_tie = true));
-        assert!(!same(&|o| o.examples[0].human_label = Label::from_text("A").unwrap()));
+        assert!(!same(
+            &|o| o.examples[0].human_label = Label::from_text("A").unwrap()
+        ));
         assert!(!same(&|o| o.examples[0].question.push('?')));
         assert!(!same(&|o| {
             if let Model::Llama { sha256, .. } = &mut o.model {

@@ -33,11 +33,11 @@ use judgelab_core::template::TemplateError;
 use judgelab_llama::LlamaError;
 use judgelab_store::{DatasetInfo, Store, StoreError};
 
+pub use card::export_judge;
 pub use judgelab_llama::compute::{Compute, Device, UnsupportedCpu};
 pub use judges::{
     check_model, local_compute, JudgeLoader, LocalModel, LocalModels, ModelSpec, RemoteModel,
 };
-pub use card::export_judge;
 pub use plan::{plan, Plan, RacePlan, TimingPlan};
 pub use progress::Progress;
 pub use prompt::{verdict_prompt, RenderedPrompt};

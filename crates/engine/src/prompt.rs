@@ -86,12 +86,15 @@ pub async fn verdict_prompt(
     // A card's examples are the card's (stored as `card:ID`).
     let card = summary.experiment.parsed.card_definition();
     let example = |id: &str| match (card, id.strip_prefix("card:")) {
-        (Some(d), Some(id)) => d.examples.iter().find(|e| e.id == id).ok_or_else(|| {
-            EngineError::Invalid {
-                path: summary.experiment.name.clone(),
-                message: format!("few-shot example {id:?} is not in the judge card"),
-            }
-        }),
+        (Some(d), Some(id)) => {
+            d.examples
+                .iter()
+                .find(|e| e.id == id)
+                .ok_or_else(|| EngineError::Invalid {
+                    path: summary.experiment.name.clone(),
+                    message: format!("few-shot example {id:?} is not in the judge card"),
+                })
+        }
         _ => find(id),
     };
     let examples = trial

@@ -183,12 +183,12 @@ impl Resolved {
         ids.iter()
             .map(|id| {
                 let mut items = self.dataset.items.iter().chain(&self.card_examples);
-                items.find(|i| i.id == *id).ok_or_else(|| {
-                    EngineError::Invalid {
+                items
+                    .find(|i| i.id == *id)
+                    .ok_or_else(|| EngineError::Invalid {
                         path: self.experiment.name.clone(),
                         message: format!("few-shot example {id:?} is not in the dataset"),
-                    }
-                })
+                    })
             })
             .collect()
     }
@@ -326,7 +326,10 @@ fn with_card(
     let file = locate(base, &written).ok_or_else(|| {
         invalid(
             "judges.card",
-            format!("{written:?} is not a file (looked in {} and the working directory)", base.display()),
+            format!(
+                "{written:?} is not a file (looked in {} and the working directory)",
+                base.display()
+            ),
         )
     })?;
     let text = std::fs::read_to_string(&file).map_err(|source| EngineError::Io {

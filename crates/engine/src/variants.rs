@@ -147,7 +147,9 @@ pub(crate) fn plan_lines(r: &Resolved) -> Vec<String> {
             }
         );
         if let Some(h) = &source_header {
-            if let Some(main) = main_type(h).filter(|k| !matches!(k.as_str(), "F32" | "F16" | "BF16")) {
+            if let Some(main) =
+                main_type(h).filter(|k| !matches!(k.as_str(), "F32" | "F16" | "BF16"))
+            {
                 line += &format!(
                     "; the source is quantised already (mostly {main}): requantising stacks its errors"
                 );

@@ -45,14 +45,20 @@ pub fn markdown(card: &JudgeCard) -> String {
         ),
         Model::Openai { model, endpoint } => format!(
             "`{model}` on an OpenAI-compatible endpoint ({})",
-            endpoint.get("base_url").and_then(Value::as_str).unwrap_or("?")
+            endpoint
+                .get("base_url")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
         ),
     };
     let rows = [
         ("Model", model),
         ("Task", j.task.describe()),
         ("Output", format!("{:?}", j.output).to_lowercase()),
-        ("Ties allowed", if j.allow_tie { "yes" } else { "no" }.into()),
+        (
+            "Ties allowed",
+            if j.allow_tie { "yes" } else { "no" }.into(),
+        ),
         ("Template", format!("`{}` (below)", j.template.name)),
         ("Temperature", p.temperature.to_string()),
         ("top_p", p.top_p.to_string()),
@@ -74,7 +80,11 @@ pub fn markdown(card: &JudgeCard) -> String {
     for (k, v) in rows {
         let _ = writeln!(out, "| {k} | {} |", v.replace('|', "\\|"));
     }
-    let _ = writeln!(out, "\n### Template\n\n````jinja\n{}\n````\n", j.template.source.trim_end());
+    let _ = writeln!(
+        out,
+        "\n### Template\n\n````jinja\n{}\n````\n",
+        j.template.source.trim_end()
+    );
     if !j.examples.is_empty() {
         let _ = writeln!(out, "### Few-shot examples\n");
         for (i, e) in j.examples.iter().enumerate() {
@@ -119,9 +129,9 @@ fn measured(out: &mut String, m: &Value) {
     }
     let s = |v: &Value| match v {
         Value::Null => "–".to_string(),
-        Value::Number(n) => n
-            .as_f64()
-            .map_or(n.to_string(), |x| format!("{}", (x * 1000.0).round() / 1000.0)),
+        Value::Number(n) => n.as_f64().map_or(n.to_string(), |x| {
+            format!("{}", (x * 1000.0).round() / 1000.0)
+        }),
         Value::String(t) => t.clone(),
         other => other.to_string(),
     };
@@ -214,7 +224,12 @@ fn measured(out: &mut String, m: &Value) {
     if let Some(ramps) = m["load_ramps"].as_array().filter(|r| !r.is_empty()) {
         let _ = writeln!(out, "\nLoad ramps: {}", ramps.len());
         for r in ramps {
-            let _ = writeln!(out, "- {}: knee at {} in flight", s(&r["created_at"]), s(&r["knee"]));
+            let _ = writeln!(
+                out,
+                "- {}: knee at {} in flight",
+                s(&r["created_at"]),
+                s(&r["knee"])
+            );
         }
     }
 }

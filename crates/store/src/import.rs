@@ -80,7 +80,10 @@ impl Store {
             let label = i.human_label;
             i.clone().with_label(Some(label))
         });
-        let unlabelled = dataset.unlabelled.iter().map(|i| i.clone().with_label(None));
+        let unlabelled = dataset
+            .unlabelled
+            .iter()
+            .map(|i| i.clone().with_label(None));
         for item in labelled.chain(unlabelled) {
             writer.push(item).await?;
         }

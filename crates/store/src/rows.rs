@@ -150,8 +150,8 @@ pub(crate) fn experiment(r: &SqliteRow) -> Result<ExperimentRow, BadExperiment> 
     let mut experiment = Experiment::from_toml(&format!("{name}.toml (as stored)"), &spec)
         .map_err(|e| BadExperiment::Spec(name.clone(), e))?;
     if let Some(card) = r.get::<Option<&str>, _>("card") {
-        let definition = serde_json::from_str(card)
-            .map_err(|e| BadExperiment::Corrupt(format!("card: {e}")))?;
+        let definition =
+            serde_json::from_str(card).map_err(|e| BadExperiment::Corrupt(format!("card: {e}")))?;
         experiment = experiment
             .with_card(&definition)
             .map_err(BadExperiment::Corrupt)?;

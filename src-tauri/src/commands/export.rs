@@ -54,8 +54,9 @@ pub async fn export_judge(
 ) -> AppResult<Vec<String>> {
     let card = judgelab_engine::export_judge(&state.store, &name, trial).await?;
     let dir = PathBuf::from(dir);
-    let files = judgelab_report::card::write(&card, &dir)
-        .map_err(|e| AppError::internal(format!("cannot write the card into {}: {e}", dir.display())))?;
+    let files = judgelab_report::card::write(&card, &dir).map_err(|e| {
+        AppError::internal(format!("cannot write the card into {}: {e}", dir.display()))
+    })?;
     Ok(files.iter().map(|p| p.display().to_string()).collect())
 }
 

@@ -74,8 +74,13 @@ pub async fn peek_dataset(path: String) -> AppResult<DatasetPeek> {
 pub async fn label_values(path: String, label_path: String) -> AppResult<LabelValues> {
     let path = checked_path(&path)?;
     let (values, rows_read) = blocking(move || {
-        guess::label_values(&path, Source::File(Path::new(&path)), &label_path, LABEL_ROWS)
-            .map_err(EngineError::from)
+        guess::label_values(
+            &path,
+            Source::File(Path::new(&path)),
+            &label_path,
+            LABEL_ROWS,
+        )
+        .map_err(EngineError::from)
     })
     .await?;
     Ok(LabelValues {
@@ -100,7 +105,8 @@ fn options(
     let scale = match scale.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
         None => None,
         Some(text) => {
-            let bad = || AppError::invalid(format!("rating scale {text:?}: expected MIN-MAX, e.g. 1-5"));
+            let bad =
+                || AppError::invalid(format!("rating scale {text:?}: expected MIN-MAX, e.g. 1-5"));
             let (lo, hi) = text.split_once('-').ok_or_else(bad)?;
             Some((
                 lo.trim().parse().map_err(|_| bad())?,

@@ -137,7 +137,9 @@ fn the_whole_workflow_in_the_real_app() {
     }
     // "tie (bothbad)", MT-Bench's tie where both answers are bad, is a tie too.
     assert!(
-        pairs.iter().any(|(v, l)| v.starts_with("tie") && v != "tie" && l == "tie"),
+        pairs
+            .iter()
+            .any(|(v, l)| v.starts_with("tie") && v != "tie" && l == "tie"),
         "{pairs:?}"
     );
     s.find(&testid("wizard-preview")).click();
@@ -153,7 +155,8 @@ fn the_whole_workflow_in_the_real_app() {
     .click();
     let mapping = s.wait(&testid("dataset-mapping"), 15).text();
     assert!(
-        mapping.contains("answer_a=conversation_a[-1].content") && mapping.contains("human_label=winner"),
+        mapping.contains("answer_a=conversation_a[-1].content")
+            && mapping.contains("human_label=winner"),
         "{mapping}"
     );
     shot(&s, "01c-dataset-mapped");

@@ -134,7 +134,10 @@ fn a_judge_card_runs_unchanged_on_other_items() {
     check_invalid(
         &env,
         &["run", bad.to_str().unwrap()],
-        &["edited.json: the card's definition hashes to", "it was edited"],
+        &[
+            "edited.json: the card's definition hashes to",
+            "it was edited",
+        ],
     );
     let swept = env.file(
         "swept.toml",

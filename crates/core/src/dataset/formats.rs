@@ -62,9 +62,9 @@ impl Source<'_> {
     fn open(&self, gz: bool) -> Result<Box<dyn BufRead + '_>, String> {
         let raw: Box<dyn Read + '_> = match self {
             Source::Bytes(b) => Box::new(*b),
-            Source::File(p) => Box::new(
-                std::fs::File::open(p).map_err(|e| format!("cannot read it: {e}"))?,
-            ),
+            Source::File(p) => {
+                Box::new(std::fs::File::open(p).map_err(|e| format!("cannot read it: {e}"))?)
+            }
         };
         Ok(match gz {
             true => Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(
@@ -137,7 +137,11 @@ enum Stop {
     Error(DatasetError),
 }
 
-fn jsonl_records(mut reader: Box<dyn BufRead + '_>, gz: bool, sink: Sink<'_, '_>) -> Result<(), Stop> {
+fn jsonl_records(
+    mut reader: Box<dyn BufRead + '_>,
+    gz: bool,
+    sink: Sink<'_, '_>,
+) -> Result<(), Stop> {
     let mut raw = Vec::new();
     for line in 1.. {
         raw.clear();
@@ -231,33 +235,45 @@ fn json_records(reader: Box<dyn BufRead + '_>, sink: Sink<'_, '_>) -> Result<(),
 /// by seeking).
 fn parquet_records(source: Source<'_>, gz: bool, sink: Sink<'_, '_>) -> Result<(), String> {
     use parquet::file::reader::{FileReader, SerializedFileReader};
-    let not_parquet = |e: parquet::errors::ParquetError| format!("not a readable Parquet file: {e}");
+    let not_parquet =
+        |e: parquet::errors::ParquetError| format!("not a readable Parquet file: {e}");
     let reader: Box<dyn FileReader> = match (source, gz) {
-        (Source::File(p), false) => Box::new(
-            SerializedFileReader::new(
-                std::fs::File::open(p).map_err(|e| format!("cannot read it: {e}"))?,
-            )
-            .map_err(not_parquet)?,
-        ),
+        (Source::File(p), false) => {
+            let file = std::fs::File::open(p).map_err(|e| format!("cannot read it: {e}"))?;
+            Box::new(guarded(|| SerializedFileReader::new(file))?.map_err(not_parquet)?)
+        }
         (source, gz) => {
             let mut bytes = Vec::new();
             source
                 .open(gz)?
                 .read_to_end(&mut bytes)
                 .map_err(gzip_problem(gz))?;
-            Box::new(SerializedFileReader::new(bytes::Bytes::from(bytes)).map_err(not_parquet)?)
+            let bytes = bytes::Bytes::from(bytes);
+            Box::new(guarded(|| SerializedFileReader::new(bytes))?.map_err(not_parquet)?)
         }
     };
-    let rows = reader
-        .get_row_iter(None)
+    let mut rows = guarded(|| reader.get_row_iter(None))?
         .map_err(|e| format!("cannot read the Parquet rows: {e}"))?;
-    for (i, row) in rows.enumerate() {
-        let row = row.map_err(|e| format!("row {}: cannot read it: {e}", i + 1))?;
-        if !sink(row_record(i + 1, row.to_json_value())) {
+    for i in 1.. {
+        let Some(row) = guarded(|| rows.next())? else {
+            break;
+        };
+        let row = row.map_err(|e| format!("row {i}: cannot read it: {e}"))?;
+        let value = guarded(|| row.to_json_value())?;
+        if !sink(row_record(i, value)) {
             break;
         }
     }
     Ok(())
+}
+
+/// `f`, a step of the Parquet reader: the `parquet` crate asserts some of what a corrupt
+/// file breaks (e.g. `bit_util.rs`: `size <= src.len()`), which is then an error here, not
+/// a panic of the import.
+fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|_| {
+        "not a readable Parquet file: its data is corrupt (the reader failed on it)".to_string()
+    })
 }
 
 /// A CSV (or, by `delimiter`, TSV) file's rows by its header; `mapped`: any header, every cell text (a mapping names
@@ -411,7 +427,9 @@ impl<R: Read> Read for Tracked<R> {
         let n = self.inner.read(buf)?;
         for (i, &b) in buf[..n].iter().enumerate() {
             if b == b'\n' || b == b'\r' {
-                self.breaks.pending.push_back((self.offset + i as u64, b == b'\n'));
+                self.breaks
+                    .pending
+                    .push_back((self.offset + i as u64, b == b'\n'));
             }
         }
         self.offset += n as u64;

@@ -101,12 +101,69 @@ fn leaves(value: &Value, prefix: String, out: &mut Vec<String>) {
 /// Names a field often has in published sets, by Judgelab's field, most likely first.
 const NAMES: [(&str, &[&str]); 7] = [
     ("id", &["id", "uid", "item_id", "sample_id", "example_id"]),
-    ("question", &["question", "prompt", "instruction", "input", "query", "context"]),
-    ("answer_a", &["answer_a", "response_a", "output_a", "output_1", "response_1", "completion_a", "model_a_response"]),
-    ("answer_b", &["answer_b", "response_b", "output_b", "output_2", "response_2", "completion_b", "model_b_response"]),
-    ("answer", &["answer", "response", "output", "completion", "summary"]),
-    ("reference", &["reference", "reference_answer", "ref_answer", "gold", "target"]),
-    ("human_label", &["human_label", "label", "winner", "preference", "choice", "score", "rating", "overall", "helpfulness"]),
+    (
+        "question",
+        &[
+            "question",
+            "prompt",
+            "instruction",
+            "input",
+            "query",
+            "context",
+        ],
+    ),
+    (
+        "answer_a",
+        &[
+            "answer_a",
+            "response_a",
+            "output_a",
+            "output_1",
+            "response_1",
+            "completion_a",
+            "model_a_response",
+        ],
+    ),
+    (
+        "answer_b",
+        &[
+            "answer_b",
+            "response_b",
+            "output_b",
+            "output_2",
+            "response_2",
+            "completion_b",
+            "model_b_response",
+        ],
+    ),
+    (
+        "answer",
+        &["answer", "response", "output", "completion", "summary"],
+    ),
+    (
+        "reference",
+        &[
+            "reference",
+            "reference_answer",
+            "ref_answer",
+            "gold",
+            "target",
+        ],
+    ),
+    (
+        "human_label",
+        &[
+            "human_label",
+            "label",
+            "winner",
+            "preference",
+            "choice",
+            "score",
+            "rating",
+            "overall",
+            "helpfulness",
+        ],
+    ),
 ];
 
 /// A first guess at the mapping of the file `peek` saw: Judgelab's field and a path, for
@@ -181,10 +238,11 @@ pub fn label_values(
     label_path: &str,
     limit: usize,
 ) -> Result<(Vec<(String, usize)>, usize), DatasetError> {
-    let at = super::mapping::FieldPath::parse(label_path).map_err(|problem| DatasetError::File {
-        path: path.to_string(),
-        problem,
-    })?;
+    let at =
+        super::mapping::FieldPath::parse(label_path).map_err(|problem| DatasetError::File {
+            path: path.to_string(),
+            problem,
+        })?;
     let format = formats::format(path).map_err(|problem| DatasetError::File {
         path: path.to_string(),
         problem,
@@ -220,12 +278,30 @@ pub fn guess_labels(values: &[(String, usize)]) -> Vec<(String, String)> {
             let l = v.trim().to_ascii_lowercase();
             let label = if l.contains("tie") || l == "equal" || l == "same" {
                 "tie"
-            } else if ["a", "model_a", "response_a", "output_a", "answer_a", "1", "first", "left"]
-                .contains(&l.as_str())
+            } else if [
+                "a",
+                "model_a",
+                "response_a",
+                "output_a",
+                "answer_a",
+                "1",
+                "first",
+                "left",
+            ]
+            .contains(&l.as_str())
             {
                 "A"
-            } else if ["b", "model_b", "response_b", "output_b", "answer_b", "2", "second", "right"]
-                .contains(&l.as_str())
+            } else if [
+                "b",
+                "model_b",
+                "response_b",
+                "output_b",
+                "answer_b",
+                "2",
+                "second",
+                "right",
+            ]
+            .contains(&l.as_str())
             {
                 "B"
             } else {
@@ -245,10 +321,17 @@ mod tests {
     #[test]
     fn common_shapes_are_guessed() {
         let row = r#"{"question_id": 81, "model_a": "x", "model_b": "y", "conversation_a": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}], "conversation_b": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "b"}], "winner": "model_a", "judge": "author_1"}"#;
-        let file = format!("{row}\n{}\n", row.replace("model_a\", \"judge", "tie (bothbad)\", \"judge"));
+        let file = format!(
+            "{row}\n{}\n",
+            row.replace("model_a\", \"judge", "tie (bothbad)\", \"judge")
+        );
         let p = peek("mt.jsonl", Source::Bytes(file.as_bytes()), 5).unwrap();
         assert!(!p.canonical);
-        assert!(p.paths.contains(&"conversation_a[-1].content".to_string()), "{:?}", p.paths);
+        assert!(
+            p.paths.contains(&"conversation_a[-1].content".to_string()),
+            "{:?}",
+            p.paths
+        );
         let g = guess(&p);
         assert_eq!(
             g,
@@ -260,12 +343,17 @@ mod tests {
             ]
             .map(|(a, b)| (a.to_string(), b.to_string()))
         );
-        let (values, n) = label_values("mt.jsonl", Source::Bytes(file.as_bytes()), "winner", 100).unwrap();
+        let (values, n) =
+            label_values("mt.jsonl", Source::Bytes(file.as_bytes()), "winner", 100).unwrap();
         assert_eq!(n, 2);
-        assert_eq!(values, [("model_a".to_string(), 1), ("tie (bothbad)".to_string(), 1)]);
+        assert_eq!(
+            values,
+            [("model_a".to_string(), 1), ("tie (bothbad)".to_string(), 1)]
+        );
         assert_eq!(
             guess_labels(&values),
-            [("model_a", "A"), ("tie (bothbad)", "tie")].map(|(a, b)| (a.to_string(), b.to_string()))
+            [("model_a", "A"), ("tie (bothbad)", "tie")]
+                .map(|(a, b)| (a.to_string(), b.to_string()))
         );
 
         let csv = "prompt,response,helpfulness,coherence,verbosity\np,r,3,4,1\nq,s,1,2,0\n";
@@ -282,10 +370,15 @@ mod tests {
             ]
             .map(|(a, b)| (a.to_string(), b.to_string()))
         );
-        let (values, _) = label_values("h.csv", Source::Bytes(csv.as_bytes()), "helpfulness", 100).unwrap();
+        let (values, _) =
+            label_values("h.csv", Source::Bytes(csv.as_bytes()), "helpfulness", 100).unwrap();
         assert!(guess_labels(&values).is_empty());
 
         let canonical = r#"{"id":"1","task":"pairwise","question":"q","answer_a":"a","answer_b":"b","human_label":"A"}"#;
-        assert!(peek("c.jsonl", Source::Bytes(canonical.as_bytes()), 5).unwrap().canonical);
+        assert!(
+            peek("c.jsonl", Source::Bytes(canonical.as_bytes()), 5)
+                .unwrap()
+                .canonical
+        );
     }
 }

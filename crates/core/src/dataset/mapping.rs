@@ -61,13 +61,16 @@ impl Eq for Rescale {}
 impl Rescale {
     /// `0-4:1-5`: the file's scale, then Judgelab's.
     pub fn parse(text: &str) -> Result<Rescale, String> {
-        let bad = || format!("rescale {text:?}: expected FROM_MIN-FROM_MAX:TO_MIN-TO_MAX, e.g. 0-4:1-5");
+        let bad =
+            || format!("rescale {text:?}: expected FROM_MIN-FROM_MAX:TO_MIN-TO_MAX, e.g. 0-4:1-5");
         let range = |part: &str| -> Result<(f64, f64), String> {
             let (lo, hi) = part.trim().split_once('-').ok_or_else(bad)?;
             let lo: f64 = lo.trim().parse().map_err(|_| bad())?;
             let hi: f64 = hi.trim().parse().map_err(|_| bad())?;
             if !(lo.is_finite() && hi.is_finite() && lo < hi) {
-                return Err(format!("rescale {text:?}: {part} is not a range from low to high"));
+                return Err(format!(
+                    "rescale {text:?}: {part} is not a range from low to high"
+                ));
             }
             Ok((lo, hi))
         };
@@ -337,7 +340,12 @@ impl Mapping {
             return Err("the mapping names no field".into());
         }
         // In Judgelab's order of fields, however written: one mapping, one text.
-        let order = |t: &str| super::FIELDS.iter().position(|f| *f == t).unwrap_or(super::FIELDS.len());
+        let order = |t: &str| {
+            super::FIELDS
+                .iter()
+                .position(|f| *f == t)
+                .unwrap_or(super::FIELDS.len())
+        };
         mapping
             .fields
             .sort_by(|(a, _), (b, _)| order(a).cmp(&order(b)).then(a.cmp(b)));
@@ -649,7 +657,11 @@ mod tests {
             .apply(3, &json!({"q": "x", "a": "y", "h": 5, "c": 0}))
             .unwrap_err();
         assert_eq!(err[0].field, "human_label (mapped from h)");
-        assert!(err[0].problem.contains("outside the scale 0-4:1-5"), "{:?}", err[0]);
+        assert!(
+            err[0].problem.contains("outside the scale 0-4:1-5"),
+            "{:?}",
+            err[0]
+        );
         assert!(m.to_string().ends_with("; rescale: 0-4:1-5"), "{m}");
         let file = Mapping::from_toml(
             "[fields]\nquestion = \"q\"\nanswer = \"a\"\nhuman_label = \"h\"\n[rescale]\nfrom = [0, 4]\nto = [1, 5]\n",

@@ -391,7 +391,11 @@ pub fn read(
     };
     // A criterion's scale, declared on any line, holds on every line: where a line may
     // declare one (a mapping names none), they are read first.
-    if mapping.is_none() && source.contains(format.1, b"label_scales").map_err(file_error)? {
+    if mapping.is_none()
+        && source
+            .contains(format.1, b"label_scales")
+            .map_err(file_error)?
+    {
         formats::records(path, source, format, false, &mut |(line, record)| {
             if let Ok(obj) = record {
                 criteria::declare(line, &obj, &mut validator.scales, &mut validator.errors);
@@ -401,7 +405,10 @@ pub fn read(
     }
     let (mut n_records, mut stopped) = (0, false);
     let mut rated = std::collections::BTreeSet::new();
-    formats::records(path, source, format, mapping.is_some(), &mut |(line, record)| {
+    formats::records(path, source, format, mapping.is_some(), &mut |(
+        line,
+        record,
+    )| {
         n_records += 1;
         let record = match mapping {
             Some(m) => record.and_then(|obj| {
@@ -430,7 +437,9 @@ pub fn read(
         !stopped
     })?;
     if stopped {
-        return Err(file_error("the import stopped before the end of the file".into()));
+        return Err(file_error(
+            "the import stopped before the end of the file".into(),
+        ));
     }
     if n_records == 0 {
         return Err(file_error("the file has no items".into()));

@@ -342,7 +342,12 @@ pub(super) fn card_form(
     let model = match &raw.model {
         Some(OneOrMany::One(m)) if !m.trim().is_empty() => m.clone(),
         None => "default".to_string(),
-        Some(_) => return Err(invalid(&key("model"), "names the one model file of the card's judge".into())),
+        Some(_) => {
+            return Err(invalid(
+                &key("model"),
+                "names the one model file of the card's judge".into(),
+            ))
+        }
     };
     let backend = local_settings(raw, &key, model, invalid)?;
     Ok((NamedJudge { name, backend }, card))

@@ -1,9 +1,11 @@
-//! A seeded mutation fuzzer over what users write by hand: dataset files, experiment files
-//! and templates. Each input is a bundled one (a dataset's first lines, a Parquet file, an example
-//! experiment, a built-in template) with a few mutations — bytes flipped, ranges cut or
-//! repeated, syntax fragments and extreme values spliced in — and is fed to the parser (and
-//! a template to its validation, criteria and rendering). Nothing may panic: bad input is an
-//! error. Runs in a debug build, so integer overflow panics too.
+//! A seeded mutation fuzzer over what users write by hand: dataset files, experiment files,
+//! templates and judge cards. Each input is a bundled one (a dataset's first lines, a
+//! Parquet file, an example experiment, a built-in template, a card) with a few mutations —
+//! bytes flipped, ranges cut or repeated, syntax fragments and extreme values spliced in —
+//! and is fed to the parser (a dataset also to the import wizard's peek and guesses, a
+//! template to its validation, criteria and rendering, a card to the experiment that runs
+//! it). Nothing may panic: bad input is an error. Runs in a debug build, so integer
+//! overflow panics too.
 //!
 //! `JUDGELAB_FUZZ_ITERATIONS` (default 1,500 per kind) and `JUDGELAB_FUZZ_SEED` widen or
 //! move the search; a panicking input is written to `target/fuzz-failures/` to replay.
@@ -11,8 +13,9 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-use judgelab_core::dataset::mapping::Mapping;
-use judgelab_core::dataset::{parse, ImportOptions};
+use judgelab_core::card::JudgeCard;
+use judgelab_core::dataset::mapping::{Mapping, Rescale};
+use judgelab_core::dataset::{guess, parse, ImportOptions, Source};
 use judgelab_core::rng::SplitMix64;
 use judgelab_core::{Experiment, ItemText, OutputKind, Task, Template};
 
@@ -178,11 +181,26 @@ fn datasets_never_panic() {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     std::io::Write::write_all(&mut gz, &seeds[0].1).unwrap();
     seeds.push(("rows.jsonl.gz".to_string(), gz.finish().unwrap()));
-    // The same rows as CSV.
+    // The same rows as CSV, and as TSV.
     seeds.push((
         "rows.csv".to_string(),
         b"id,question,answer_a,answer_b,label\n1,q,a,b,A\n2,\"q, quoted\",a,b,B\n".to_vec(),
     ));
+    seeds.push((
+        "rows.tsv".to_string(),
+        b"prompt\tresponse\thelpfulness\tcoherence\np\tr\t3\t4\nq\ts\t1\t2\n".to_vec(),
+    ));
+    let rescaled = ImportOptions {
+        mapping: Some(Mapping {
+            rescale: Some(Rescale::parse("0-4:1-5").unwrap()),
+            ..Mapping::parse(
+                "question=prompt,answer=response,human_label=helpfulness,human_labels.coherence=coherence",
+                None,
+            )
+            .unwrap()
+        }),
+        ..ImportOptions::default()
+    };
     fuzz("dataset", &seeds, |name, bytes| {
         let _ = parse(name, bytes, &ImportOptions::default());
         let scaled = ImportOptions {
@@ -201,6 +219,60 @@ fn datasets_never_panic() {
             ..ImportOptions::default()
         };
         let _ = parse(name, bytes, &mapped);
+        let _ = parse(name, bytes, &rescaled);
+        // What the import wizard reads of a file before any mapping.
+        if let Ok(peek) = guess::peek(name, Source::Bytes(bytes), 5) {
+            for (target, path) in guess::guess(&peek) {
+                if target == "human_label" {
+                    if let Ok((values, _)) =
+                        guess::label_values(name, Source::Bytes(bytes), &path, 100)
+                    {
+                        let _ = guess::guess_labels(&values);
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// A judge card as `export-judge` writes it, and the experiment that runs it.
+#[test]
+fn judge_cards_never_panic() {
+    let card = serde_json::json!({
+        "judgelab_card": 1,
+        "identity": "",
+        "judge": {
+            "name": "default", "task": {"kind": "pairwise"}, "allow_tie": false, "output": "label",
+            "template": {"name": "pairwise", "source": Template::builtin("pairwise").unwrap().source},
+            "params": {"model": "default", "template": "pairwise", "temperature": 0.0, "top_p": 0.9,
+                       "max_tokens": 4, "few_shot": 1, "few_shot_max_tokens": null},
+            "examples": [{"id": "e1", "question": "q", "answer_a": "a", "answer_b": "b", "answer": null,
+                          "reference": null, "human_label": "B", "meta": {}}],
+            "model": {"backend": "llama", "file": "m.gguf", "sha256": "ab", "quantization": "Q4_1",
+                      "context_size": 8192},
+        },
+        "measured": {"metric": "kappa"},
+        "exported_at": "2026-12-06T00:00:00Z",
+        "judgelab_version": "0.1.0",
+    });
+    let mut card: JudgeCard = serde_json::from_value(card).unwrap();
+    card.identity = card.judge.identity();
+    let seeds = vec![(
+        "judge.json".to_string(),
+        serde_json::to_string_pretty(&card).unwrap().into_bytes(),
+    )];
+    let runs = Experiment::from_toml(
+        "card.toml",
+        "name = \"card\"\ndataset = \"d.jsonl\"\n[[judges]]\ncard = \"judge.json\"\n",
+    )
+    .unwrap();
+    fuzz("card", &seeds, |name, bytes| {
+        if let Ok(card) = JudgeCard::from_json(name, &text(bytes)) {
+            if let Ok(e) = runs.clone().with_card(&card.judge) {
+                let _ = e.trials();
+                let _ = e.identity();
+            }
+        }
     });
 }
 

@@ -26,7 +26,9 @@ fn lines(n: usize) -> Vec<String> {
 #[tokio::test]
 async fn a_streamed_import_is_all_or_nothing_and_keeps_what_parsing_gives() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("judgelab.sqlite")).await.unwrap();
+    let store = Store::open(&dir.path().join("judgelab.sqlite"))
+        .await
+        .unwrap();
     let path = dir.path().join("many.jsonl");
     // A bad row after several batches were written: nothing is kept.
     let mut rows = lines(700);
@@ -37,7 +39,10 @@ async fn a_streamed_import_is_all_or_nothing_and_keeps_what_parsing_gives() {
         .await
         .unwrap_err()
         .to_string();
-    assert!(err.contains("many.jsonl:650: question: is missing"), "{err}");
+    assert!(
+        err.contains("many.jsonl:650: question: is missing"),
+        "{err}"
+    );
     assert_eq!(store.datasets().await.unwrap(), vec![]);
 
     let bytes = lines(700).join("\n");
@@ -50,7 +55,10 @@ async fn a_streamed_import_is_all_or_nothing_and_keeps_what_parsing_gives() {
     assert_eq!((info.n_items, info.n_unlabelled), (560, 140));
     assert_eq!(info.n_with_reference, 100);
     assert_eq!(info.content_hash, parsed.content_hash);
-    assert_eq!(store.label_counts(&info).await.unwrap(), parsed.label_counts());
+    assert_eq!(
+        store.label_counts(&info).await.unwrap(),
+        parsed.label_counts()
+    );
     assert_eq!(store.datasets().await.unwrap(), vec![info.clone()]);
     let loaded = store.load_dataset(&info).await.unwrap();
     assert_eq!(loaded.items, parsed.items);
