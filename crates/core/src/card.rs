@@ -164,6 +164,12 @@ impl JudgeCard {
     pub fn example_id(id: &str) -> String {
         format!("card:{id}")
     }
+
+    /// A card example's own id, from the id an experiment knows it by
+    /// ([`JudgeCard::example_id`]); none for an item of the data.
+    pub fn own_id(known_as: &str) -> Option<&str> {
+        known_as.strip_prefix("card:")
+    }
 }
 
 #[cfg(test)]
@@ -271,5 +277,27 @@ mod tests {
         let future = text.replace("\"judgelab_card\": 1", "\"judgelab_card\": 2");
         let err = JudgeCard::from_json("judge.json", &future).unwrap_err();
         assert!(err.contains("judge card format 2"), "{err}");
+    }
+
+    /// A card's judge allows ties where it was tuned, whatever labels the new data has.
+    #[test]
+    fn a_cards_judge_keeps_its_ties() {
+        let data = crate::dataset::parse(
+            "d.jsonl",
+            br#"{"id":"1","task":"pairwise","question":"q","answer_a":"a","answer_b":"b","human_label":"A"}"#,
+            &Default::default(),
+        )
+        .unwrap();
+        assert!(!data.allows_tie());
+        let text = "name = \"c\"\ndataset = \"d.jsonl\"\n[[judges]]\ncard = \"judge.json\"\n";
+        let runs = crate::Experiment::from_toml("c.toml", text).unwrap();
+        let tuned = Definition {
+            allow_tie: true,
+            ..definition()
+        };
+        let e = runs.with_card(&tuned).unwrap();
+        assert!(e.allow_tie(&data));
+        assert_eq!(e.trials().len(), 1);
+        assert_eq!(e.trials()[0].few_shot, 1);
     }
 }

@@ -39,7 +39,7 @@ pub async fn export_judge(
     }
     // The card's examples as they were, not as the experiment knew them.
     for e in &mut judge.examples {
-        if let Some(id) = e.id.strip_prefix("card:") {
+        if let Some(id) = JudgeCard::own_id(&e.id) {
             e.id = id.to_string();
         }
     }

@@ -41,7 +41,6 @@ pub use judges::{
 pub use plan::{plan, Plan, RacePlan, TimingPlan};
 pub use progress::Progress;
 pub use prompt::{verdict_prompt, RenderedPrompt};
-pub use resolve::allow_tie;
 pub use run::{
     judge_unlabelled, run_experiment, FailureCause, RunEvent, RunOptions, RunSummary,
     UnlabelledRequest, UnlabelledRun, DEFAULT_TIMED_CALLS,

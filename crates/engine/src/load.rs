@@ -35,7 +35,6 @@ use judgelab_store::Store;
 
 use crate::judges::{JudgeLoader, LocalModels, ModelSpec};
 use crate::prompt::verdict_prompt;
-use crate::resolve::allow_tie;
 use crate::summary::summarize;
 use crate::EngineError;
 
@@ -203,8 +202,13 @@ impl<'a> Requests<'a> {
             .judge
             .output
             .unwrap_or(judgelab_core::OutputKind::default_for(task));
-        let grammar = (params.constraint == Constraint::Grammar)
-            .then(|| judgelab_core::verdict::grammar(output, task, allow_tie(&summary.dataset)));
+        let grammar = (params.constraint == Constraint::Grammar).then(|| {
+            judgelab_core::verdict::grammar(
+                output,
+                task,
+                summary.experiment.parsed.allow_tie(&summary.dataset),
+            )
+        });
         let remote = summary
             .experiment
             .parsed
@@ -331,7 +335,7 @@ fn level_spec(
         Path::new(&trial_row.model_path),
         trial_row.model_sha256.as_deref().unwrap_or(""),
         summary.dataset.task,
-        allow_tie(&summary.dataset),
+        summary.experiment.parsed.allow_tie(&summary.dataset),
         options.threads,
         false,
     );

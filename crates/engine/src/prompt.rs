@@ -10,7 +10,6 @@ use judgelab_core::template::RenderContext;
 use judgelab_core::{Item, ItemText, Message, OutputKind, Task, Template};
 use judgelab_store::Store;
 
-use crate::resolve::allow_tie;
 use crate::EngineError;
 
 /// What every prompt of a trial shares.
@@ -85,7 +84,7 @@ pub async fn verdict_prompt(
     let item = find(&verdict.item_id)?;
     // A card's examples are the card's (stored as `card:ID`).
     let card = summary.experiment.parsed.card_definition();
-    let example = |id: &str| match (card, id.strip_prefix("card:")) {
+    let example = |id: &str| match (card, judgelab_core::card::JudgeCard::own_id(id)) {
         (Some(d), Some(id)) => {
             d.examples
                 .iter()
@@ -130,7 +129,7 @@ pub async fn verdict_prompt(
             .judge
             .output
             .unwrap_or(OutputKind::default_for(dataset.task)),
-        allow_tie: allow_tie(dataset),
+        allow_tie: summary.experiment.parsed.allow_tie(dataset),
         template: &template,
         examples: &examples,
         rubric: Asking::of(trial.params.style, asked),

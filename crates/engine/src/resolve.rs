@@ -126,13 +126,9 @@ pub(crate) fn locate(base: &Path, written: &str) -> Option<PathBuf> {
 }
 
 impl Resolved {
-    /// Whether a pairwise verdict may be a tie: only where the humans used ties (a card's
-    /// judge: as where it was tuned).
+    /// Whether a pairwise verdict may be a tie ([`Experiment::allow_tie`]).
     pub fn allow_tie(&self) -> bool {
-        match self.experiment.card_definition() {
-            Some(d) => d.allow_tie,
-            None => allow_tie(&self.dataset),
-        }
+        self.experiment.allow_tie(&self.dataset)
     }
 
     /// Every item a trial names by id: the dataset's, and a card's examples.
@@ -206,15 +202,6 @@ impl Resolved {
             })
             .collect()
     }
-}
-
-/// Whether a pairwise verdict may be a tie: only where the humans used ties.
-pub fn allow_tie(dataset: &Dataset) -> bool {
-    dataset.task == Task::Pairwise
-        && dataset
-            .items
-            .iter()
-            .any(|i| i.human_label == judgelab_core::Label::Choice(judgelab_core::Choice::Tie))
 }
 
 pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, EngineError> {

@@ -9,7 +9,7 @@ use judgelab_core::template::{RenderContext, TemplateError};
 use judgelab_core::{Dataset, Item, Judge, Message, OutputKind, Task, Template};
 
 use crate::judges::{JudgeLoader, LocalModel, ModelSpec};
-use crate::{allow_tie, default_model_path, EngineError};
+use crate::{default_model_path, EngineError};
 
 /// Checks a template against the task it is written for: one that validates for pairwise
 /// labels or for 1–5 ratings is fine; otherwise the error of the task it seems written for.
@@ -71,7 +71,7 @@ pub fn preview<'d>(
     let ctx = RenderContext::new(
         dataset.task,
         output,
-        allow_tie(dataset),
+        dataset.allows_tie(),
         item.text(),
         &examples,
     );

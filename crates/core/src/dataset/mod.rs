@@ -235,6 +235,15 @@ pub struct Dataset {
 }
 
 impl Dataset {
+    /// Whether a judge's pairwise verdict may be a tie: only where the humans used ties.
+    pub fn allows_tie(&self) -> bool {
+        self.task == Task::Pairwise
+            && self
+                .items
+                .iter()
+                .any(|i| i.human_label == Label::Choice(Choice::Tie))
+    }
+
     /// Label counts, in label order (`A`, `B`, `tie`; ratings by rounded value).
     pub fn label_counts(&self) -> Vec<(String, usize)> {
         let mut counts = std::collections::BTreeMap::<String, usize>::new();

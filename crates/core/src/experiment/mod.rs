@@ -441,6 +441,15 @@ impl Experiment {
         Ok(self)
     }
 
+    /// Whether its judges' pairwise verdicts on `dataset` may be a tie (their prompt and
+    /// grammar say so): as where a card's judge was tuned, else where the humans used ties.
+    pub fn allow_tie(&self, dataset: &crate::Dataset) -> bool {
+        match self.card_definition() {
+            Some(d) => d.allow_tie,
+            None => dataset.allows_tie(),
+        }
+    }
+
     /// What the card it runs defines, once read.
     pub fn card_definition(&self) -> Option<&crate::card::Definition> {
         self.card.as_ref().and_then(|c| c.definition.as_ref())
