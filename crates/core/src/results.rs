@@ -233,6 +233,12 @@ pub struct TrialSummary {
     /// experiment, and a judge card's ([`crate::card`]). None for trials stored before.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judge_identity: Option<String>,
+    /// Where a local judge computed its calls (`CPU`, `CUDA0 NVIDIA H200: 30 of 30
+    /// layers`; `; `-joined where a resumed run computed elsewhere). Not part of the
+    /// identity: the same judge on another device is the same judge, whose verdicts differ
+    /// only by floating-point rounding (`judgelab compare` measures how much).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
     /// Its metrics on the dev split (every judged item, without a test split).
     #[serde(flatten)]
     pub metrics: TrialMetrics,
@@ -398,6 +404,8 @@ pub struct StoredTrial {
     /// Its judge's identity ([`crate::card::Definition::identity`]); none for trials
     /// stored before identities were.
     pub judge_identity: Option<String>,
+    /// Where its calls were computed, as stored; none for a remote judge.
+    pub device: Option<String>,
     pub verdicts: Vec<VerdictRecord>,
     /// Its calls timed at its load, warm-ups left out: alone for a local judge, with the
     /// trial's `concurrency` in flight for a remote one where the sweep sets it.
@@ -485,6 +493,7 @@ impl TrialFrame<'_> {
             model_bytes: t.model_bytes,
             template_hash: t.template_hash,
             judge_identity: t.judge_identity,
+            device: t.device,
             examples: t.examples,
             verdicts: t.verdicts,
             unlabelled_verdicts,

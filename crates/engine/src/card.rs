@@ -145,6 +145,7 @@ fn measured(
         "usd_per_1k_items": m.usd_per_1k_items,
         "latency_ms": m.latency_ms,
         "latency_concurrency": m.latency_concurrency,
+        "device": t.device,
         "load_ramps": summary.load_ramps.iter().filter(|r| r.trial_id == t.id).map(|r| json!({
             "created_at": r.created_at, "knee": r.ramp.knee, "slo_ms": r.ramp.slo_ms,
             "levels": r.ramp.levels.iter().map(|l| json!({

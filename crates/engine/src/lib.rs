@@ -8,6 +8,7 @@
 pub mod bench;
 mod calls;
 mod card;
+pub mod default_model;
 pub mod estimate;
 mod exact;
 mod judges;
@@ -73,8 +74,10 @@ pub enum EngineError {
     Model(#[from] LlamaError),
     #[error("experiment {name:?} already exists with different content ({n_verdicts} verdicts stored); rename the experiment, or run with --replace to discard them")]
     Changed { name: String, n_verdicts: usize },
-    #[error("the default model {path} has sha256 {sha256}, not {expected}: the file is damaged or another model; run `cargo xtask fetch-model` to fetch it again", expected = judgelab_core::DEFAULT_MODEL_SHA256)]
+    #[error("the default model {path} has sha256 {sha256}, not {expected}: the file is damaged or another model; delete it and run `judgelab fetch-model` to fetch it again", expected = judgelab_core::DEFAULT_MODEL_SHA256)]
     DefaultModelChanged { path: String, sha256: String },
+    #[error("cannot fetch the default model: {what}; or put {file} (sha256 {sha}) in {dir} by hand", file = judgelab_core::DEFAULT_MODEL_FILE, sha = judgelab_core::DEFAULT_MODEL_SHA256)]
+    FetchModel { what: String, dir: String },
     #[error("no experiment named {0:?} in this database")]
     UnknownExperiment(String),
     #[error("experiment {experiment:?}: panel {panel:?}: {message}")]
@@ -96,6 +99,12 @@ impl EngineError {
     /// A local model file that is not there (the default model: not fetched yet).
     pub fn is_missing_model(&self) -> bool {
         matches!(self, EngineError::Model(LlamaError::Missing { .. }))
+    }
+
+    /// The default model is not in the model cache yet: `default_model::fetch` puts it there.
+    pub fn is_missing_default_model(&self) -> bool {
+        matches!(self, EngineError::Model(LlamaError::Missing { path })
+            if default_model::is_default_path(std::path::Path::new(path)))
     }
 
     /// This CPU lacks the instructions the local judge's kernels were built for.

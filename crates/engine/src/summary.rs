@@ -80,6 +80,7 @@ pub async fn summarize_against(
             template_hash: t.template_hash,
             examples: t.examples,
             judge_identity: t.judge_identity,
+            device: t.device,
             verdicts: read.await.expect("reading verdicts does not panic")?,
             timed,
             test_role: t.test_role,

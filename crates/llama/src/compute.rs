@@ -156,7 +156,18 @@ pub struct Compute {
     pub unsupported: Option<UnsupportedCpu>,
     /// llama.cpp's devices: the CPU first, then any GPU of a `cuda` or `metal` build.
     pub devices: Vec<Device>,
+    /// The GPU backend this build has (`CUDA`, `Metal`), found or not.
+    pub gpu_build: Option<&'static str>,
 }
+
+/// The GPU backend of this build.
+pub const GPU_BACKEND: Option<&str> = if cfg!(feature = "cuda") {
+    Some("CUDA")
+} else if cfg!(feature = "metal") {
+    Some("Metal")
+} else {
+    None
+};
 
 /// A device llama.cpp can compute on.
 #[derive(Debug, Clone, PartialEq)]
@@ -194,12 +205,15 @@ pub fn compute() -> Compute {
         cpu_kernels: kernels(),
         unsupported,
         devices,
+        gpu_build: GPU_BACKEND,
     }
 }
 
 impl Compute {
     /// One line for a person: `CPU kernels x86-64-v3 (AVX2, FMA, F16C, BMI2) on AMD EPYC`,
-    /// with the GPUs of a GPU build, or why this CPU cannot run the local judge.
+    /// with the GPUs of a GPU build (or that it found none: a CUDA build on a machine
+    /// without an NVIDIA GPU or its driver judges on the CPU), or why this CPU cannot run
+    /// the local judge.
     pub fn summary(&self) -> String {
         if let Some(problem) = &self.unsupported {
             return format!("local judge unavailable: {problem}");
@@ -225,6 +239,11 @@ impl Compute {
             .collect();
         if !gpus.is_empty() {
             line += &format!("; GPU {}", gpus.join(", "));
+        } else if let Some(backend) = self.gpu_build {
+            line += &format!(
+                "; this {backend} build found no {backend} device (no GPU, or no driver): \
+                 local models run on the CPU"
+            );
         }
         line
     }
@@ -244,5 +263,38 @@ mod tests {
             .collect();
         assert_eq!(built, ["SSE4.2", "AVX", "AVX2", "F16C", "FMA", "BMI2"]);
         assert_eq!(kernels(), V3);
+    }
+
+    #[test]
+    fn a_gpu_build_without_its_device_says_it_runs_on_the_cpu() {
+        let cpu = Device {
+            backend: "CPU".into(),
+            description: "AMD EPYC".into(),
+            memory_total: 0,
+            gpu: false,
+        };
+        let mut compute = Compute {
+            cpu_kernels: V3.into(),
+            unsupported: None,
+            devices: vec![cpu],
+            gpu_build: Some("CUDA"),
+        };
+        assert_eq!(
+            compute.summary(),
+            "CPU kernels x86-64-v3 (AVX2, FMA, F16C, BMI2) on AMD EPYC; this CUDA build found \
+             no CUDA device (no GPU, or no driver): local models run on the CPU"
+        );
+        compute.devices.push(Device {
+            backend: "CUDA".into(),
+            description: "NVIDIA H200".into(),
+            memory_total: 150 << 30,
+            gpu: true,
+        });
+        assert!(compute
+            .summary()
+            .ends_with("; GPU CUDA NVIDIA H200 (150 GiB)"));
+        compute.gpu_build = None;
+        compute.devices.truncate(1);
+        assert!(compute.summary().ends_with("on AMD EPYC"));
     }
 }

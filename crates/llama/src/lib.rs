@@ -71,9 +71,7 @@ impl LlamaOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum LlamaError {
-    #[error(
-        "model file {path} does not exist (for the default model run `cargo xtask fetch-model`)"
-    )]
+    #[error("model file {path} does not exist (for the default model run `judgelab fetch-model`)")]
     Missing { path: String },
     #[error("model file {path} cannot be read")]
     Unreadable {
@@ -106,6 +104,8 @@ pub struct ModelInfo {
     pub n_ctx_train: u32,
     pub n_params: u64,
     pub gpu_layers: u32,
+    /// Where it computes: `CPU`, or the GPU and how many of the model's layers it holds.
+    pub device: String,
     /// The model's own chat template, or `chatml` when the file has none.
     pub chat_template: String,
 }
@@ -199,6 +199,10 @@ impl Judge for LlamaJudge {
 
     fn vocabulary(&self) -> Option<Vocabulary> {
         Some(Arc::clone(&self.vocabulary))
+    }
+
+    fn device(&self) -> Option<String> {
+        Some(self.info.device.clone())
     }
 
     fn count_tokens(&self, messages: &[Message]) -> Result<usize, String> {

@@ -61,11 +61,13 @@ pub(crate) fn run(
         }
     };
     let (template, template_name) = chat_template(&model);
+    let offloaded = gpu_layers.min(model.n_layer());
     let info = ModelInfo {
         n_ctx: n_window,
         n_ctx_train,
         n_params: model.n_params(),
-        gpu_layers: gpu_layers.min(model.n_layer()),
+        gpu_layers: offloaded,
+        device: device(offloaded, model.n_layer()),
         chat_template: template_name,
     };
     if ready.send(Ok((info, vocabulary(&model)))).is_err() {
@@ -120,4 +122,27 @@ fn vocabulary(model: &LlamaModel) -> Vocabulary {
         })
         .collect();
     Arc::new(pieces)
+}
+
+/// Where a model with `offloaded` of its `n_layer` layers on the GPU computes: llama.cpp
+/// offloads to its first GPU device; with none (a CPU build, or a GPU build on a machine
+/// without the GPU or its driver) everything stays on the CPU.
+fn device(offloaded: u32, n_layer: u32) -> String {
+    let gpu = llama_cpp_2::list_llama_ggml_backend_devices()
+        .into_iter()
+        .find(|d| {
+            matches!(
+                d.device_type,
+                llama_cpp_2::LlamaBackendDeviceType::Gpu
+                    | llama_cpp_2::LlamaBackendDeviceType::IntegratedGpu
+            )
+        });
+    match gpu {
+        Some(gpu) if offloaded > 0 => format!(
+            "{} {}: {offloaded} of {n_layer} layers",
+            gpu.name,
+            gpu.description.trim()
+        ),
+        _ => "CPU".to_string(),
+    }
 }

@@ -216,6 +216,7 @@ fn measured(out: &mut String, m: &Value) {
                 }
             ),
         ),
+        ("Computed on", s(&m["device"])),
     ];
     let _ = writeln!(out, "| | |\n|---|---|");
     for (k, v) in rows {

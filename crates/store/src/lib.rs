@@ -442,6 +442,24 @@ impl Store {
             .collect()
     }
 
+    /// Records that `trial_id`'s calls are computed on `device`: kept as it is where it
+    /// says so already, joined with `; ` where a resumed run computes elsewhere.
+    pub async fn record_device(&self, trial_id: i64, device: &str) -> Result<()> {
+        sqlx::query(
+            "UPDATE trials SET device = CASE
+                 WHEN device IS NULL OR device = '' THEN ?2
+                 WHEN instr('; ' || device || '; ', '; ' || ?2 || '; ') > 0 THEN device
+                 ELSE device || '; ' || ?2 END
+             WHERE id = ?1",
+        )
+        .bind(trial_id)
+        .bind(device)
+        .execute(&self.pool)
+        .await
+        .map_err(self.err())?;
+        Ok(())
+    }
+
     // ---- verdicts -------------------------------------------------------------------
 
     /// The verdicts of a trial whose call succeeded.

@@ -94,6 +94,9 @@ pub struct TrialRow {
     pub examples: Vec<String>,
     /// Its judge's identity; none for trials stored before identities were.
     pub judge_identity: Option<String>,
+    /// Where its calls were computed (a local judge's devices, `; `-joined where a resumed
+    /// run was on another); none for a remote judge or a trial stored before devices were.
+    pub device: Option<String>,
     /// Why it judges the test split (`pick`, `indistinguishable`, `best 3`); none: it does
     /// not, or nothing is chosen yet.
     pub test_role: Option<String>,
@@ -188,6 +191,7 @@ pub(crate) fn trial(r: &SqliteRow) -> Result<TrialRow, String> {
         model_sha256: r.get("model_sha256"),
         examples: ids(r, "examples")?,
         judge_identity: r.get("judge_identity"),
+        device: r.get("device"),
         test_role: r.get("test_role"),
     })
 }

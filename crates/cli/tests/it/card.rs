@@ -27,6 +27,8 @@ fn a_judge_card_runs_unchanged_on_other_items() {
         .unwrap()
         .clone();
     let identity = trial["judge_identity"].as_str().unwrap().to_string();
+    // Where its calls were computed: this build has no GPU backend.
+    assert_eq!(trial["device"], "CPU");
 
     let dir = env.dir.path().join("card");
     let id = trial["id"].to_string();
@@ -52,6 +54,7 @@ fn a_judge_card_runs_unchanged_on_other_items() {
     let md = std::fs::read_to_string(dir.join("judge.md")).unwrap();
     assert!(md.contains(&format!("Identity `{identity}`")), "{md}");
     assert!(md.contains("| kappa, dev (95% CI) |"), "{md}");
+    assert!(md.contains("| Computed on | CPU |"), "{md}");
 
     // The items the tuned trial judged, under other ids, and one more: what it was shown
     // of them is the same, so the card's judge sends the same prompts.

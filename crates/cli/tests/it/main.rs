@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 mod architecture;
 mod card;
+mod default_model;
 mod estimate;
 mod label;
 mod old_databases;

@@ -146,6 +146,13 @@ pub(super) async fn judge_group(
         Some(remote) => in_rounds(misses, &pending, remote.endpoint.calls.concurrency),
         None => misses,
     };
+    if !misses.is_empty() {
+        if let Some(device) = judge.device() {
+            for (trial, _) in &group.trials {
+                run.store.record_device(trial.id, &device).await?;
+            }
+        }
+    }
     let (worker, rx) = send(run, judge, misses, remote.is_some());
     let responses = Responses::new(hits, rx, pending.len());
     record(

@@ -85,6 +85,7 @@ pub fn trial(
         model_bytes: None,
         template_hash: String::new(),
         judge_identity: None,
+        device: None,
         examples: vec![],
         metrics: metrics::compute(
             Task::Pairwise,
