@@ -13,7 +13,9 @@
 #   3. one exact sweep judged twice, on the GPU and on the CPU (`gpu_layers = 0`), and
 #      `judgelab compare` of the two: verdict agreement, flips, divergence;
 #   4. the GPU memory used (nvidia-smi, sampled) and the process's peak RSS.
-# Everything it prints also goes to $OUT/gpu-check.log when $OUT is set.
+# Everything it prints also goes to $OUT/gpu-check.log when $OUT is set. On a machine
+# without nvidia-smi it runs all the same (a rehearsal on the CPU); JUDGELAB_CHECK_ITEMS
+# makes the sweeps smaller for that (default 98; the bench takes at most 48).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -62,24 +64,33 @@ done
 export LD_LIBRARY_PATH="${libs#:}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 echo "== CUDA libraries from: ${LD_LIBRARY_PATH:-(none found)}"
 
+items=${JUDGELAB_CHECK_ITEMS:-98}
+bench_items=$((items < 48 ? items : 48))
+smi() { command -v nvidia-smi > /dev/null && nvidia-smi "$@"; }
+
 echo "== the GPU"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || echo "no nvidia-smi here"
 "$bin/judgelab" --db "$db" info || exit 1
 
 sampler() {
-    nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 > "$work/$1.mem" &
-    echo $!
+    : > "$work/$1.mem"
+    if command -v nvidia-smi > /dev/null; then
+        nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 > "$work/$1.mem" &
+        echo $!
+    else
+        echo 0
+    fi
 }
 peak_mem() {
-    kill "$1" 2>/dev/null
+    [ "$1" != 0 ] && kill "$1" 2>/dev/null
     sort -n "$work/$2.mem" | tail -1
 }
-idle=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
+idle=$(smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
 
-echo "== judgelab bench on the GPU (48 items, 12 trials): planned vs naive vs this build's floor"
+echo "== judgelab bench on the GPU ($bench_items items, 12 trials): planned vs naive vs this build's floor"
 pid=$(sampler bench)
 # The process's peak resident memory, read by Python from its child's resource usage.
-python3 - "$bin/judgelab" --db "$work/bench.sqlite" bench --items 48 \
+python3 - "$bin/judgelab" --db "$work/bench.sqlite" bench --items "$bench_items" \
     --floor-tool "$bin/judgelab-floor" <<'PY' || exit 1
 import resource, subprocess, sys
 code = subprocess.call(sys.argv[1:])
@@ -108,7 +119,7 @@ few_shot = [2]
 order = ["both"]
 seed = 7
 [limits]
-items = 98
+items = $items
 EOF
     local start=$SECONDS
     "$bin/judgelab" --db "$db" run "$work/$1.toml" > "$work/$1.out" || { cat "$work/$1.out"; exit 1; }

@@ -13,7 +13,7 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
-use crate::{cargo, run, tools_dir};
+use crate::{cargo, cargo_tool, run, target_dir};
 
 /// tauri-cli of the same minor line as the `tauri` crate the app links.
 const TAURI_CLI_VERSION: &str = "2.12.4";
@@ -75,32 +75,7 @@ fn deb_in(dir: &Path) -> Result<PathBuf> {
     }
 }
 
-fn target_dir(root: &Path) -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
-}
-
-/// `cargo-tauri`, installed with cargo into `<user cache>/judgelab/tools` unless there
-/// (about ten minutes on two cores, once).
+/// `cargo-tauri` (about ten minutes to install on two cores, once).
 fn tauri_cli() -> Result<PathBuf> {
-    let root = tools_dir()?;
-    let bin = root.join("bin").join("cargo-tauri");
-    let installed = std::fs::read_to_string(root.join(".crates.toml")).unwrap_or_default();
-    if installed.contains(&format!("tauri-cli {TAURI_CLI_VERSION} ")) && bin.is_file() {
-        return Ok(bin);
-    }
-    eprintln!("installing tauri-cli {TAURI_CLI_VERSION} (once, about ten minutes)");
-    run(cargo()
-        .args([
-            "install",
-            "--locked",
-            "--quiet",
-            "--version",
-            TAURI_CLI_VERSION,
-        ])
-        .arg("--root")
-        .arg(&root)
-        .arg("tauri-cli")
-        // Its own target directory: installing must not evict the workspace's build.
-        .env("CARGO_TARGET_DIR", root.join("target")))?;
-    Ok(bin)
+    cargo_tool("tauri-cli", TAURI_CLI_VERSION, "cargo-tauri")
 }

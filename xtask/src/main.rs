@@ -249,8 +249,7 @@ fn bench_grid(root: &Path) -> Result<()> {
     deps()?;
     fetch_model()?;
     run(cargo().args(["build", "--quiet", "--package", "judgelab-cli"]))?;
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let target = target_dir(root);
     let judgelab = target.join("debug").join("judgelab");
     let dir = std::env::temp_dir().join(format!("judgelab-bench-grid-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
@@ -307,8 +306,7 @@ fn bench_import(root: &Path) -> Result<()> {
     };
     let n: usize = arg("--items").map_or(Ok(200_000), |v| v.parse())?;
     run(cargo().args(["build", "--quiet", "--package", "judgelab-cli"]))?;
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let target = target_dir(root);
     let judgelab = target.join("debug").join("judgelab");
     let dir = std::env::temp_dir().join(format!("judgelab-bench-import-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
@@ -701,27 +699,42 @@ fn ui(root: &Path, check: bool) -> Result<()> {
 
 /// `tauri-driver`, installed with cargo into `<user cache>/judgelab/tools` unless there.
 fn tauri_driver() -> Result<PathBuf> {
+    cargo_tool("tauri-driver", TAURI_DRIVER_VERSION, "tauri-driver")
+}
+
+/// The program `bin` of `krate` at `version`, installed with cargo into
+/// `<user cache>/judgelab/tools` unless there (cargo records what it installed: not every
+/// tool has a `--version`).
+fn cargo_tool(krate: &str, version: &str, bin: &str) -> Result<PathBuf> {
     let root = tools_dir()?;
-    let bin = root.join("bin").join("tauri-driver");
-    // It has no --version; cargo records what it installed.
+    let path = root.join("bin").join(bin);
     let installed = std::fs::read_to_string(root.join(".crates.toml")).unwrap_or_default();
-    if installed.contains(&format!("tauri-driver {TAURI_DRIVER_VERSION} ")) && bin.is_file() {
-        return Ok(bin);
+    if installed.contains(&format!("{krate} {version} ")) && path.is_file() {
+        return Ok(path);
     }
+    eprintln!(
+        "installing {krate} {version} into {} (once)",
+        root.display()
+    );
     run(cargo()
         .args([
             "install",
             "--locked",
             "--quiet",
             "--version",
-            TAURI_DRIVER_VERSION,
+            version,
             "--root",
         ])
         .arg(&root)
-        .arg("tauri-driver")
+        .arg(krate)
         // Its own target directory: installing must not evict the workspace's build.
         .env("CARGO_TARGET_DIR", root.join("target")))?;
-    Ok(bin)
+    Ok(path)
+}
+
+/// The workspace's target directory.
+fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
 }
 
 fn test() -> Result<()> {
