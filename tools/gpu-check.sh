@@ -123,7 +123,7 @@ items = $items
 EOF
     local start=$SECONDS
     "$bin/judgelab" --db "$db" run "$work/$1.toml" > "$work/$1.out" || { cat "$work/$1.out"; exit 1; }
-    tail -n 8 "$work/$1.out"
+    grep -E '^(trial |#[0-9]|baseline|timed|[0-9]+ model calls)' "$work/$1.out"
     echo "($1: $((SECONDS - start)) s)"
 }
 "$bin/judgelab" --db "$db" import datasets/llmbar_natural.jsonl > /dev/null

@@ -117,7 +117,7 @@ pub fn toolkit() -> Result<PathBuf> {
     {
         return Ok(dir);
     }
-    let partial = dir.with_extension("partial");
+    let partial = dir.with_file_name(format!("cuda-{CUDA_VERSION}.partial"));
     let _ = std::fs::remove_dir_all(&partial);
     let download = partial.join("wheels");
     std::fs::create_dir_all(&download)
@@ -307,9 +307,12 @@ fn build(toolkit: &Path, archs: &str) -> Result<CudaBuild> {
     build.llama_src = llama_src(&out_dir)?;
     gather(&binary, &out_dir, &build.dist)?;
     let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
+    // Each library once: its other names are links.
     let total: u64 = std::fs::read_dir(&build.dist)?
         .filter_map(|e| e.ok())
-        .map(|e| size(&e.path()))
+        .filter_map(|e| e.path().symlink_metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
         .sum();
     eprintln!(
         "built in {:.0} s: {} ({:.0} MB with its libraries; the binary {:.0} MB, the CUDA kernels {:.0} MB)",
