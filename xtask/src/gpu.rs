@@ -123,7 +123,7 @@ pub fn toolkit() -> Result<PathBuf> {
     std::fs::create_dir_all(&download)
         .with_context(|| format!("while creating {}", download.display()))?;
     eprintln!(
-        "installing the CUDA {CUDA_VERSION} toolkit from NVIDIA's PyPI wheels into {} (once: about 560 MB to download, 840 MB unpacked)",
+        "installing the CUDA {CUDA_VERSION} toolkit from NVIDIA's PyPI wheels into {} (once: about 525 MB to download, 840 MB unpacked)",
         dir.display()
     );
     run(Command::new("python3")
@@ -176,11 +176,20 @@ for wheel in sys.argv[3:]:
             mode = (info.external_attr >> 16) & 0o777
             if mode:
                 os.chmod(path, mode)";
-    run(Command::new("python3")
+    eprintln!("unpacking {} wheels into {}", wheels.len(), dir.display());
+    let status = Command::new("python3")
         .args(["-c", script, WHEEL_ROOT])
         .arg(dir)
-        .args(wheels))
-    .context("while unpacking the CUDA wheels")
+        .args(wheels)
+        .status()
+        .context("while starting python3 to unpack the CUDA wheels")?;
+    if !status.success() {
+        bail!(
+            "unpacking the CUDA wheels into {} failed with {status}",
+            dir.display()
+        );
+    }
+    Ok(())
 }
 
 /// Lays an unpacked toolkit out as a CUDA installation: `lib64` beside `lib`, and the
@@ -269,7 +278,7 @@ fn build(toolkit: &Path, archs: &str) -> Result<CudaBuild> {
         llama_src: PathBuf::new(),
     };
     eprintln!(
-        "building judgelab for CUDA {CUDA_VERSION}, GPU architectures {archs}, in {} (the first build compiles llama.cpp's CUDA kernels: about an hour on two cores)",
+        "building judgelab for CUDA {CUDA_VERSION}, GPU architectures {archs}, in {} (the first build compiles llama.cpp's CUDA kernels: 40 minutes to an hour on two cores)",
         target.display()
     );
     let mut cmd = cargo();
