@@ -532,17 +532,42 @@ pub struct TableColumn {
     /// As exported: `kappa`, `parse_failure_rate`, `latency_p95_ms`, …
     pub key: String,
     pub title: String,
-    /// `estimate`, `difference`, `share`, `tokens`, `milliseconds`, `usd`, `count`,
-    /// `number`, `standing`, `role`, `param` or `text`.
-    pub unit: String,
+    pub unit: TableUnit,
     /// The app's results table shows it (the drill-down may read any column).
     pub shown: bool,
 }
 
+/// What a column's values are ([`judgelab_report::table::Unit`], by the same names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum TableUnit {
+    Text,
+    Param,
+    Count,
+    Estimate,
+    Difference,
+    Share,
+    Tokens,
+    Milliseconds,
+    Usd,
+    Number,
+    Standing,
+    Role,
+}
+
+/// What a row is ([`judgelab_report::table::RowKind`], by the same names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum TableRowKind {
+    Trial,
+    Cascade,
+    Panel,
+    Baseline,
+}
+
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct TableRow {
-    /// `trial`, `cascade`, `panel` or `baseline`.
-    pub kind: String,
+    pub kind: TableRowKind,
     /// A trial's id.
     pub id: Option<u32>,
     pub name: String,

@@ -9,13 +9,13 @@ use judgelab_core::sweep::Axis;
 use judgelab_report::analysis::{cascade_label, panel_label, Analysis};
 use judgelab_report::{Chart, ParetoChart};
 
-use judgelab_report::table::{Cell as TableValue, Output, ResultsTable, Row, Style};
+use judgelab_report::table::{Cell as TableValue, Output, ResultsTable, Row, RowKind, Style, Unit};
 
 use crate::dto::{
     CascadeView, Cell, ChartView, Column, ConfirmedView, ContributionView, CorrectedView,
     CriterionChoice, Hotspot, HumansView, JudgeWithRaterView, LabelsView, LoadLevelView, LoadView,
     PanelView, Param, RaceView, RaterPairView, RaterView, Results, SelectionView, TableCell,
-    TableColumn, TableRow, TableView, TrialView, TrustRow, TrustView,
+    TableColumn, TableRow, TableRowKind, TableUnit, TableView, TrialView, TrustRow, TrustView,
 };
 use crate::error::AppResult;
 
@@ -362,7 +362,7 @@ pub(crate) fn trial_view(a: &Analysis<'_>, i: usize) -> TrialView {
 /// a renderer, which formats nothing of its own.
 pub(crate) fn table_view(table: &ResultsTable, keep: impl Fn(&Row) -> bool) -> TableView {
     let row = |r: &Row| TableRow {
-        kind: r.kind.name().to_string(),
+        kind: r.kind.into(),
         id: r.id.map(|id| id as u32),
         name: r.name.clone(),
         label: r.label.clone(),
@@ -384,7 +384,7 @@ pub(crate) fn table_view(table: &ResultsTable, keep: impl Fn(&Row) -> bool) -> T
             .map(|c| TableColumn {
                 key: c.key.clone(),
                 title: c.title.clone(),
-                unit: c.unit.name().to_string(),
+                unit: c.unit.into(),
                 shown: c.shown_in(Output::App),
             })
             .collect(),
@@ -435,4 +435,34 @@ fn chart_view(summary: &ExperimentSummary, chart: ParetoChart) -> AppResult<Char
             })
             .collect(),
     })
+}
+
+impl From<Unit> for TableUnit {
+    fn from(unit: Unit) -> TableUnit {
+        match unit {
+            Unit::Text => TableUnit::Text,
+            Unit::Param => TableUnit::Param,
+            Unit::Count => TableUnit::Count,
+            Unit::Estimate => TableUnit::Estimate,
+            Unit::Difference => TableUnit::Difference,
+            Unit::Share => TableUnit::Share,
+            Unit::Tokens => TableUnit::Tokens,
+            Unit::Milliseconds => TableUnit::Milliseconds,
+            Unit::Usd => TableUnit::Usd,
+            Unit::Number => TableUnit::Number,
+            Unit::Standing => TableUnit::Standing,
+            Unit::Role => TableUnit::Role,
+        }
+    }
+}
+
+impl From<RowKind> for TableRowKind {
+    fn from(kind: RowKind) -> TableRowKind {
+        match kind {
+            RowKind::Trial => TableRowKind::Trial,
+            RowKind::Cascade => TableRowKind::Cascade,
+            RowKind::Panel => TableRowKind::Panel,
+            RowKind::Baseline => TableRowKind::Baseline,
+        }
+    }
 }

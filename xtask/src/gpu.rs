@@ -42,7 +42,7 @@ const UNVERSIONED: &[&str] = &["libcudart.so", "libcublas.so", "libcublasLt.so"]
 /// compile when they load it. CMake's `CMAKE_CUDA_ARCHITECTURES` syntax.
 pub const DEFAULT_ARCHS: &str = "80-real;90";
 
-const USAGE: &str = "usage: cargo xtask gpu cuda [--arch LIST] [--test]
+pub const USAGE: &str = "usage: cargo xtask gpu cuda [--arch LIST] [--test]
        cargo xtask gpu check [--arch LIST]
 
   cuda   install the CUDA toolkit from NVIDIA's PyPI wheels into the user cache (once),
@@ -53,31 +53,45 @@ const USAGE: &str = "usage: cargo xtask gpu cuda [--arch LIST] [--test]
   check  build as `cuda` does, then pack the stripped build and tools/gpu-check.sh into
          .gpu-check/ for one call of the device tool (see README, \"CUDA\")";
 
-/// `cargo xtask gpu …`.
+/// `cargo xtask gpu cuda …` (`gpu check` is [`crate::gpu_check::main`]).
 pub fn main(args: &[String]) -> Result<()> {
     let (what, rest) = args
         .split_first()
         .map_or(("", &[][..]), |(w, r)| (w.as_str(), r));
-    let mut archs = DEFAULT_ARCHS.to_string();
-    let mut test = false;
-    let mut rest = rest.iter();
-    while let Some(arg) = rest.next() {
-        match arg.as_str() {
-            "--arch" => archs = rest.next().context("--arch needs a list")?.clone(),
-            "--test" => test = true,
-            other => bail!("unknown argument {other:?}\n\n{USAGE}"),
-        }
+    if what != "cuda" {
+        bail!("{USAGE}");
     }
-    match what {
-        "cuda" => {
-            let build = cuda(&archs)?;
-            if test {
-                build.test()?;
+    let options = Options::parse(rest)?;
+    let build = cuda(&options.archs)?;
+    if options.test {
+        build.test()?;
+    }
+    Ok(())
+}
+
+/// The options of `gpu cuda` and `gpu check`.
+pub struct Options {
+    /// The GPU architectures, in CMake's syntax.
+    pub archs: String,
+    /// Run the CLI's exact-sweep test with the build.
+    pub test: bool,
+}
+
+impl Options {
+    pub fn parse(args: &[String]) -> Result<Options> {
+        let mut options = Options {
+            archs: DEFAULT_ARCHS.to_string(),
+            test: false,
+        };
+        let mut rest = args.iter();
+        while let Some(arg) = rest.next() {
+            match arg.as_str() {
+                "--arch" => options.archs = rest.next().context("--arch needs a list")?.clone(),
+                "--test" => options.test = true,
+                other => bail!("unknown argument {other:?}\n\n{USAGE}"),
             }
-            Ok(())
         }
-        "check" => crate::gpu_check::pack(&cuda(&archs)?),
-        _ => bail!("{USAGE}"),
+        Ok(options)
     }
 }
 
@@ -92,7 +106,8 @@ pub struct CudaBuild {
     pub llama_src: PathBuf,
 }
 
-fn cuda(archs: &str) -> Result<CudaBuild> {
+/// The CUDA build for `archs`: the toolkit installed, judgelab built and gathered.
+pub fn cuda(archs: &str) -> Result<CudaBuild> {
     if !cfg!(target_os = "linux") {
         bail!("`gpu cuda` builds on Linux; on Windows, install the CUDA toolkit and run `cargo build -p judgelab-cli --features cuda`");
     }
@@ -260,7 +275,7 @@ impl CudaBuild {
 
     /// The CLI's exact-sweep test, run with this build on this machine's CPU (or GPU).
     pub fn test(&self) -> Result<()> {
-        crate::fetch_model()?;
+        crate::fetch_model_with(&self.dist.join("judgelab"))?;
         let mut cmd = cargo();
         cmd.args(["test", "-p", "judgelab-cli", "--features", "cuda"])
             .args(["--test", "it", "an_exact_grid_costs_the_calls_of_one_point"]);

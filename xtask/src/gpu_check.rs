@@ -13,7 +13,7 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
-use crate::gpu::CudaBuild;
+use crate::gpu::{self, CudaBuild};
 use crate::{project_root, run, sha256_file};
 
 /// What one device call may send, working tree and carried files together.
@@ -23,9 +23,18 @@ const MARGIN: u64 = 2 << 20;
 /// Where the chunks go, git-ignored.
 pub const PACK_DIR: &str = ".gpu-check";
 
-pub fn pack(build: &CudaBuild) -> Result<()> {
+/// `cargo xtask gpu check [--arch LIST]`: the CUDA build, packed.
+pub fn main(args: &[String]) -> Result<()> {
+    let options = gpu::Options::parse(args)?;
+    if options.test {
+        bail!("--test is for `gpu cuda`\n\n{}", gpu::USAGE);
+    }
+    pack(&gpu::cuda(&options.archs)?)
+}
+
+fn pack(build: &CudaBuild) -> Result<()> {
     let root = project_root();
-    let model = crate::fetch_model()?;
+    let model = crate::fetch_model_with(&build.dist.join("judgelab"))?;
     let staging = build.target.join("gpu-check");
     let _ = std::fs::remove_dir_all(&staging);
     std::fs::create_dir_all(&staging)?;

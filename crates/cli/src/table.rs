@@ -341,27 +341,14 @@ pub fn load(experiment: &str, r: &judgelab_core::load::StoredRamp) -> String {
             l.retried.to_string(),
         ]);
     }
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| {
-            rows.iter()
-                .map(|row| row[c].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
     let mut out = format!(
         "load ramp {} of trial {} of {:?}: {} timed requests per level, per request in milliseconds\n",
         r.id, r.trial_id, experiment, r.requests
     );
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, &w)| format!("{}{cell}", " ".repeat(w - cell.chars().count())))
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
+    out.push_str(&judgelab_report::terminal::aligned(
+        &rows,
+        &vec![false; rows[0].len()],
+    ));
     out.push_str("stream_p95: from the first token to the end of the answer (a stalled stream shows here, not in TTFT)\n");
     if r.sent() > r.ramp.distinct_prompts {
         out.push_str(&format!(

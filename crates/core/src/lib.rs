@@ -13,6 +13,7 @@ pub mod hash;
 pub mod judge;
 pub mod load;
 pub mod metrics;
+pub mod names;
 pub mod normal;
 pub mod panel;
 pub mod parallel;

@@ -28,27 +28,20 @@ pub enum Cost {
     TtftP95,
 }
 
+crate::names!(Cost {
+    Tokens => "tokens",
+    Usd => "usd",
+    LatencyP95 => "latency_p95",
+    TtftP95 => "ttft_p95",
+});
+
 impl Objective {
+    /// Its name: a cost's, or a quality metric's.
     pub fn name(self) -> &'static str {
         match self {
             Objective::Quality(q) => q.name(),
-            Objective::Cost(Cost::Tokens) => "tokens",
-            Objective::Cost(Cost::Usd) => "usd",
-            Objective::Cost(Cost::LatencyP95) => "latency_p95",
-            Objective::Cost(Cost::TtftP95) => "ttft_p95",
+            Objective::Cost(c) => c.name(),
         }
-    }
-
-    /// Parses a name as `show`, `report` and the app accept it.
-    pub fn from_name(name: &str) -> Option<Objective> {
-        Some(match name {
-            "tokens" => Objective::Cost(Cost::Tokens),
-            "usd" => Objective::Cost(Cost::Usd),
-            "latency_p95" => Objective::Cost(Cost::LatencyP95),
-            "ttft_p95" => Objective::Cost(Cost::TtftP95),
-            // An error (lower is better) is no objective to maximise.
-            q => Objective::Quality(Quality::from_name(q).filter(|q| q.ranks())?),
-        })
     }
 
     /// An axis label, with units.
@@ -85,6 +78,30 @@ impl Objective {
     }
 }
 
+/// As `show`, `report` and the app accept it: a cost, or a quality metric that ranks trials
+/// (an error, lower is better, is no objective to maximise).
+impl std::str::FromStr for Objective {
+    type Err = crate::names::UnknownName;
+
+    fn from_str(name: &str) -> Result<Objective, Self::Err> {
+        if let Ok(cost) = name.parse() {
+            return Ok(Objective::Cost(cost));
+        }
+        match name.parse::<Quality>() {
+            Ok(q) if q.ranks() => Ok(Objective::Quality(q)),
+            _ => {
+                let ranking = Quality::ALL.into_iter().filter(|q| q.ranks());
+                let names: Vec<&str> = Cost::ALL
+                    .into_iter()
+                    .map(Cost::name)
+                    .chain(ranking.map(Quality::name))
+                    .collect();
+                Err(crate::names::UnknownName::new(name, &names))
+            }
+        }
+    }
+}
+
 impl fmt::Display for Objective {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -105,16 +122,12 @@ pub enum FrontStatus {
     Unavailable,
 }
 
-impl FrontStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FrontStatus::Front => "front",
-            FrontStatus::Indistinguishable => "indistinguishable",
-            FrontStatus::Dominated => "dominated",
-            FrontStatus::Unavailable => "unavailable",
-        }
-    }
-}
+crate::names!(FrontStatus {
+    Front => "front",
+    Indistinguishable => "indistinguishable",
+    Dominated => "dominated",
+    Unavailable => "unavailable",
+});
 
 /// The status of each trial (in order) against the front of `objectives`.
 pub fn front(trials: &[&TrialMetrics], objectives: &[Objective]) -> Vec<FrontStatus> {
@@ -234,8 +247,9 @@ mod tests {
         let statuses = front(&[&fast, &cheap], &objectives);
         assert_eq!(statuses, vec![FrontStatus::Front, FrontStatus::Front]);
         for o in objectives {
-            assert_eq!(Objective::from_name(o.name()), Some(o));
+            assert_eq!(o.name().parse(), Ok(o));
         }
-        assert_eq!(Objective::from_name("speed"), None);
+        assert!("speed".parse::<Objective>().is_err());
+        assert!("mae".parse::<Objective>().is_err());
     }
 }

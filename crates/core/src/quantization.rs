@@ -26,46 +26,24 @@ pub enum Quantization {
     Q2K,
 }
 
+// As written in an experiment file and shown: `source`, `Q8_0`, `Q4_K_M`, … (read whatever
+// the case).
+crate::names!(Quantization, ignore_case {
+    Source => "source",
+    F16 => "F16",
+    Q8_0 => "Q8_0",
+    Q6K => "Q6_K",
+    Q5KM => "Q5_K_M",
+    Q5_1 => "Q5_1",
+    Q5_0 => "Q5_0",
+    Q4KM => "Q4_K_M",
+    Q4_1 => "Q4_1",
+    Q4_0 => "Q4_0",
+    Q3KM => "Q3_K_M",
+    Q2K => "Q2_K",
+});
+
 impl Quantization {
-    pub const ALL: [Quantization; 12] = [
-        Quantization::Source,
-        Quantization::F16,
-        Quantization::Q8_0,
-        Quantization::Q6K,
-        Quantization::Q5KM,
-        Quantization::Q5_1,
-        Quantization::Q5_0,
-        Quantization::Q4KM,
-        Quantization::Q4_1,
-        Quantization::Q4_0,
-        Quantization::Q3KM,
-        Quantization::Q2K,
-    ];
-
-    /// As written in an experiment file and shown: `source`, `Q8_0`, `Q4_K_M`, …
-    pub fn name(self) -> &'static str {
-        match self {
-            Quantization::Source => "source",
-            Quantization::F16 => "F16",
-            Quantization::Q8_0 => "Q8_0",
-            Quantization::Q6K => "Q6_K",
-            Quantization::Q5KM => "Q5_K_M",
-            Quantization::Q5_1 => "Q5_1",
-            Quantization::Q5_0 => "Q5_0",
-            Quantization::Q4KM => "Q4_K_M",
-            Quantization::Q4_1 => "Q4_1",
-            Quantization::Q4_0 => "Q4_0",
-            Quantization::Q3KM => "Q3_K_M",
-            Quantization::Q2K => "Q2_K",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Quantization> {
-        Quantization::ALL
-            .into_iter()
-            .find(|q| q.name().eq_ignore_ascii_case(name))
-    }
-
     /// The tensor type its weight matrices are made in (llama.cpp's `ggml_type` name);
     /// none for the source. The `_M` mixes give some tensors more bits by design.
     pub fn tensor_type(self) -> Option<&'static str> {
@@ -104,8 +82,8 @@ impl Serialize for Quantization {
 impl<'de> Deserialize<'de> for Quantization {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let name = String::deserialize(deserializer)?;
-        Quantization::from_name(&name)
-            .ok_or_else(|| serde::de::Error::custom(format!("{name:?} is not a quantisation")))
+        name.parse()
+            .map_err(|e| serde::de::Error::custom(format!("not a quantisation: {e}")))
     }
 }
 
@@ -387,8 +365,8 @@ mod tests {
 
     #[test]
     fn levels_are_named_and_ordered_by_precision() {
-        assert_eq!(Quantization::from_name("q4_k_m"), Some(Quantization::Q4KM));
-        assert_eq!(Quantization::from_name("Q9"), None);
+        assert_eq!("q4_k_m".parse(), Ok(Quantization::Q4KM));
+        assert!("Q9".parse::<Quantization>().is_err());
         assert_eq!(bits_per_weight("Q4_0"), Some(4.5));
         assert_eq!(bits_per_weight("Q8_0"), Some(8.5));
         assert_eq!(

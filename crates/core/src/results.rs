@@ -776,14 +776,16 @@ impl ExperimentSummary {
         let Some(name) = metric else {
             return Ok(self.experiment.parsed.selection.metric);
         };
-        let q = Quality::from_name(name).ok_or_else(|| ResultsError::UnknownMetric {
-            metric: name.to_string(),
-            expected: Quality::ALL
-                .iter()
-                .map(|q| q.name())
-                .collect::<Vec<_>>()
-                .join(", "),
-        })?;
+        let q = name
+            .parse::<Quality>()
+            .map_err(|_| ResultsError::UnknownMetric {
+                metric: name.to_string(),
+                expected: Quality::ALL
+                    .iter()
+                    .map(|q| q.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
         self.check_metric(q)
     }
 

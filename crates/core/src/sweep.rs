@@ -74,21 +74,13 @@ pub enum Order {
     Both,
 }
 
+crate::names!(Order {
+    Ab => "ab",
+    Ba => "ba",
+    Both => "both",
+});
+
 impl Order {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Order::Ab => "ab",
-            Order::Ba => "ba",
-            Order::Both => "both",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Order> {
-        [Order::Ab, Order::Ba, Order::Both]
-            .into_iter()
-            .find(|o| o.as_str() == name)
-    }
-
     /// The calls of one verdict: whether each shows the answers swapped.
     pub fn calls(self) -> &'static [bool] {
         match self {
@@ -119,20 +111,12 @@ pub enum Constraint {
     Grammar,
 }
 
+crate::names!(Constraint {
+    None => "none",
+    Grammar => "grammar",
+});
+
 impl Constraint {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Constraint::None => "none",
-            Constraint::Grammar => "grammar",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Constraint> {
-        [Constraint::None, Constraint::Grammar]
-            .into_iter()
-            .find(|c| c.as_str() == name)
-    }
-
     fn is_none(&self) -> bool {
         *self == Constraint::None
     }
@@ -153,20 +137,10 @@ pub enum Style {
     Checklist,
 }
 
-impl Style {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Style::Rubric => "rubric",
-            Style::Checklist => "checklist",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Style> {
-        [Style::Rubric, Style::Checklist]
-            .into_iter()
-            .find(|s| s.as_str() == name)
-    }
-}
+crate::names!(Style {
+    Rubric => "rubric",
+    Checklist => "checklist",
+});
 
 /// The parameters of one trial: one point of the grid (its axes: `crate::sweep`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -530,7 +504,7 @@ static AXES: [AxisInfo; 13] = [
         always_shown: false,
         count: |s| s.order.len(),
         set: |s, i, p| p.order = s.order[i],
-        text: |p| p.order.as_str().to_string(),
+        text: |p| p.order.name().to_string(),
         number: none,
     },
     AxisInfo {
@@ -554,7 +528,7 @@ static AXES: [AxisInfo; 13] = [
         always_shown: false,
         count: |s| s.constraint.len(),
         set: |s, i, p| p.constraint = s.constraint[i],
-        text: |p| p.constraint.as_str().to_string(),
+        text: |p| p.constraint.name().to_string(),
         number: none,
     },
     AxisInfo {
@@ -599,7 +573,7 @@ static AXES: [AxisInfo; 13] = [
         always_shown: false,
         count: |s| s.style.len(),
         set: |s, i, p| p.style = s.style[i],
-        text: |p| p.style.map_or(String::new(), |s| s.as_str().to_string()),
+        text: |p| p.style.map_or(String::new(), |s| s.name().to_string()),
         number: none,
     },
     AxisInfo {

@@ -163,12 +163,12 @@ impl<'a> RenderContext<'a> {
             reference: item.reference,
             examples: examples.iter().map(|e| ExampleContext::new(e)).collect(),
             task: task.name(),
-            output: output.as_str(),
+            output: output.name(),
             allow_tie,
             scale_min,
             scale_max,
             rubric: Vec::new(),
-            style: Style::default().as_str(),
+            style: Style::default().name(),
         }
     }
 
@@ -195,7 +195,7 @@ impl<'a> RenderContext<'a> {
             .collect();
         RenderContext {
             rubric,
-            style: style.as_str(),
+            style: style.name(),
             ..self
         }
     }

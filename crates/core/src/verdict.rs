@@ -17,24 +17,13 @@ pub enum OutputKind {
     Json,
 }
 
+crate::names!(OutputKind {
+    Label => "label",
+    Digit => "digit",
+    Json => "json",
+});
+
 impl OutputKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OutputKind::Label => "label",
-            OutputKind::Digit => "digit",
-            OutputKind::Json => "json",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "label" => Some(Self::Label),
-            "digit" => Some(Self::Digit),
-            "json" => Some(Self::Json),
-            _ => None,
-        }
-    }
-
     /// The natural output for a task: a label for pairwise, a digit for ratings.
     pub fn default_for(task: Task) -> Self {
         match task {
@@ -60,28 +49,13 @@ pub enum FailureKind {
     PromptTooLong,
 }
 
-impl FailureKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FailureKind::Empty => "empty",
-            FailureKind::NoLabel => "no_label",
-            FailureKind::Truncated => "truncated",
-            FailureKind::OutOfRange => "out_of_range",
-            FailureKind::PromptTooLong => "prompt_too_long",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "empty" => Some(Self::Empty),
-            "no_label" => Some(Self::NoLabel),
-            "truncated" => Some(Self::Truncated),
-            "out_of_range" => Some(Self::OutOfRange),
-            "prompt_too_long" => Some(Self::PromptTooLong),
-            _ => None,
-        }
-    }
-}
+crate::names!(FailureKind {
+    Empty => "empty",
+    NoLabel => "no_label",
+    Truncated => "truncated",
+    OutOfRange => "out_of_range",
+    PromptTooLong => "prompt_too_long",
+});
 
 /// A parsed judge output.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -332,7 +306,7 @@ mod tests {
     fn show(v: Verdict) -> String {
         match v {
             Verdict::Parsed(l) => l.to_text(),
-            Verdict::Failed(f) => format!("<{}>", f.as_str()),
+            Verdict::Failed(f) => format!("<{}>", f.name()),
         }
     }
 

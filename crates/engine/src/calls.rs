@@ -17,14 +17,16 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use judgelab_core::experiment::RemoteJudge;
 use judgelab_core::judge::{Completion, StopReason};
 use judgelab_core::results::{Outcome, VerdictRecord};
 use judgelab_core::rng::mix;
+use judgelab_core::rubric::Asked;
 use judgelab_core::sampling::VerdictDistribution;
 use judgelab_core::verdict::{self, FailureKind, Verdict};
 use judgelab_core::{
-    Choice, Constraint, Item, ItemText, JudgeRequest, JudgeResponse, Label, OutputKind, Sampling,
-    Task,
+    Choice, Constraint, Item, ItemText, JudgeRequest, JudgeResponse, Label, Message, OutputKind,
+    Sampling, Task,
 };
 use judgelab_store::{DoneKey, TrialRow};
 
@@ -178,20 +180,8 @@ pub(crate) fn prepare(
             Some(i) => &r.checklist[i..=i],
             None => &r.rubric[..],
         };
-        let grammar = (params.constraint == Constraint::Grammar).then(|| {
-            match (criterion, r.output) {
-                (None, _) if r.rubric.is_empty() => {
-                    verdict::grammar(r.output, r.dataset.task, r.allow_tie())
-                }
-                // A yes/no item is answered yes or no, whatever the output.
-                (Some(_), _) if asked[0].item.is_some() => "root ::= \"yes\" | \"no\"\n".into(),
-                // A checklist answer is the criterion's value alone, or its JSON object.
-                (Some(_), kind) if kind != OutputKind::Json => {
-                    verdict::grammar(kind, asked[0].task, r.allow_tie())
-                }
-                _ => judgelab_core::rubric::grammar(r.output, asked, r.allow_tie()),
-            }
-        });
+        let grammar =
+            (params.constraint == Constraint::Grammar).then(|| grammar(r, asked, criterion));
         let input = PromptInput {
             task: r.dataset.task,
             output: r.output,
@@ -243,23 +233,10 @@ pub(crate) fn prepare(
                     seed: target.seed,
                 }
             };
-            // Keyed by what the endpoint is sent: a judge renamed keeps its answers.
-            let cache_key = trial.judge.remote().map(|remote| {
-                let endpoint = &remote.endpoint;
-                judgelab_core::hash::sha256_hex(
-                    serde_json::json!({
-                        "base_url": endpoint.base_url,
-                        "model": remote.model,
-                        "messages": messages,
-                        "sampling": sampling,
-                        "repeat": call.repeat,
-                        "top_logprobs": endpoint.top_logprobs,
-                        "json_schema": endpoint.json_schema,
-                        "stop": endpoint.stop,
-                    })
-                    .to_string(),
-                )
-            });
+            let cache_key = trial
+                .judge
+                .remote()
+                .map(|remote| cache_key(remote, &messages, &sampling, call.repeat));
             if let Some(cache_key) = &cache_key {
                 if let Some(&key) = asked.get(cache_key) {
                     pending[key].targets.push(target);
@@ -287,6 +264,47 @@ pub(crate) fn prepare(
         }
     }
     Ok((pending, requests))
+}
+
+/// The GBNF grammar of a call's answer: a verdict, a rubric's criteria, or one criterion of
+/// a checklist (`criterion`: its index among the checklist's calls).
+fn grammar(r: &Resolved, asked: &[Asked], criterion: Option<usize>) -> String {
+    match (criterion, r.output) {
+        (None, _) if r.rubric.is_empty() => {
+            verdict::grammar(r.output, r.dataset.task, r.allow_tie())
+        }
+        // A yes/no item is answered yes or no, whatever the output.
+        (Some(_), _) if asked[0].item.is_some() => "root ::= \"yes\" | \"no\"\n".into(),
+        // A checklist answer is the criterion's value alone, or its JSON object.
+        (Some(_), kind) if kind != OutputKind::Json => {
+            verdict::grammar(kind, asked[0].task, r.allow_tie())
+        }
+        _ => judgelab_core::rubric::grammar(r.output, asked, r.allow_tie()),
+    }
+}
+
+/// A remote call's response cache key: what the endpoint is sent, so that a judge renamed
+/// keeps its answers.
+fn cache_key(
+    remote: &RemoteJudge,
+    messages: &[Message],
+    sampling: &Sampling,
+    repeat: u32,
+) -> String {
+    let endpoint = &remote.endpoint;
+    judgelab_core::hash::sha256_hex(
+        serde_json::json!({
+            "base_url": endpoint.base_url,
+            "model": remote.model,
+            "messages": messages,
+            "sampling": sampling,
+            "repeat": repeat,
+            "top_logprobs": endpoint.top_logprobs,
+            "json_schema": endpoint.json_schema,
+            "stop": endpoint.stop,
+        })
+        .to_string(),
+    )
 }
 
 /// The records a response answers, each with the index of its trial in the group.

@@ -35,6 +35,7 @@ use judgelab_store::Store;
 
 use crate::judges::{JudgeLoader, LocalModels, ModelSpec};
 use crate::prompt::verdict_prompt;
+use crate::resolve::{resolve_stored, Trial};
 use crate::summary::summarize;
 use crate::EngineError;
 
@@ -61,6 +62,22 @@ pub struct LoadOptions {
     pub cancel: Arc<AtomicBool>,
 }
 
+impl LoadOptions {
+    /// What is wrong with the options, as a user reads it.
+    fn check(&self) -> Result<(), String> {
+        if self.levels.is_empty() || self.levels.contains(&0) {
+            return Err(format!(
+                "--concurrency: levels must be 1 or more, got {:?}",
+                self.levels
+            ));
+        }
+        if self.requests == 0 {
+            return Err("--requests must be 1 or more".into());
+        }
+        Ok(())
+    }
+}
+
 /// What a ramp reports while it goes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LoadEvent {
@@ -81,15 +98,7 @@ pub async fn load_ramp(
         path: experiment.to_string(),
         message,
     };
-    if options.levels.is_empty() || options.levels.contains(&0) {
-        return Err(invalid(format!(
-            "--concurrency: levels must be 1 or more, got {:?}",
-            options.levels
-        )));
-    }
-    if options.requests == 0 {
-        return Err(invalid("--requests must be 1 or more".into()));
-    }
+    options.check().map_err(invalid)?;
     let no_ci = BootstrapSpec {
         resamples: 0,
         ..BootstrapSpec::default()
@@ -102,26 +111,16 @@ pub async fn load_ramp(
         .experiment_by_name(experiment)
         .await?
         .ok_or_else(|| EngineError::UnknownExperiment(experiment.to_string()))?;
-    let trial_row = store
-        .trials(row.id)
-        .await?
-        .into_iter()
+    // The trial's judge and model file as its run resolved them.
+    let r = resolve_stored(store, &row).await?;
+    let trials = r.trials(store.trials(row.id).await?)?;
+    let resolved = trials
+        .iter()
         .find(|t| t.id == trial.id)
         .ok_or_else(|| invalid(format!("trial {} is not stored", trial.id)))?;
     let p = &trial.params;
     let prompts = ramp_prompts(store, &summary, trial).await?;
     let requests = Requests::of(&summary, p, &prompts, options.prompt_cache);
-    let judge = summary
-        .experiment
-        .parsed
-        .judge_named(&p.judge)
-        .ok_or_else(|| {
-            invalid(format!(
-                "the trial's judge {:?} is not in the experiment",
-                p.judge
-            ))
-        })?
-        .clone();
     let loader: Arc<dyn JudgeLoader> = options
         .judges
         .clone()
@@ -133,7 +132,7 @@ pub async fn load_ramp(
             concurrency,
             requests: options.requests,
         });
-        let spec = level_spec(&judge, &trial_row, &summary, &options, concurrency);
+        let spec = level_spec(resolved, &summary, &options, concurrency);
         let loader = Arc::clone(&loader);
         let model = tokio::task::spawn_blocking(move || loader.load(&spec))
             .await
@@ -153,19 +152,29 @@ pub async fn load_ramp(
             break;
         }
     }
-    let ramp = LoadRamp::new(&runs, options.slo_ms, &BootstrapSpec::default());
+    save(store, trial.id, &options, &runs).await
+}
+
+/// Stores the levels run against trial `trial_id` as a ramp, and reads them as one.
+async fn save(
+    store: &Store,
+    trial_id: i64,
+    options: &LoadOptions,
+    runs: &[LevelRun],
+) -> Result<StoredRamp, EngineError> {
+    let ramp = LoadRamp::new(runs, options.slo_ms, &BootstrapSpec::default());
     let (id, created_at) = store
         .save_load_ramp(
-            trial.id,
+            trial_id,
             options.requests,
             options.warmup,
             options.slo_ms,
-            &runs,
+            runs,
         )
         .await?;
     Ok(StoredRamp {
         id,
-        trial_id: trial.id,
+        trial_id,
         created_at,
         requests: options.requests,
         ramp,
@@ -324,16 +333,15 @@ async fn ramp_prompts(
 /// The judge of one level: the trial's, with `concurrency` requests in flight (a remote
 /// judge's `concurrency`, a local one's `parallel`).
 fn level_spec(
-    judge: &judgelab_core::experiment::NamedJudge,
-    trial_row: &judgelab_store::TrialRow,
+    trial: &Trial<'_>,
     summary: &judgelab_core::results::ExperimentSummary,
     options: &LoadOptions,
     concurrency: u32,
 ) -> ModelSpec {
     let mut spec = ModelSpec::of(
-        judge,
-        Path::new(&trial_row.model_path),
-        trial_row.model_sha256.as_deref().unwrap_or(""),
+        &trial.judge.judge,
+        Path::new(&trial.model_path),
+        trial.model_sha256.as_deref().unwrap_or(""),
         summary.dataset.task,
         summary.experiment.parsed.allow_tie(&summary.dataset),
         options.threads,

@@ -125,14 +125,11 @@ pub async fn plan(
     let (timing, timing_tokens, timed_rows) =
         timed_phase(&sampled, &trials, timed_calls, &mut call_tokens)?;
 
-    let existing = store.experiment_by_name(&e.name).await?;
-    let conflicts = existing
-        .as_ref()
-        .is_some_and(|x| x.content_hash != r.content_hash);
-    let n_done = match existing.as_ref().filter(|_| !conflicts) {
-        Some(x) => store.count_verdicts(x.id).await?,
-        None => 0,
-    };
+    let Stored {
+        conflicts,
+        n_done,
+        n_timed,
+    } = stored(store, &r).await?;
     // Measured for the first local model; remote judges' time is not estimated.
     let speed = match r.judges.iter().find(|j| !j.sha256.is_empty()) {
         Some(j) => store.ms_per_prompt_token(&j.sha256).await?,
@@ -146,10 +143,6 @@ pub async fn plan(
         per_item,
     } = counted;
     let missing = n_verdicts.saturating_sub(n_done) as f64 / n_verdicts.max(1) as f64;
-    let n_timed = match existing.as_ref().filter(|_| !conflicts) {
-        Some(x) => store.count_timed_calls(x.id).await?,
-        None => 0,
-    };
     let timing_missing = timed_rows.saturating_sub(n_timed) as f64 / timed_rows.max(1) as f64;
     let timing = TimingPlan {
         est_seconds: speed.map(|ms| ms * timing_tokens * timing_missing / 1000.0),
@@ -178,6 +171,34 @@ pub async fn plan(
         race,
         quantization: crate::variants::plan_lines(&r),
         reference: reference_line(&r, &judged),
+    })
+}
+
+/// What the store holds of the experiment already.
+struct Stored {
+    /// A stored experiment of the name has other content.
+    conflicts: bool,
+    /// Verdicts and timed calls stored (none where it conflicts).
+    n_done: usize,
+    n_timed: usize,
+}
+
+async fn stored(store: &Store, r: &Resolved) -> Result<Stored, EngineError> {
+    let existing = store.experiment_by_name(&r.experiment.name).await?;
+    let conflicts = existing
+        .as_ref()
+        .is_some_and(|x| x.content_hash != r.content_hash);
+    Ok(match existing.filter(|_| !conflicts) {
+        Some(x) => Stored {
+            conflicts,
+            n_done: store.count_verdicts(x.id).await?,
+            n_timed: store.count_timed_calls(x.id).await?,
+        },
+        None => Stored {
+            conflicts,
+            n_done: 0,
+            n_timed: 0,
+        },
     })
 }
 

@@ -90,6 +90,40 @@ impl ResolvedJudge {
     pub fn local(&self) -> Option<&judgelab_core::experiment::LocalJudge> {
         self.judge.local()
     }
+
+    /// The variants of this judge (a local one, as given) the sweep's `levels` ask for: the
+    /// file itself for `source` (or no level), for each other level a path in the model
+    /// cache to make it at ([`crate::variants::make`]), its sha256 still unknown.
+    fn variants(self, levels: &[Option<Quantization>]) -> Vec<ResolvedJudge> {
+        levels
+            .iter()
+            .map(|level| match level.filter(|l| *l != Quantization::Source) {
+                None => ResolvedJudge {
+                    level: level.unwrap_or(Quantization::Source),
+                    ..self.clone()
+                },
+                Some(l) => ResolvedJudge {
+                    path: variant_path(&self.sha256, l),
+                    sha256: String::new(),
+                    level: l,
+                    made_from: Some((self.path.clone(), self.sha256.clone())),
+                    ..self.clone()
+                },
+            })
+            .collect()
+    }
+}
+
+/// Where a variant of the file whose sha256 is `source_sha256` lives:
+/// `<user cache>/judgelab/models/quantized/<sha256, 16 digits>-<type>.gguf`.
+fn variant_path(source_sha256: &str, level: Quantization) -> PathBuf {
+    crate::default_model_path()
+        .with_file_name("quantized")
+        .join(format!(
+            "{}-{}.gguf",
+            &source_sha256[..16.min(source_sha256.len())],
+            level.name()
+        ))
 }
 
 /// What a trial names, resolved once: its judge and its template.
@@ -593,11 +627,53 @@ fn judges_of(
                     level: Quantization::Source,
                     made_from: None,
                 };
-                judges.extend(crate::variants::expand(
-                    given,
-                    &experiment.sweep.quantization,
-                ));
+                judges.extend(given.variants(&experiment.sweep.quantization));
             }
+        }
+    }
+    Ok(judges)
+}
+
+/// The experiment's judges with the model files its trials record, a file per level of
+/// the quantisation axis as they were judged with, each checked to be unchanged.
+fn stored_judges(
+    experiment: &Experiment,
+    trials: &[TrialRow],
+    invalid: &dyn Fn(String) -> EngineError,
+) -> Result<Vec<ResolvedJudge>, EngineError> {
+    let mut judges = Vec::new();
+    for judge in &experiment.judges {
+        let JudgeBackend::Llama(_) = &judge.backend else {
+            judges.push(ResolvedJudge::remote_judge(judge));
+            continue;
+        };
+        // A file per level of the quantisation axis, as its trials were judged with.
+        let mut seen: Vec<Quantization> = Vec::new();
+        for t in trials.iter().filter(|t| t.params.judge == judge.name) {
+            let level = t.params.quantization.unwrap_or(Quantization::Source);
+            if seen.contains(&level) {
+                continue;
+            }
+            seen.push(level);
+            let file = PathBuf::from(&t.model_path);
+            let sha256 = crate::check_model(&file)?;
+            if Some(&sha256) != t.model_sha256.as_ref() {
+                return Err(invalid(format!(
+                    "judge {:?}: the model file {} has changed since the experiment ran (sha256 {sha256}); run the experiment again",
+                    judge.name,
+                    file.display()
+                )));
+            }
+            judges.push(ResolvedJudge {
+                judge: judge.clone(),
+                path: file,
+                sha256,
+                level,
+                made_from: None,
+            });
+        }
+        if seen.is_empty() {
+            judges.push(ResolvedJudge::remote_judge(judge));
         }
     }
     Ok(judges)
@@ -638,41 +714,7 @@ pub(crate) async fn resolve_stored(
             .ok_or_else(|| invalid(format!("template {name:?} is not stored")))?;
         templates.push((name.clone(), template));
     }
-    let mut judges = Vec::new();
-    for judge in &experiment.judges {
-        let JudgeBackend::Llama(_) = &judge.backend else {
-            judges.push(ResolvedJudge::remote_judge(judge));
-            continue;
-        };
-        // A file per level of the quantisation axis, as its trials were judged with.
-        let mut seen: Vec<Quantization> = Vec::new();
-        for t in trials.iter().filter(|t| t.params.judge == judge.name) {
-            let level = t.params.quantization.unwrap_or(Quantization::Source);
-            if seen.contains(&level) {
-                continue;
-            }
-            seen.push(level);
-            let file = PathBuf::from(&t.model_path);
-            let sha256 = crate::check_model(&file)?;
-            if Some(&sha256) != t.model_sha256.as_ref() {
-                return Err(invalid(format!(
-                    "judge {:?}: the model file {} has changed since the experiment ran (sha256 {sha256}); run the experiment again",
-                    judge.name,
-                    file.display()
-                )));
-            }
-            judges.push(ResolvedJudge {
-                judge: judge.clone(),
-                path: file,
-                sha256,
-                level,
-                made_from: None,
-            });
-        }
-        if seen.is_empty() {
-            judges.push(ResolvedJudge::remote_judge(judge));
-        }
-    }
+    let judges = stored_judges(&experiment, &trials, &invalid)?;
     let rubric = stored_rubric(&templates, &dataset)?;
     Ok(Resolved {
         spec: row.spec.clone(),

@@ -7,12 +7,14 @@
 
 use judgelab_core::annotation::{self, humans, Labels};
 use judgelab_core::load::{LoadRamp, StoredRamp};
+use judgelab_core::metrics::latency::Timed;
 use judgelab_core::metrics::BootstrapSpec;
+use judgelab_core::record::VerdictRecord;
 use judgelab_core::results::{
     criteria, weighted, ExperimentSummary, LabelsUsed, ResultsError, StoredExperiment, StoredTrial,
 };
 use judgelab_core::Dataset;
-use judgelab_store::Store;
+use judgelab_store::{ExperimentRow, Store, TrialRow};
 
 use crate::EngineError;
 
@@ -48,69 +50,17 @@ pub async fn summarize_against(
             tokio::spawn(async move { store.verdicts(id).await })
         })
         .collect();
-    // Each trial's calls timed at its own load: alone, or at the level the sweep sets.
-    let mut timed = Vec::with_capacity(trial_rows.len());
-    for t in &trial_rows {
-        let level = t.params.concurrency.unwrap_or(1);
-        let calls = store.timed_calls(t.id).await?;
-        timed.push(
-            calls
-                .iter()
-                .filter(|c| c.concurrency == level)
-                .filter_map(|c| c.request.timed())
-                .collect(),
-        );
-    }
+    let timed = timed_at_own_load(store, &trial_rows).await?;
     let original = store.load_dataset(&info).await?;
     let annotations = store.annotations(info.id).await?;
     let dataset = annotation::relabel(original.clone(), &annotations, labels)?;
     let n_labelled = dataset.items.len();
     let mut trials = Vec::with_capacity(reads.len());
     for ((t, read), timed) in trial_rows.into_iter().zip(reads).zip(timed) {
-        trials.push(StoredTrial {
-            id: t.id,
-            trial_idx: t.trial_idx,
-            params: t.params,
-            model_bytes: t
-                .model_sha256
-                .is_some()
-                .then(|| std::fs::metadata(&t.model_path).ok().map(|m| m.len()))
-                .flatten(),
-            model_sha256: t.model_sha256,
-            template_hash: t.template_hash,
-            examples: t.examples,
-            judge_identity: t.judge_identity,
-            device: t.device,
-            verdicts: read.await.expect("reading verdicts does not panic")?,
-            timed,
-            test_role: t.test_role,
-        });
+        let verdicts = read.await.expect("reading verdicts does not panic")?;
+        trials.push(stored_trial(t, verdicts, timed));
     }
-    let load_ramps = store
-        .load_ramps(row.id)
-        .await?
-        .into_iter()
-        .map(|(ramp, runs)| StoredRamp {
-            id: ramp.id,
-            trial_id: ramp.trial_id,
-            created_at: ramp.created_at,
-            requests: ramp.requests,
-            ramp: LoadRamp::new(&runs, ramp.slo_ms, bootstrap),
-        })
-        .collect();
-    let stored = StoredExperiment {
-        name: row.name,
-        experiment: row.experiment,
-        spec: row.spec,
-        created_at: row.created_at,
-        pool: row.pool,
-        judged: row.judged,
-        test: row.test,
-        selected: row.selected,
-        race: store.race_standings(row.id).await?,
-        load_ramps,
-        panels: store.panels(row.id).await?,
-    };
+    let stored = stored_experiment(store, row, bootstrap).await?;
     if let Some(criterion) = criterion {
         return on_criterion(stored, dataset, trials, bootstrap, labels, criterion);
     }
@@ -123,23 +73,7 @@ pub async fn summarize_against(
     for (trial, scores) in summary.trials.iter_mut().zip(scores) {
         trial.criteria = scores;
     }
-    let weights: Vec<_> = summary
-        .trials
-        .iter()
-        .map(|t| {
-            (
-                weighted::learn(&summary, t),
-                weighted::learn_items(&summary, t),
-            )
-        })
-        .collect();
-    for (trial, (weights, items)) in summary.trials.iter_mut().zip(weights) {
-        trial.weights = weights;
-        trial.item_weights = items;
-        if let Some(items) = &mut trial.item_weights {
-            items.questions = item_questions(store, &trial.template_hash).await?;
-        }
-    }
+    learn_weights(store, &mut summary).await?;
     // The pick with each rater: the trial a researcher would take, against each person.
     let pick = summary.pick(metric).map(|i| summary.trials[i].judged());
     let from_file = humans::from_file(&original, None);
@@ -159,6 +93,105 @@ pub async fn summarize_against(
         criteria: asked,
     };
     Ok(summary)
+}
+
+/// Each trial's calls timed at its own load: alone, or at the level the sweep sets.
+async fn timed_at_own_load(
+    store: &Store,
+    trial_rows: &[TrialRow],
+) -> Result<Vec<Vec<Timed>>, EngineError> {
+    let mut timed = Vec::with_capacity(trial_rows.len());
+    for t in trial_rows {
+        let level = t.params.concurrency.unwrap_or(1);
+        let calls = store.timed_calls(t.id).await?;
+        timed.push(
+            calls
+                .iter()
+                .filter(|c| c.concurrency == level)
+                .filter_map(|c| c.request.timed())
+                .collect(),
+        );
+    }
+    Ok(timed)
+}
+
+/// A stored trial with its verdicts and timed calls, as `core::results` reads it.
+fn stored_trial(t: TrialRow, verdicts: Vec<VerdictRecord>, timed: Vec<Timed>) -> StoredTrial {
+    StoredTrial {
+        id: t.id,
+        trial_idx: t.trial_idx,
+        params: t.params,
+        model_bytes: t
+            .model_sha256
+            .is_some()
+            .then(|| std::fs::metadata(&t.model_path).ok().map(|m| m.len()))
+            .flatten(),
+        model_sha256: t.model_sha256,
+        template_hash: t.template_hash,
+        examples: t.examples,
+        judge_identity: t.judge_identity,
+        device: t.device,
+        verdicts,
+        timed,
+        test_role: t.test_role,
+    }
+}
+
+/// The experiment's row with what the store keeps beside it: its race, load ramps and
+/// panels.
+async fn stored_experiment(
+    store: &Store,
+    row: ExperimentRow,
+    bootstrap: &BootstrapSpec,
+) -> Result<StoredExperiment, EngineError> {
+    let load_ramps = store
+        .load_ramps(row.id)
+        .await?
+        .into_iter()
+        .map(|(ramp, runs)| StoredRamp {
+            id: ramp.id,
+            trial_id: ramp.trial_id,
+            created_at: ramp.created_at,
+            requests: ramp.requests,
+            ramp: LoadRamp::new(&runs, ramp.slo_ms, bootstrap),
+        })
+        .collect();
+    Ok(StoredExperiment {
+        name: row.name,
+        experiment: row.experiment,
+        spec: row.spec,
+        created_at: row.created_at,
+        pool: row.pool,
+        judged: row.judged,
+        test: row.test,
+        selected: row.selected,
+        race: store.race_standings(row.id).await?,
+        load_ramps,
+        panels: store.panels(row.id).await?,
+    })
+}
+
+/// Each trial's criterion weights (and a checklist's item weights, with their questions)
+/// learnt on the dev split.
+async fn learn_weights(store: &Store, summary: &mut ExperimentSummary) -> Result<(), EngineError> {
+    let weights: Vec<_> = summary
+        .trials
+        .iter()
+        .map(|t| {
+            (
+                weighted::learn(summary, t),
+                weighted::learn_items(summary, t),
+            )
+        })
+        .collect();
+    for (trial, (weights, items)) in summary.trials.iter_mut().zip(weights) {
+        trial.weights = weights;
+        trial.item_weights = items;
+        if let Some(items) = &mut trial.item_weights {
+            items.questions = item_questions(store, &trial.template_hash).await?;
+        }
+    }
+    Ok(())
 }
 
 /// The yes/no questions of the checklist items the template stored as `hash` declares, by

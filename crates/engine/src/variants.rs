@@ -1,49 +1,15 @@
 //! The quantisation axis's model files: each local judge's file made in each type the
-//! sweep asks for by llama.cpp's own quantiser, once, into the model cache under a name
-//! keyed by the source's sha256 and the type; a variant's own sha256 is its identity in
-//! every trial and verdict row. `run --plan` says what would be made and makes nothing.
+//! sweep asks for by llama.cpp's own quantiser, once, into the model cache where
+//! [`ResolvedJudge::variants`] placed it; a variant's own sha256 is its identity in every
+//! trial and verdict row. `run --plan` says what would be made and makes nothing.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
-use judgelab_core::quantization::{self, Quantization};
+use judgelab_core::quantization;
 
-use crate::resolve::{Resolved, ResolvedJudge};
+use crate::resolve::Resolved;
 use crate::{EngineError, RunEvent};
-
-/// Where a variant of the file whose sha256 is `source_sha256` lives:
-/// `<user cache>/judgelab/models/quantized/<sha256, 16 digits>-<type>.gguf`.
-pub(crate) fn cache_path(source_sha256: &str, level: Quantization) -> PathBuf {
-    crate::default_model_path()
-        .with_file_name("quantized")
-        .join(format!(
-            "{}-{}.gguf",
-            &source_sha256[..16.min(source_sha256.len())],
-            level.name()
-        ))
-}
-
-/// The variants of `judge` (a local one, as given) the sweep's `levels` ask for: the file
-/// itself for `source` (or no level), a cache path to make (its sha256 still unknown)
-/// for each other level.
-pub(crate) fn expand(judge: ResolvedJudge, levels: &[Option<Quantization>]) -> Vec<ResolvedJudge> {
-    levels
-        .iter()
-        .map(|level| match level.filter(|l| *l != Quantization::Source) {
-            None => ResolvedJudge {
-                level: level.unwrap_or(Quantization::Source),
-                ..judge.clone()
-            },
-            Some(l) => ResolvedJudge {
-                path: cache_path(&judge.sha256, l),
-                sha256: String::new(),
-                level: l,
-                made_from: Some((judge.path.clone(), judge.sha256.clone())),
-                ..judge.clone()
-            },
-        })
-        .collect()
-}
 
 /// Makes each variant of `r`'s judges that the cache does not hold yet (in turn, with
 /// `threads` threads, saying so as it goes), and reads every variant's sha256.

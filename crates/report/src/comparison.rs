@@ -10,7 +10,7 @@ use judgelab_core::metrics::drift::{Drift, Moved};
 use judgelab_core::results::comparison::{Compared, Comparison};
 use judgelab_core::Task;
 
-use crate::html::escape;
+use crate::escape::escape;
 
 /// A side's name: `experiment:trial`.
 pub fn side(s: &Compared) -> String {

@@ -160,6 +160,30 @@ fn figures(a: &Analysis<'_>, folder: &mut Folder<'_>) -> Result<html::Figures, R
         )?,
         None => String::new(),
     };
+    let race = folder.lines(
+        "race",
+        "a race's survivors against its leader, round by round",
+        a.race_chart(),
+    )?;
+    Ok(html::Figures {
+        pareto_cost,
+        pareto_latency,
+        parameter,
+        criteria,
+        drift,
+        latency,
+        confusion,
+        load: load_figures(a, folder)?,
+        race,
+        trust: trust_figures(a, folder)?,
+    })
+}
+
+/// A load ramp's charts: latency, and throughput with the knee.
+fn load_figures(
+    a: &Analysis<'_>,
+    folder: &mut Folder<'_>,
+) -> Result<Option<(String, String)>, ReportError> {
     let (load_latency, load_throughput) = a.load_charts().unzip();
     let load_latency = folder.lines(
         "load-latency",
@@ -171,11 +195,14 @@ fn figures(a: &Analysis<'_>, folder: &mut Folder<'_>) -> Result<html::Figures, R
         "throughput against requests in flight, and the knee",
         load_throughput,
     )?;
-    let race = folder.lines(
-        "race",
-        "a race's survivors against its leader, round by round",
-        a.race_chart(),
-    )?;
+    Ok(load_latency.zip(load_throughput))
+}
+
+/// The trust charts: the reliability diagram, and selective judging's coverage.
+fn trust_figures(
+    a: &Analysis<'_>,
+    folder: &mut Folder<'_>,
+) -> Result<Option<(String, String)>, ReportError> {
     let reliability = folder.lines(
         "reliability",
         "reliability diagram: share of right verdicts against their confidence",
@@ -186,18 +213,7 @@ fn figures(a: &Analysis<'_>, folder: &mut Folder<'_>) -> Result<html::Figures, R
         "selective judging: agreement of the decided verdicts against the share decided",
         a.coverage_chart(),
     )?;
-    Ok(html::Figures {
-        pareto_cost,
-        pareto_latency,
-        parameter,
-        criteria,
-        drift,
-        latency,
-        confusion,
-        load: load_latency.zip(load_throughput),
-        race,
-        trust: reliability.zip(coverage),
-    })
+    Ok(reliability.zip(coverage))
 }
 
 /// An SVG document without its XML declaration, to embed in HTML.

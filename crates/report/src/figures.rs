@@ -296,6 +296,46 @@ impl Analysis<'_> {
             return None;
         }
         let metric = self.summary.experiment.parsed.selection.metric;
+        let ids = self.race_chart_trials();
+        let series = ids
+            .iter()
+            .map(|&(i, id)| charts::Series {
+                name: self.labels[i].clone(),
+                points: race
+                    .iter()
+                    .filter(|s| s.trial_id == id)
+                    .filter_map(|s| {
+                        let d = if s.leader { 0.0 } else { s.difference? };
+                        Some(charts::LinePoint {
+                            x: s.n_items as f64,
+                            y: d,
+                            ci: s.std_error.map(|se| (d - 1.96 * se, d + 1.96 * se)),
+                        })
+                    })
+                    .collect(),
+            })
+            .filter(|s: &charts::Series| !s.points.is_empty())
+            .collect();
+        let title = metric.title(self.task);
+        Some(charts::LineChart {
+            title: format!("race: {title} against the leader, round by round"),
+            x_label: "dev items judged".into(),
+            y_label: format!("{title} minus the leader's"),
+            x_ticks: None,
+            series,
+            baselines: vec![charts::Reference {
+                name: "the leader".into(),
+                value: 0.0,
+            }],
+            reference_kind: "reference".into(),
+        })
+    }
+
+    /// The trials a race's chart draws, by index and id: the dropped ones (up to five,
+    /// the last dropped first), then the survivors closest to the leader at the last round
+    /// that compared them; ten at most, in the table's order.
+    fn race_chart_trials(&self) -> Vec<(usize, i64)> {
+        let race = &self.summary.race;
         let last_round = |id: i64| {
             race.iter()
                 .filter(|s| s.trial_id == id)
@@ -342,38 +382,7 @@ impl Analysis<'_> {
         survivors.truncate(10 - dropped.len());
         let mut ids: Vec<(usize, i64)> = dropped.into_iter().chain(survivors).collect();
         ids.sort_unstable();
-        let series = ids
-            .iter()
-            .map(|&(i, id)| charts::Series {
-                name: self.labels[i].clone(),
-                points: race
-                    .iter()
-                    .filter(|s| s.trial_id == id)
-                    .filter_map(|s| {
-                        let d = if s.leader { 0.0 } else { s.difference? };
-                        Some(charts::LinePoint {
-                            x: s.n_items as f64,
-                            y: d,
-                            ci: s.std_error.map(|se| (d - 1.96 * se, d + 1.96 * se)),
-                        })
-                    })
-                    .collect(),
-            })
-            .filter(|s: &charts::Series| !s.points.is_empty())
-            .collect();
-        let title = metric.title(self.task);
-        Some(charts::LineChart {
-            title: format!("race: {title} against the leader, round by round"),
-            x_label: "dev items judged".into(),
-            y_label: format!("{title} minus the leader's"),
-            x_ticks: None,
-            series,
-            baselines: vec![charts::Reference {
-                name: "the leader".into(),
-                value: 0.0,
-            }],
-            reference_kind: "reference".into(),
-        })
+        ids
     }
 
     /// The trials whose verdicts have a confidence, as the trust section shows them: the

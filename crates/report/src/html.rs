@@ -11,6 +11,7 @@ use judgelab_core::metrics::Estimate;
 use judgelab_core::sweep::Axis;
 
 use crate::analysis::{cascade_label, Analysis};
+use crate::escape::escape;
 use crate::table::{Cell, Output, ResultsTable, RowKind, Style, Unit};
 
 /// A table cell's content: the value, its interval on a smaller second line.
@@ -42,13 +43,6 @@ pub struct Figures {
     pub trust: Option<(String, String)>,
 }
 
-pub fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 const STYLE: &str = r#"
 body { font-family: "DejaVu Sans", "Helvetica Neue", Arial, sans-serif; margin: 2rem auto; max-width: 1200px; padding: 0 1rem; color: #222; line-height: 1.45; }
 h1 { margin-bottom: 0.2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #ddd; padding-bottom: 0.2rem; }
@@ -76,7 +70,7 @@ fn badge(status: FrontStatus) -> String {
         FrontStatus::Dominated => "dominated",
         FrontStatus::Unavailable => "—",
     };
-    format!("<span class=\"badge {}\">{text}</span>", status.as_str())
+    format!("<span class=\"badge {}\">{text}</span>", status.name())
 }
 
 pub fn render(

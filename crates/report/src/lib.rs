@@ -7,6 +7,7 @@ pub mod analysis;
 pub mod card;
 pub mod charts;
 pub mod comparison;
+mod escape;
 mod export;
 mod figures;
 mod html;

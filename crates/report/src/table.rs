@@ -37,16 +37,12 @@ pub enum RowKind {
     Baseline,
 }
 
-impl RowKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            RowKind::Trial => "trial",
-            RowKind::Cascade => "cascade",
-            RowKind::Panel => "panel",
-            RowKind::Baseline => "baseline",
-        }
-    }
-}
+judgelab_core::names!(RowKind {
+    Trial => "trial",
+    Cascade => "cascade",
+    Panel => "panel",
+    Baseline => "baseline",
+});
 
 /// What a column's values are, and so how each output writes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,25 +69,21 @@ pub enum Unit {
     Role,
 }
 
-impl Unit {
-    /// Its name in `show --json` and the app: `estimate`, `share`, `milliseconds`, …
-    pub fn name(self) -> &'static str {
-        match self {
-            Unit::Text => "text",
-            Unit::Param => "param",
-            Unit::Count => "count",
-            Unit::Estimate => "estimate",
-            Unit::Difference => "difference",
-            Unit::Share => "share",
-            Unit::Tokens => "tokens",
-            Unit::Milliseconds => "milliseconds",
-            Unit::Usd => "usd",
-            Unit::Number => "number",
-            Unit::Standing => "standing",
-            Unit::Role => "role",
-        }
-    }
-}
+// Its name in `show --json` and the app: `estimate`, `share`, `milliseconds`, …
+judgelab_core::names!(Unit {
+    Text => "text",
+    Param => "param",
+    Count => "count",
+    Estimate => "estimate",
+    Difference => "difference",
+    Share => "share",
+    Tokens => "tokens",
+    Milliseconds => "milliseconds",
+    Usd => "usd",
+    Number => "number",
+    Standing => "standing",
+    Role => "role",
+});
 
 /// A row's kind and a column's unit are written by their names, one home for each.
 impl Serialize for RowKind {

@@ -99,7 +99,7 @@ pub fn verdicts_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
                 opt(confidence),
                 v.outcome
                     .failure()
-                    .map_or(String::new(), |f| f.as_str().to_string()),
+                    .map_or(String::new(), |f| f.name().to_string()),
                 v.outcome.error().unwrap_or_default().to_string(),
                 v.prompt_tokens.to_string(),
                 v.completion_tokens.to_string(),
@@ -123,7 +123,7 @@ pub fn verdicts_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
                 row.push(
                     verdict
                         .and_then(|v| v.failure())
-                        .map_or(String::new(), |f| f.as_str().to_string()),
+                        .map_or(String::new(), |f| f.name().to_string()),
                 );
             }
             row.push(v.raw_output.clone().unwrap_or_default());

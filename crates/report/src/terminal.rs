@@ -27,6 +27,12 @@ pub fn grid(table: &ResultsTable) -> String {
             )
         }))
         .collect();
+    aligned(&lines, &left)
+}
+
+/// `lines` as a fixed-width grid, two spaces between columns: a column to the left where
+/// `left` says so, else to the right.
+pub fn aligned(lines: &[Vec<String>], left: &[bool]) -> String {
     let widths: Vec<usize> = (0..left.len())
         .map(|c| {
             lines
@@ -41,7 +47,7 @@ pub fn grid(table: &ResultsTable) -> String {
         let cells: Vec<String> = line
             .iter()
             .zip(&widths)
-            .zip(&left)
+            .zip(left)
             .map(|((cell, &w), &left)| {
                 let pad = " ".repeat(w - cell.chars().count());
                 if left {

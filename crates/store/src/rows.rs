@@ -278,7 +278,7 @@ pub(crate) type OutcomeColumns = (Option<String>, Option<String>, Option<String>
 pub(crate) fn outcome_columns(outcome: &Outcome) -> OutcomeColumns {
     match outcome {
         Outcome::Judged(Verdict::Parsed(label)) => (Some(label.to_text()), None, None),
-        Outcome::Judged(Verdict::Failed(kind)) => (None, Some(kind.as_str().to_string()), None),
+        Outcome::Judged(Verdict::Failed(kind)) => (None, Some(kind.name().to_string()), None),
         Outcome::CallFailed(error) => (None, None, Some(error.clone())),
     }
 }
@@ -298,8 +298,8 @@ fn outcome(
             Label::from_text(&text).ok_or_else(|| format!("verdict {text:?} is no label"))?,
         ),
         (None, Some(kind)) => Verdict::Failed(
-            FailureKind::from_name(&kind)
-                .ok_or_else(|| format!("failure_kind {kind:?} is unknown"))?,
+            kind.parse::<FailureKind>()
+                .map_err(|_| format!("failure_kind {kind:?} is unknown"))?,
         ),
         (None, None) => Verdict::Failed(FailureKind::NoLabel),
     };
@@ -317,7 +317,7 @@ pub(crate) fn criteria_to_json(criteria: &BTreeMap<String, Verdict>) -> Option<S
         .map(|(name, verdict)| {
             let v = match verdict {
                 Verdict::Parsed(label) => serde_json::json!({ "label": label.to_text() }),
-                Verdict::Failed(kind) => serde_json::json!({ "failure": kind.as_str() }),
+                Verdict::Failed(kind) => serde_json::json!({ "failure": kind.name() }),
             };
             (name.clone(), v)
         })
@@ -339,8 +339,8 @@ fn criteria_from_json(json: &str) -> Result<BTreeMap<String, Verdict>, String> {
                         .ok_or_else(|| format!("criteria.{name}: {text:?} is no label"))?,
                 ),
                 (None, Some(kind)) => Verdict::Failed(
-                    FailureKind::from_name(kind)
-                        .ok_or_else(|| format!("criteria.{name}: failure {kind:?} is unknown"))?,
+                    kind.parse::<FailureKind>()
+                        .map_err(|_| format!("criteria.{name}: failure {kind:?} is unknown"))?,
                 ),
                 (None, None) => return Err(format!("criteria.{name}: {v} is no verdict")),
             };

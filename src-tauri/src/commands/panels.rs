@@ -12,24 +12,16 @@ use crate::state::AppState;
 
 /// The panel `input` describes, checked for what the form may get wrong.
 fn spec(input: PanelInput) -> AppResult<PanelSpec> {
-    let rule = PanelRule::ALL
-        .into_iter()
-        .find(|r| r.name() == input.rule)
-        .ok_or_else(|| {
-            AppError::invalid(format!(
-                "rule {:?}: use majority, mean or distribution",
-                input.rule
-            ))
-        })?;
+    let rule: PanelRule = input
+        .rule
+        .parse()
+        .map_err(|e| AppError::invalid(format!("rule: {e}")))?;
     let ties = match input.ties.as_deref() {
         None | Some("") => None,
-        Some("tie") => Some(Ties::Tie),
-        Some("first") => Some(Ties::First),
-        Some(other) => {
-            return Err(AppError::invalid(format!(
-                "ties {other:?}: use tie or first"
-            )))
-        }
+        Some(name) => Some(
+            name.parse::<Ties>()
+                .map_err(|e| AppError::invalid(format!("ties: {e}")))?,
+        ),
     };
     Ok(PanelSpec {
         name: input.name,

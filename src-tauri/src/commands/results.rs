@@ -150,7 +150,7 @@ fn listing(task: Task, humans: &HashMap<&str, Label>, v: &VerdictRecord) -> Verd
     let (outcome, failure) = match &v.outcome {
         Outcome::Judged(Verdict::Parsed(_)) => (OutcomeKind::Verdict, None),
         Outcome::Judged(Verdict::Failed(kind)) => {
-            (OutcomeKind::ParseFailure, Some(kind.as_str().to_string()))
+            (OutcomeKind::ParseFailure, Some(kind.name().to_string()))
         }
         Outcome::CallFailed(_) => (OutcomeKind::CallFailed, Some("call failed".to_string())),
     };

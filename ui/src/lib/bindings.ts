@@ -905,18 +905,13 @@ export type TableColumn = {
 	/**  As exported: `kappa`, `parse_failure_rate`, `latency_p95_ms`, … */
 	key: string,
 	title: string,
-	/**
-	 *  `estimate`, `difference`, `share`, `tokens`, `milliseconds`, `usd`, `count`,
-	 *  `number`, `standing`, `role`, `param` or `text`.
-	 */
-	unit: string,
+	unit: TableUnit,
 	/**  The app's results table shows it (the drill-down may read any column). */
 	shown: boolean,
 };
 
 export type TableRow = {
-	/**  `trial`, `cascade`, `panel` or `baseline`. */
-	kind: string,
+	kind: TableRowKind,
 	/**  A trial's id. */
 	id: number | null,
 	name: string,
@@ -928,6 +923,12 @@ export type TableRow = {
 	/**  One per column. */
 	cells: TableCell[],
 };
+
+/**  What a row is ([`judgelab_report::table::RowKind`], by the same names). */
+export type TableRowKind = "trial" | "cascade" | "panel" | "baseline";
+
+/**  What a column's values are ([`judgelab_report::table::Unit`], by the same names). */
+export type TableUnit = "text" | "param" | "count" | "estimate" | "difference" | "share" | "tokens" | "milliseconds" | "usd" | "number" | "standing" | "role";
 
 /**
  *  The results table (`report::table`) as the app renders it: every column with its key,

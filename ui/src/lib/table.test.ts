@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { TableCell, TableColumn, TableView } from "./bindings";
+import type { TableCell, TableColumn, TableUnit, TableView } from "./bindings";
 import { ascendingFirst, cellOf, isNumeric, shownColumns, sortValue, trialRow, valueOf } from "./table";
 
-const column = (key: string, unit: string, shown = true): TableColumn => ({ key, title: key, unit, shown });
+const column = (key: string, unit: TableUnit, shown = true): TableColumn => ({ key, title: key, unit, shown });
 const cell = (text: string, value: number | null = null): TableCell => ({ text, interval: "", value, low: null, high: null });
 
 const table: TableView = {

@@ -1,11 +1,14 @@
-//! The crate rules of `ARCHITECTURE.md`, read from `cargo metadata`: which crate of ours may
-//! depend on which, and what `report` must never compile.
+//! The rules of `ARCHITECTURE.md` that code can check: which crate of ours may depend on
+//! which and what `report` must never compile (read from `cargo metadata`), no circle of
+//! files importing each other, and how long a function may grow (read from the sources).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
+
+use crate::source;
 
 /// The workspace's metadata with its resolved dependency graph for this machine's platform
 /// (offline: the lock file and the registry cache the build used).
@@ -155,4 +158,120 @@ fn the_report_compiles_no_llama_cpp_http_client_or_database() {
     ] {
         assert!(!built.contains(never), "judgelab-report builds {never}");
     }
+}
+
+/// The `src` folders of the workspace's libraries and binaries.
+fn source_roots(m: &Value) -> BTreeSet<std::path::PathBuf> {
+    m["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["source"].is_null())
+        .flat_map(|p| p["targets"].as_array().unwrap())
+        .filter(|t| {
+            t["kind"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|k| k == "lib" || k == "bin")
+        })
+        .map(|t| {
+            Path::new(t["src_path"].as_str().unwrap())
+                .parent()
+                .unwrap()
+                .to_path_buf()
+        })
+        .collect()
+}
+
+fn workspace_root() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+#[test]
+fn no_two_files_import_each_other() {
+    let root = workspace_root();
+    let crates = source::crates(&root, &source_roots(&metadata()));
+    assert!(
+        crates.len() >= 8,
+        "every crate is read: {:?}",
+        crates.keys()
+    );
+    let mut found = Vec::new();
+    for files in crates.values() {
+        let imports = source::imports(files);
+        let graph = imports
+            .iter()
+            .map(|(file, edges)| (file.clone(), edges.keys().cloned().collect()))
+            .collect();
+        for circle in source::circles(&graph) {
+            let mut ties = String::new();
+            for from in &circle {
+                for (to, names) in &imports[from] {
+                    if circle.contains(to) {
+                        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                        ties += &format!(
+                            "\n  {} -> {}: {}",
+                            from.display(),
+                            to.display(),
+                            names.join(", ")
+                        );
+                    }
+                }
+            }
+            found.push(ties);
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "files that import each other (what two files both need belongs in a third):{}",
+        found.concat()
+    );
+}
+
+/// A function longer than this does more than one thing, or more than one screen shows.
+const MAX_LINES: usize = 120;
+/// Functions over this length are the ones to split next; their number only goes down.
+const LONG_LINES: usize = 80;
+const MAX_LONG: usize = 30;
+
+#[test]
+fn functions_stay_short() {
+    let root = workspace_root();
+    let crates = source::crates(&root, &source_roots(&metadata()));
+    let mut functions: Vec<source::Function> = crates
+        .values()
+        .flatten()
+        .flat_map(source::functions)
+        .collect();
+    assert!(functions.len() > 1000, "every function is read");
+    functions.sort_by_key(|f| std::cmp::Reverse(f.lines));
+    let shown = |f: &source::Function| {
+        format!(
+            "\n  {}:{} {} ({} lines)",
+            f.path.display(),
+            f.line,
+            f.name,
+            f.lines
+        )
+    };
+    let too_long: String = functions
+        .iter()
+        .filter(|f| f.lines > MAX_LINES)
+        .map(shown)
+        .collect();
+    assert!(
+        too_long.is_empty(),
+        "functions over {MAX_LINES} lines:{too_long}"
+    );
+    let long: Vec<&source::Function> = functions.iter().filter(|f| f.lines > LONG_LINES).collect();
+    assert!(
+        long.len() <= MAX_LONG,
+        "{} functions over {LONG_LINES} lines, at most {MAX_LONG}:{}",
+        long.len(),
+        long.iter().map(|f| shown(f)).collect::<String>()
+    );
 }

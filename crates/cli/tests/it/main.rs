@@ -16,6 +16,7 @@ mod label;
 mod old_databases;
 mod panel;
 mod reproduce;
+mod source;
 
 struct Env {
     dir: tempfile::TempDir,

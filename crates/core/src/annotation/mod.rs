@@ -341,7 +341,7 @@ pub fn export_jsonl(
     let mut out = String::new();
     for (item, original) in originals {
         let label = |l: Label| match l {
-            Label::Choice(c) => json!(c.as_str()),
+            Label::Choice(c) => json!(c.name()),
             Label::Rating(r) => json!(r),
         };
         let mut meta = match &item.meta {

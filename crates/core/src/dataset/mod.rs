@@ -71,15 +71,11 @@ pub enum Choice {
     Tie,
 }
 
-impl Choice {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Choice::A => "A",
-            Choice::B => "B",
-            Choice::Tie => "tie",
-        }
-    }
-}
+crate::names!(Choice {
+    A => "A",
+    B => "B",
+    Tie => "tie",
+});
 
 /// A human label or a judge's parsed verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -93,7 +89,7 @@ impl Label {
     /// The canonical text stored in the database: `A`, `B`, `tie`, or the number.
     pub fn to_text(&self) -> String {
         match self {
-            Label::Choice(c) => c.as_str().to_string(),
+            Label::Choice(c) => c.name().to_string(),
             Label::Rating(r) => format_number(*r),
         }
     }
@@ -116,7 +112,7 @@ impl Label {
     /// rounded to the nearest integer on the scale (human means such as 4.67 become 5).
     pub fn category(&self) -> String {
         match self {
-            Label::Choice(c) => c.as_str().to_string(),
+            Label::Choice(c) => c.name().to_string(),
             Label::Rating(r) => format!("{}", r.round() as i64),
         }
     }

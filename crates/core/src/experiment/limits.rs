@@ -210,7 +210,9 @@ pub(super) fn selection(
     let d = Selection::default();
     let metric = match raw.metric {
         None => d.metric,
-        Some(name) => Quality::from_name(&name)
+        Some(name) => name
+            .parse::<Quality>()
+            .ok()
             .filter(|q| q.ranks())
             .ok_or_else(|| {
                 let names: Vec<&str> = Quality::ALL

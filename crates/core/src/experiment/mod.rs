@@ -269,38 +269,7 @@ impl Experiment {
         let trust = trust::trust(raw.trust, &invalid)?;
         let paraphrases = robustness::paraphrases(raw.robustness, &sweep.templates, &invalid)?;
         let panels = panels::panels(raw.panels, &invalid)?;
-        let max_few_shot = sweep.few_shot.iter().copied().max().unwrap_or(0) as usize;
-        match limits.pool {
-            Some(pool) if pool < max_few_shot => {
-                return Err(invalid(
-                    "limits.pool",
-                    format!("{pool} holds fewer examples than few_shot = {max_few_shot} shows"),
-                ))
-            }
-            None if sweep.few_shot_set.iter().any(|&s| s != 0) && max_few_shot > 0 => {
-                return Err(invalid(
-                    "sweep.few_shot_set",
-                    format!(
-                        "draws examples from the few-shot pool, which holds only the {max_few_shot} that few_shot shows: set limits.pool larger (for example {})",
-                        4 * max_few_shot
-                    ),
-                ))
-            }
-            _ if sweep.few_shot_set.iter().any(|&s| s != 0) && max_few_shot == 0 => {
-                return Err(invalid(
-                    "sweep.few_shot_set",
-                    "chooses which few-shot examples a trial shows, but few_shot shows none"
-                        .into(),
-                ))
-            }
-            _ => {}
-        }
-        if selection.confirm.is_some() && limits.test.is_none() {
-            return Err(invalid(
-                "selection.confirm",
-                "chooses who judges the test split: set limits.test too".into(),
-            ));
-        }
+        check_pool(&limits, &sweep, &selection, &invalid)?;
         let mut experiment = Experiment {
             name,
             dataset: raw.dataset,
@@ -508,7 +477,7 @@ fn shared_judge(
         .output
         .as_ref()
         .map(|o| {
-            OutputKind::from_name(o).ok_or_else(|| {
+            o.parse::<OutputKind>().map_err(|_| {
                 invalid(
                     "judge.output",
                     format!(
@@ -529,6 +498,49 @@ fn shared_judge(
 }
 
 /// A card experiment's sweep: only its repeats, seed and sample; the card fixes each axis.
+/// Checks that the few-shot pool holds what the sweep shows and draws, and that a test
+/// split is set where the selection confirms on one.
+fn check_pool(
+    limits: &Limits,
+    sweep: &Sweep,
+    selection: &Selection,
+    invalid: &Invalid<'_>,
+) -> Result<(), ExperimentError> {
+    let max_few_shot = sweep.few_shot.iter().copied().max().unwrap_or(0) as usize;
+    match limits.pool {
+        Some(pool) if pool < max_few_shot => {
+            return Err(invalid(
+                "limits.pool",
+                format!("{pool} holds fewer examples than few_shot = {max_few_shot} shows"),
+            ))
+        }
+        None if sweep.few_shot_set.iter().any(|&s| s != 0) && max_few_shot > 0 => {
+            return Err(invalid(
+                "sweep.few_shot_set",
+                format!(
+                    "draws examples from the few-shot pool, which holds only the {max_few_shot} that few_shot shows: set limits.pool larger (for example {})",
+                    4 * max_few_shot
+                ),
+            ))
+        }
+        _ if sweep.few_shot_set.iter().any(|&s| s != 0) && max_few_shot == 0 => {
+            return Err(invalid(
+                "sweep.few_shot_set",
+                "chooses which few-shot examples a trial shows, but few_shot shows none"
+                    .into(),
+            ))
+        }
+        _ => {}
+    }
+    if selection.confirm.is_some() && limits.test.is_none() {
+        return Err(invalid(
+            "selection.confirm",
+            "chooses who judges the test split: set limits.test too".into(),
+        ));
+    }
+    Ok(())
+}
+
 fn card_fixes(s: &RawSweep, invalid: &Invalid<'_>) -> Result<(), ExperimentError> {
     let axes = [
         ("judge", s.judge.is_some()),
@@ -574,17 +586,10 @@ fn sweep(
             .collect(),
     };
     let few_shot_set = counts(Axis::FewShotSet, s.few_shot_set, invalid)?;
-    let order = named(
-        Axis::Order,
-        s.order,
-        Order::from_name,
-        "an answer order",
-        invalid,
-    )?;
-    let constraint = named(
+    let order = named::<Order>(Axis::Order, s.order, "an answer order", invalid)?;
+    let constraint = named::<Constraint>(
         Axis::Constraint,
         s.constraint,
-        Constraint::from_name,
         "an output constraint",
         invalid,
     )?;
@@ -600,24 +605,17 @@ fn sweep(
     // one call.
     let style = match s.style {
         None => vec![None],
-        values => named(
-            Axis::Style,
-            values,
-            Style::from_name,
-            "a rubric style",
-            invalid,
-        )?
-        .into_iter()
-        .map(Some)
-        .collect(),
+        values => named::<Style>(Axis::Style, values, "a rubric style", invalid)?
+            .into_iter()
+            .map(Some)
+            .collect(),
     };
     // The model files as they are unless some levels are given.
     let quantization = match s.quantization {
         None => vec![None],
-        values => named(
+        values => named::<Quantization>(
             Axis::Quantization,
             values,
-            Quantization::from_name,
             "a quantisation llama.cpp makes",
             invalid,
         )?
@@ -815,11 +813,10 @@ fn sweep_key(axis: Axis) -> String {
     format!("sweep.{}", axis.key())
 }
 
-/// The values of a choice axis (its default when absent), each read by `from_name`.
-fn named<T>(
+/// The values of a choice axis (its default when absent), each read by its name.
+fn named<T: std::str::FromStr>(
     axis: Axis,
     values: Option<OneOrMany<String>>,
-    from_name: fn(&str) -> Option<T>,
     what: &str,
     invalid: &Invalid<'_>,
 ) -> Result<Vec<T>, ExperimentError> {
@@ -837,12 +834,12 @@ fn named<T>(
                 .join(", ")
         ),
     };
-    // Distinct names, each read by `from_name`; `what` says what a name should be.
+    // Distinct names, each read by its name; `what` says what a name should be.
     non_empty_unique(key, values, invalid)?
         .iter()
         .map(|v| {
-            from_name(v)
-                .ok_or_else(|| invalid(key, format!("{v:?} is not {what} (expected {expected})")))
+            v.parse()
+                .map_err(|_| invalid(key, format!("{v:?} is not {what} (expected {expected})")))
         })
         .collect()
 }

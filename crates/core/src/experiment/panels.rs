@@ -31,17 +31,11 @@ pub enum Rule {
     Distribution,
 }
 
-impl Rule {
-    pub const ALL: [Rule; 3] = [Rule::Majority, Rule::Mean, Rule::Distribution];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Rule::Majority => "majority",
-            Rule::Mean => "mean",
-            Rule::Distribution => "distribution",
-        }
-    }
-}
+crate::names!(Rule {
+    Majority => "majority",
+    Mean => "mean",
+    Distribution => "distribution",
+});
 
 /// What a split vote gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,14 +47,12 @@ pub enum Ties {
     First,
 }
 
-impl Ties {
-    pub fn name(self) -> &'static str {
-        match self {
-            Ties::Tie => "tie",
-            Ties::First => "first",
-        }
-    }
+crate::names!(Ties {
+    Tie => "tie",
+    First => "first",
+});
 
+impl Ties {
     /// The default for `task`: a tie for pairwise data, the first member for ratings.
     pub fn default_for(task: Task) -> Ties {
         match task {

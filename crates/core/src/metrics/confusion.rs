@@ -26,7 +26,7 @@ impl Confusion {
         let labels: Vec<String> = match task {
             Task::Pairwise => [Choice::A, Choice::B, Choice::Tie][..if ties { 3 } else { 2 }]
                 .iter()
-                .map(|c| c.as_str().to_string())
+                .map(|c| c.name().to_string())
                 .collect(),
             Task::Single {
                 scale_min,

@@ -396,6 +396,20 @@ pub fn scored_units(task: Task, groups: &[Verdicts<'_>]) -> Vec<Vec<Scored>> {
     units
 }
 
+/// Position bias over the items' calls in each answer order.
+fn position_of(groups: &[Verdicts<'_>]) -> PositionBias {
+    let per_group: Vec<Vec<(bool, Option<Label>)>> = groups
+        .iter()
+        .map(|g| {
+            g.calls
+                .iter()
+                .map(|o| (o.swapped, o.verdict.and_then(|v| v.label())))
+                .collect()
+        })
+        .collect();
+    position::position_bias(per_group.iter().map(Vec::as_slice))
+}
+
 /// Computes a trial's metrics from its calls, its latency as `timing` says.
 pub fn compute(
     task: Task,
@@ -443,18 +457,7 @@ pub fn compute(
                 latency::prefill_rate(timed.iter().map(|t| (t.prompt_tokens, t.ttft_ms))),
             ),
         };
-    let position = (task == Task::Pairwise).then(|| {
-        let per_group: Vec<Vec<(bool, Option<Label>)>> = groups
-            .iter()
-            .map(|g| {
-                g.calls
-                    .iter()
-                    .map(|o| (o.swapped, o.verdict.and_then(|v| v.label())))
-                    .collect()
-            })
-            .collect();
-        position::position_bias(per_group.iter().map(Vec::as_slice))
-    });
+    let position = (task == Task::Pairwise).then(|| position_of(&groups));
     let exact: Option<Vec<(Label, &VerdictDistribution)>> = judged
         .iter()
         .map(|g| match g.calls.as_slice() {

@@ -3,7 +3,6 @@
 //! trial, or one bootstrap resample of it).
 
 use std::collections::HashMap;
-use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
@@ -40,25 +39,26 @@ pub enum Quality {
     /// Ratings: the mean absolute difference between the judge's rating and the human's,
     /// on parsed verdicts (parse failures have their own rate). An error, lower is better:
     /// shown beside the agreement metrics, it never ranks trials ([`Quality::ranks`]).
+    #[serde(rename = "mae", alias = "mean_absolute_error")]
     MeanAbsoluteError,
 }
 
-impl Quality {
-    pub const ALL: [Quality; 12] = [
-        Quality::Accuracy,
-        Quality::WithinHalfPoint,
-        Quality::AgreementWithoutTies,
-        Quality::Kappa,
-        Quality::KappaLinear,
-        Quality::AlphaNominal,
-        Quality::AlphaOrdinal,
-        Quality::AlphaInterval,
-        Quality::Spearman,
-        Quality::Kendall,
-        Quality::Pearson,
-        Quality::MeanAbsoluteError,
-    ];
+crate::names!(Quality {
+    Accuracy => "accuracy",
+    WithinHalfPoint => "within_half_point",
+    AgreementWithoutTies => "agreement_without_ties",
+    Kappa => "kappa",
+    KappaLinear => "kappa_linear",
+    AlphaNominal => "alpha_nominal",
+    AlphaOrdinal => "alpha_ordinal",
+    AlphaInterval => "alpha_interval",
+    Spearman => "spearman",
+    Kendall => "kendall",
+    Pearson => "pearson",
+    MeanAbsoluteError => "mae",
+});
 
+impl Quality {
     /// Whether higher is better, so that the metric can rank trials (select, race, draw a
     /// front): every agreement metric, not an error.
     pub fn ranks(self) -> bool {
@@ -99,28 +99,6 @@ impl Quality {
         }
     }
 
-    /// The snake_case name used in JSON, CSV columns and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Quality::Accuracy => "accuracy",
-            Quality::WithinHalfPoint => "within_half_point",
-            Quality::AgreementWithoutTies => "agreement_without_ties",
-            Quality::Kappa => "kappa",
-            Quality::KappaLinear => "kappa_linear",
-            Quality::AlphaNominal => "alpha_nominal",
-            Quality::AlphaOrdinal => "alpha_ordinal",
-            Quality::AlphaInterval => "alpha_interval",
-            Quality::Spearman => "spearman",
-            Quality::Kendall => "kendall",
-            Quality::Pearson => "pearson",
-            Quality::MeanAbsoluteError => "mae",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Quality> {
-        Quality::ALL.into_iter().find(|q| q.name() == name)
-    }
-
     /// A human title, for axis labels and table headers.
     pub fn title(self, task: Task) -> &'static str {
         match (self, task) {
@@ -138,12 +116,6 @@ impl Quality {
             (Quality::Pearson, _) => "Pearson's r",
             (Quality::MeanAbsoluteError, _) => "mean absolute error (lower is better)",
         }
-    }
-}
-
-impl fmt::Display for Quality {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
     }
 }
 

@@ -124,6 +124,39 @@ pub fn check(
     Ok(())
 }
 
+impl Voting {
+    /// What each member adds: the panel's `metric` against the panel without it, on the
+    /// dev split.
+    fn contributions(
+        &self,
+        members: &[Part<'_>],
+        observations: &[Observation],
+        metric: Quality,
+        bootstrap: &BootstrapSpec,
+    ) -> Vec<Contribution> {
+        let task = self.task;
+        (0..members.len())
+            .map(|i| {
+                let rest: Vec<&[Observation]> = members
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, _)| j != i)
+                    .map(|(_, m)| m.dev)
+                    .collect();
+                let without = self.compose(&rest);
+                let compared = paired::compare(task, observations, &without, metric, bootstrap);
+                Contribution {
+                    member: members[i].id,
+                    without: SplitScore::of(task, &without, bootstrap)
+                        .quality
+                        .get(metric),
+                    difference: compared.difference,
+                }
+            })
+            .collect()
+    }
+}
+
 impl Panel {
     /// Composes `members` by `spec`'s rule; `metric` measures the contributions.
     pub fn new(
@@ -168,25 +201,7 @@ impl Panel {
             (Some(kind), judged) => calibration::calibration(kind, &judged, bootstrap),
             (None, _) => None,
         };
-        let contributions = (0..members.len())
-            .map(|i| {
-                let rest: Vec<&[Observation]> = dev
-                    .iter()
-                    .enumerate()
-                    .filter(|&(j, _)| j != i)
-                    .map(|(_, d)| *d)
-                    .collect();
-                let without = rule.compose(&rest);
-                let compared = paired::compare(task, &observations, &without, metric, bootstrap);
-                Contribution {
-                    member: members[i].id,
-                    without: SplitScore::of(task, &without, bootstrap)
-                        .quality
-                        .get(metric),
-                    difference: compared.difference,
-                }
-            })
-            .collect();
+        let contributions = rule.contributions(members, &observations, metric, bootstrap);
         Panel {
             name: spec.name.clone(),
             members: members.iter().map(|m| m.id).collect(),
@@ -308,16 +323,7 @@ impl Voting {
             .iter()
             .filter_map(|v| v.verdict.and_then(|v| v.label()))
             .collect();
-        // Every member failed to parse: the panel fails as its first member did.
-        let failure = || {
-            votes
-                .iter()
-                .find_map(|v| match v.verdict {
-                    Some(Verdict::Failed(kind)) => Some(Verdict::Failed(kind)),
-                    _ => None,
-                })
-                .unwrap_or(Verdict::Failed(FailureKind::NoLabel))
-        };
+        let failure = || first_failure(votes);
         match self.rule {
             PanelRule::Majority => {
                 let verdict = majority(task, &labels, self.ties).map(Verdict::Parsed);
@@ -338,51 +344,71 @@ impl Voting {
                 });
                 (Some(verdict.unwrap_or_else(failure)), None, None)
             }
-            PanelRule::Distribution => {
-                let distributions: Vec<VerdictDistribution> = votes
-                    .iter()
-                    .filter_map(|v| combined_distribution(v.calls, |o| o.distribution.clone()))
-                    .collect();
-                let beliefs: Vec<VerdictDistribution> = votes
-                    .iter()
-                    .filter_map(|v| {
-                        combined_distribution(v.calls, |o| {
-                            o.belief.as_ref().map(|b| VerdictDistribution {
-                                labels: b.labels.clone(),
-                                failed: 0.0,
-                            })
-                        })
-                    })
-                    .collect();
-                let Some(mean) = mean_distribution(&distributions) else {
-                    // No member has an exact distribution here: the vote decides.
-                    let verdict = majority(task, &labels, Ties::default_for(task));
-                    return (
-                        Some(verdict.map_or_else(failure, Verdict::Parsed)),
-                        None,
-                        None,
-                    );
-                };
-                // The most probable outcome: a parse failure where no verdict is more
-                // probable than failing, as an exact trial at temperature 0 would say.
-                let mode = mean
-                    .labels
-                    .iter()
-                    .fold(None::<(Label, f64)>, |best, &(l, p)| match best {
-                        Some((_, q)) if q >= p => best,
-                        _ => Some((l, p)),
-                    })
-                    .filter(|&(_, p)| p > mean.failed)
-                    .map(|(l, _)| l);
-                let belief = (beliefs.len() == votes.len())
-                    .then(|| mean_distribution(&beliefs))
-                    .flatten()
-                    .and_then(|b| Belief::normalised(ConfidenceKind::Exact, b.labels));
-                let verdict = mode.map_or_else(failure, Verdict::Parsed);
-                (Some(verdict), Some(mean), belief)
-            }
+            PanelRule::Distribution => distribution_vote(task, votes, &labels),
         }
     }
+}
+
+/// Every member failed to parse: the panel fails as its first member did.
+fn first_failure(votes: &[Vote<'_>]) -> Verdict {
+    votes
+        .iter()
+        .find_map(|v| match v.verdict {
+            Some(Verdict::Failed(kind)) => Some(Verdict::Failed(kind)),
+            _ => None,
+        })
+        .unwrap_or(Verdict::Failed(FailureKind::NoLabel))
+}
+
+/// The `distribution` rule: the mean of the members' exact distributions, its most
+/// probable outcome, and the mean of their beliefs where every member has one; the vote
+/// decides where no member has a distribution.
+fn distribution_vote(
+    task: Task,
+    votes: &[Vote<'_>],
+    labels: &[Label],
+) -> (Option<Verdict>, Option<VerdictDistribution>, Option<Belief>) {
+    let distributions: Vec<VerdictDistribution> = votes
+        .iter()
+        .filter_map(|v| combined_distribution(v.calls, |o| o.distribution.clone()))
+        .collect();
+    let beliefs: Vec<VerdictDistribution> = votes
+        .iter()
+        .filter_map(|v| {
+            combined_distribution(v.calls, |o| {
+                o.belief.as_ref().map(|b| VerdictDistribution {
+                    labels: b.labels.clone(),
+                    failed: 0.0,
+                })
+            })
+        })
+        .collect();
+    let Some(mean) = mean_distribution(&distributions) else {
+        // No member has an exact distribution here: the vote decides.
+        let verdict = majority(task, labels, Ties::default_for(task));
+        return (
+            Some(verdict.map_or_else(|| first_failure(votes), Verdict::Parsed)),
+            None,
+            None,
+        );
+    };
+    // The most probable outcome: a parse failure where no verdict is more
+    // probable than failing, as an exact trial at temperature 0 would say.
+    let mode = mean
+        .labels
+        .iter()
+        .fold(None::<(Label, f64)>, |best, &(l, p)| match best {
+            Some((_, q)) if q >= p => best,
+            _ => Some((l, p)),
+        })
+        .filter(|&(_, p)| p > mean.failed)
+        .map(|(l, _)| l);
+    let belief = (beliefs.len() == votes.len())
+        .then(|| mean_distribution(&beliefs))
+        .flatten()
+        .and_then(|b| Belief::normalised(ConfidenceKind::Exact, b.labels));
+    let verdict = mode.map_or_else(|| first_failure(votes), Verdict::Parsed);
+    (Some(verdict), Some(mean), belief)
 }
 
 /// The label most of `labels` are (ratings by category); a split as `ties` says. None

@@ -18,15 +18,11 @@ pub enum ConfidenceKind {
     Repeats,
 }
 
-impl ConfidenceKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            ConfidenceKind::Exact => "exact",
-            ConfidenceKind::Logprobs => "logprobs",
-            ConfidenceKind::Repeats => "repeats",
-        }
-    }
-}
+crate::names!(ConfidenceKind {
+    Exact => "exact",
+    Logprobs => "logprobs",
+    Repeats => "repeats",
+});
 
 /// One call's probabilities over the verdicts, in the dataset's frame, summing to 1.
 #[derive(Debug, Clone, PartialEq)]

@@ -61,7 +61,7 @@ pub async fn run_experiment(
     let trials = r.trials(store.trials(row.id).await?)?;
     let index: HashMap<&str, &Item> = r.item_index();
     let budget = Budget::start(store, &r, &row).await?;
-    let mut run = Run {
+    let run = Run {
         store,
         r: &r,
         options: &options,
@@ -70,62 +70,20 @@ pub async fn run_experiment(
         verdicts: 0.into(),
         budget,
     };
-    let out_of_race = choose::dropped(&run, &row).await?;
-    let (total, n_missing, verdicts) = needed(&run, &row, &trials, &out_of_race).await?;
-    run.total = total.into();
-    run.verdicts = verdicts.into();
-    let already_done = total - n_missing;
-    on_event(RunEvent::Started {
-        experiment: row.name.clone(),
-        resumed,
-        n_trials: trials.len(),
-        total,
-        done: already_done,
-        verdicts,
-        pool: row.pool.clone(),
-        n_judged_items: row.judged.len(),
-    });
-
+    let already_done = start(&run, &row, &trials, resumed, on_event).await?;
     let mut tally = Tally {
         done: already_done,
         ..Tally::default()
     };
     let cancelled = || options.cancel.load(Ordering::SeqCst);
-    // The dev split: in a race's rounds, or every trial on every item.
-    let race = if r.experiment.selection.is_race() {
-        let state = choose::race(&run, &mut judges, &row, &trials, &mut tally, on_event).await?;
-        // Dropped trials no longer need the rest of the dev split.
-        let out_of_race = choose::dropped(&run, &row).await?;
-        run.restate(needed(&run, &row, &trials, &out_of_race).await?);
-        Some(state)
-    } else {
-        let all: Vec<&Trial> = trials.iter().collect();
-        judge_all(
-            &run,
-            &mut judges,
-            missing(&run, &all, &row.judged).await?,
-            &mut tally,
-            on_event,
-        )
-        .await?;
-        None
-    };
+    let race = dev_split(&run, &mut judges, &row, &trials, &mut tally, on_event).await?;
     // The test split, once the dev split is complete, by the trials chosen for it.
     let (trials, dev_complete) =
         test_split(&run, &mut judges, &row, trials, &mut tally, on_event).await?;
-    let out_of_race = choose::dropped(&run, &row).await?;
-    let timed: Vec<Trial> = trials
-        .iter()
-        .filter(|t| !out_of_race.contains(&t.id))
-        .cloned()
-        .collect();
     let (timed_now, timed_at_load) = if cancelled() {
         (0, 0)
     } else {
-        (
-            timing::time_alone(&run, &mut judges, &row, &timed, on_event).await?,
-            timing::time_at_load(&run, &mut judges, &row, &timed, on_event).await?,
-        )
+        time_trials(&run, &mut judges, &row, &trials, on_event).await?
     };
     Ok(RunSummary {
         experiment: row.name.clone(),
@@ -150,6 +108,76 @@ pub async fn run_experiment(
         test_waits: !row.test.is_empty() && !dev_complete,
         failures: FailureCause::ranked(tally.errors),
     })
+}
+
+/// Counts what the run has to judge and says it starts; the calls already stored.
+async fn start(
+    run: &Run<'_>,
+    row: &ExperimentRow,
+    trials: &[Trial<'_>],
+    resumed: bool,
+    on_event: &mut (dyn FnMut(RunEvent) + Send),
+) -> Result<usize, EngineError> {
+    let out_of_race = choose::dropped(run, row).await?;
+    let needed = needed(run, row, trials, &out_of_race).await?;
+    run.restate(needed);
+    let (total, n_missing, verdicts) = needed;
+    let already_done = total - n_missing;
+    on_event(RunEvent::Started {
+        experiment: row.name.clone(),
+        resumed,
+        n_trials: trials.len(),
+        total,
+        done: already_done,
+        verdicts,
+        pool: row.pool.clone(),
+        n_judged_items: row.judged.len(),
+    });
+    Ok(already_done)
+}
+
+/// Judges the dev split: in a race's rounds (the race's state), or every trial on every
+/// item.
+async fn dev_split<'a>(
+    run: &Run<'a>,
+    judges: &mut Judges<'_>,
+    row: &ExperimentRow,
+    trials: &'a [Trial<'a>],
+    tally: &mut Tally,
+    on_event: &mut (dyn FnMut(RunEvent) + Send),
+) -> Result<Option<RaceState>, EngineError> {
+    if run.r.experiment.selection.is_race() {
+        let state = choose::race(run, judges, row, trials, tally, on_event).await?;
+        // Dropped trials no longer need the rest of the dev split.
+        let out_of_race = choose::dropped(run, row).await?;
+        run.restate(needed(run, row, trials, &out_of_race).await?);
+        return Ok(Some(state));
+    }
+    let all: Vec<&Trial> = trials.iter().collect();
+    let todo = missing(run, &all, &row.judged).await?;
+    judge_all(run, judges, todo, tally, on_event).await?;
+    Ok(None)
+}
+
+/// Times the calls of the trials still in the race: alone, then at the load the sweep
+/// sets. How many of each were timed.
+async fn time_trials(
+    run: &Run<'_>,
+    judges: &mut Judges<'_>,
+    row: &ExperimentRow,
+    trials: &[Trial<'_>],
+    on_event: &mut (dyn FnMut(RunEvent) + Send),
+) -> Result<(usize, usize), EngineError> {
+    let out_of_race = choose::dropped(run, row).await?;
+    let timed: Vec<Trial> = trials
+        .iter()
+        .filter(|t| !out_of_race.contains(&t.id))
+        .cloned()
+        .collect();
+    Ok((
+        timing::time_alone(run, judges, row, &timed, on_event).await?,
+        timing::time_at_load(run, judges, row, &timed, on_event).await?,
+    ))
 }
 
 /// Once the dev split is complete (and no cancel came first), chooses the trials that

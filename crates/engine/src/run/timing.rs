@@ -148,38 +148,7 @@ pub(super) async fn time_at_load(
     trials: &[Trial<'_>],
     on_event: &mut (dyn FnMut(RunEvent) + Send),
 ) -> Result<usize, EngineError> {
-    let n = run.options.timed_calls;
-    let mut todo: Vec<(&Trial<'_>, u32, Vec<Call<'_>>, Vec<Call<'_>>)> = Vec::new();
-    for trial in trials {
-        let Some(level) = trial.params.concurrency else {
-            continue;
-        };
-        if n == 0 || trial.judge.remote().is_none() {
-            continue;
-        }
-        let done = timed_keys(run, trial, level).await?;
-        let width = level as usize;
-        // The sample, then the calls after it in the same order (round again where the
-        // judged items are fewer) that load the endpoint around it.
-        let around: Vec<Call<'_>> = sample(run, row, trial, usize::MAX);
-        let timed: Vec<Call<'_>> = around
-            .iter()
-            .take(n)
-            .filter(|c| !done.contains(&(c.item.id.to_string(), c.swapped)))
-            .copied()
-            .collect();
-        if timed.is_empty() {
-            continue;
-        }
-        let load: Vec<Call<'_>> = around
-            .iter()
-            .cycle()
-            .skip(n.min(around.len()))
-            .take(2 * width - 1)
-            .copied()
-            .collect();
-        todo.push((trial, level, timed, load));
-    }
+    let todo = at_load_missing(run, row, trials).await?;
     let total: usize = todo.iter().map(|(_, _, timed, _)| timed.len()).sum();
     if total == 0 {
         return Ok(0);
@@ -248,6 +217,49 @@ pub(super) async fn time_at_load(
             .map_err(|e| EngineError::Judge(format!("the judge thread panicked: {e}")))?;
     }
     Ok(done)
+}
+
+/// What each remote trial whose load the sweep sets is missing of its timed sample: the
+/// trial, its load, the calls to time, and the calls that load the endpoint around them.
+#[allow(clippy::type_complexity)]
+async fn at_load_missing<'a, 't, 'j>(
+    run: &Run<'a>,
+    row: &ExperimentRow,
+    trials: &'t [Trial<'j>],
+) -> Result<Vec<(&'t Trial<'j>, u32, Vec<Call<'a>>, Vec<Call<'a>>)>, EngineError> {
+    let n = run.options.timed_calls;
+    let mut todo = Vec::new();
+    for trial in trials {
+        let Some(level) = trial.params.concurrency else {
+            continue;
+        };
+        if n == 0 || trial.judge.remote().is_none() {
+            continue;
+        }
+        let done = timed_keys(run, trial, level).await?;
+        let width = level as usize;
+        // The sample, then the calls after it in the same order (round again where the
+        // judged items are fewer) that load the endpoint around it.
+        let around: Vec<Call<'a>> = sample(run, row, trial, usize::MAX);
+        let timed: Vec<Call<'a>> = around
+            .iter()
+            .take(n)
+            .filter(|c| !done.contains(&(c.item.id.to_string(), c.swapped)))
+            .copied()
+            .collect();
+        if timed.is_empty() {
+            continue;
+        }
+        let load: Vec<Call<'a>> = around
+            .iter()
+            .cycle()
+            .skip(n.min(around.len()))
+            .take(2 * width - 1)
+            .copied()
+            .collect();
+        todo.push((trial, level, timed, load));
+    }
+    Ok(todo)
 }
 
 /// A trial's calls timed successfully at `level`, by (item, answer order).

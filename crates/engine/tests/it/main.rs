@@ -31,7 +31,7 @@ impl Columns for judgelab_core::results::VerdictRecord {
         self.outcome.label().map(|l| l.to_text())
     }
     fn failure_kind(&self) -> Option<&'static str> {
-        self.outcome.failure().map(|f| f.as_str())
+        self.outcome.failure().map(|f| f.name())
     }
     fn error(&self) -> Option<&str> {
         self.outcome.error()

@@ -51,7 +51,7 @@ impl Cell {
             Cell::Param { label, .. } => label.clone(),
             Cell::Count(n) => n.map_or("—".into(), |n| n.to_string()),
             Cell::Value(v) => v.map_or("—".into(), |v| number(column.unit, v, digits)),
-            Cell::Standing(Some(s)) => s.as_str().to_string(),
+            Cell::Standing(Some(s)) => s.name().to_string(),
             Cell::Standing(None) => "composed".into(),
             Cell::Estimate(e) => {
                 let Some(v) = e.value else {
@@ -153,7 +153,7 @@ impl Serialize for Json<'_> {
             Cell::Text(s) | Cell::Param { text: s, .. } => serializer.serialize_str(s),
             Cell::Count(n) => n.serialize(serializer),
             Cell::Value(v) => v.serialize(serializer),
-            Cell::Standing(s) => serializer.serialize_str(s.map_or("composed", |s| s.as_str())),
+            Cell::Standing(s) => serializer.serialize_str(s.map_or("composed", |s| s.name())),
             Cell::Estimate(e) => {
                 let mut s = serializer.serialize_struct("Estimate", 2)?;
                 s.serialize_field("value", &e.value)?;

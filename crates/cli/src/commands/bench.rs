@@ -15,7 +15,7 @@ use judgelab_store::Store;
 
 /// `judgelab bench`'s arguments.
 #[derive(clap::Args)]
-pub struct BenchArgs {
+pub struct Args {
     /// Items of LLMBar Natural to judge, at most 98 [default: 12; 24 with --peer; 16
     /// with --saturation]; with --race, simulated items [default: 400]
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
@@ -80,8 +80,8 @@ pub struct BenchArgs {
 
 /// Runs the benchmark `args` asks for: a race of simulated grids, a saturation ramp, the
 /// latency of an experiment's trials, the peer comparison, or the engine benchmark.
-pub async fn command(store: &Store, args: BenchArgs) -> Result<ExitCode> {
-    let BenchArgs {
+pub async fn command(store: &Store, args: Args) -> Result<ExitCode> {
+    let Args {
         items,
         json,
         threads,
@@ -114,11 +114,12 @@ pub async fn command(store: &Store, args: BenchArgs) -> Result<ExitCode> {
     if let Some(n) = items.filter(|&n| n > 98) {
         anyhow::bail!("--items {n}: LLMBar Natural has 98 items to judge beside its few-shot pool");
     }
+    let dataset = dataset.unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/llmbar_natural.jsonl")
+    });
     if let Some(base_url) = saturation_url {
         let options = judgelab_engine::bench::saturation::SaturationOptions {
-            dataset: dataset.unwrap_or_else(|| {
-                Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/llmbar_natural.jsonl")
-            }),
+            dataset,
             items: items.map_or(16, usize::from),
             base_url,
             model: peer_model,
@@ -129,13 +130,10 @@ pub async fn command(store: &Store, args: BenchArgs) -> Result<ExitCode> {
         };
         return saturation(options, json).await;
     }
-    if let Some(file) = latency_file {
-        return latency(store, &file, timed_calls, threads.map(usize::from), json).await;
-    }
-    let dataset = dataset.unwrap_or_else(|| {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/llmbar_natural.jsonl")
-    });
     let threads = threads.map(usize::from);
+    if let Some(file) = latency_file {
+        return latency(store, &file, timed_calls, threads, json).await;
+    }
     match peer_url {
         Some(base_url) => {
             let options = judgelab_engine::bench::peer::PeerOptions {

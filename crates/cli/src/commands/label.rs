@@ -17,7 +17,7 @@ use judgelab_store::Store;
 
 /// `judgelab label`'s arguments.
 #[derive(clap::Args)]
-pub struct LabelArgs {
+pub struct Args {
     /// An experiment name, or its .toml file
     experiment: String,
     /// Who is labelling [default: the user's login]
@@ -55,8 +55,8 @@ pub struct LabelArgs {
 }
 
 /// Turns `args` into a request and serves it.
-pub async fn command(store: &Store, args: LabelArgs) -> Result<ExitCode> {
-    let LabelArgs {
+pub async fn command(store: &Store, args: Args) -> Result<ExitCode> {
+    let Args {
         experiment,
         annotator,
         unlabelled,
@@ -80,7 +80,7 @@ pub async fn command(store: &Store, args: LabelArgs) -> Result<ExitCode> {
         (None, None, None) => LabelAction::Queue,
     };
     let request = LabelRequest {
-        experiment: crate::experiment_name(&experiment)?,
+        experiment: crate::args::experiment_name(&experiment)?,
         annotator: annotator.unwrap_or_else(judgelab_engine::labels::default_annotator),
         filter: Filter {
             unlabelled_only: unlabelled,

@@ -16,11 +16,11 @@ use judgelab_core::Task;
 use judgelab_engine::EngineError;
 use judgelab_store::Store;
 
-use crate::{experiment_name, parse_quality, BootstrapArgs};
+use crate::args::{experiment_name, parse_quality, BootstrapArgs};
 
 /// `judgelab compare`'s arguments.
 #[derive(clap::Args)]
-pub struct CompareArgs {
+pub struct Args {
     /// The two judges: `EXP FIRST SECOND` (two trial ids of one experiment, as `show`
     /// prints them), or `EXP:TRIAL EXP:TRIAL` (an experiment name or .toml file and a trial
     /// id; `EXP` alone is its pick). The first is the reference
@@ -91,7 +91,7 @@ fn sides(judges: &[String]) -> Result<(Side, Side)> {
     })
 }
 
-pub async fn command(store: &Store, args: CompareArgs) -> Result<ExitCode> {
+pub async fn command(store: &Store, args: Args) -> Result<ExitCode> {
     let (first, second) = sides(&args.judges)?;
     let (c, task) = resolve(
         store,
