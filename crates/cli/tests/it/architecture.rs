@@ -1,6 +1,7 @@
 //! The rules of `ARCHITECTURE.md` that code can check: which crate of ours may depend on
-//! which and what `report` must never compile (read from `cargo metadata`), no circle of
-//! files importing each other, and how long a function may grow (read from the sources).
+//! which and what `core` and `report` must never compile (read from `cargo metadata`), no
+//! circle of files importing each other, how long a function may grow, and that every
+//! file opens with what it is for (read from the sources).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -106,9 +107,8 @@ fn crates_depend_only_as_the_architecture_says() {
     }
 }
 
-#[test]
-fn the_report_compiles_no_llama_cpp_http_client_or_database() {
-    let m = metadata();
+/// The packages `package`'s library builds: its normal dependencies, transitively, by name.
+fn builds(m: &Value, package: &str) -> BTreeSet<String> {
     let nodes: BTreeMap<&str, &Value> = m["resolve"]["nodes"]
         .as_array()
         .unwrap()
@@ -121,14 +121,13 @@ fn the_report_compiles_no_llama_cpp_http_client_or_database() {
         .iter()
         .map(|p| (p["id"].as_str().unwrap(), p["name"].as_str().unwrap()))
         .collect();
-    let report = name_of
+    let root = name_of
         .iter()
-        .find(|(_, n)| **n == "judgelab-report")
+        .find(|(_, n)| **n == package)
         .map(|(id, _)| *id)
         .unwrap();
-    // Everything the report's library builds: its normal dependencies, transitively.
     let mut seen = BTreeSet::new();
-    let mut todo = vec![report];
+    let mut todo = vec![root];
     while let Some(id) = todo.pop() {
         if !seen.insert(id) {
             continue;
@@ -144,7 +143,12 @@ fn the_report_compiles_no_llama_cpp_http_client_or_database() {
             }
         }
     }
-    let built: BTreeSet<&str> = seen.iter().map(|id| name_of[id]).collect();
+    seen.iter().map(|id| name_of[id].to_string()).collect()
+}
+
+#[test]
+fn the_report_compiles_no_llama_cpp_http_client_or_database() {
+    let built = builds(&metadata(), "judgelab-report");
     assert!(
         built.contains("judgelab-core") && built.contains("plotters"),
         "the walk reaches what the report does build: {built:?}"
@@ -158,6 +162,57 @@ fn the_report_compiles_no_llama_cpp_http_client_or_database() {
     ] {
         assert!(!built.contains(never), "judgelab-report builds {never}");
     }
+}
+
+#[test]
+fn core_builds_no_runtime_database_http_client_or_ui() {
+    let built = builds(&metadata(), "judgelab-core");
+    assert!(
+        built.contains("serde") && built.contains("minijinja"),
+        "the walk reaches what core does build: {built:?}"
+    );
+    let never = [
+        "tokio",
+        "async-std",
+        "futures",
+        "sqlx",
+        "rusqlite",
+        "libsqlite3-sys",
+        "reqwest",
+        "hyper",
+        "tauri",
+        "plotters",
+        "llama-cpp-sys-2",
+    ];
+    for name in &built {
+        let ours = name.starts_with("judgelab-") && name != "judgelab-core";
+        assert!(
+            !ours && !never.contains(&name.as_str()),
+            "judgelab-core builds {name}"
+        );
+    }
+}
+
+#[test]
+fn every_source_file_says_what_it_is_for() {
+    let root = workspace_root();
+    let mut silent = Vec::new();
+    for src in source_roots(&metadata()) {
+        for file in source::crates(&root, &BTreeSet::from([src]))
+            .into_values()
+            .flatten()
+        {
+            let text = std::fs::read_to_string(root.join(&file.path)).unwrap();
+            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            if !first.starts_with("//!") {
+                silent.push(file.path.display().to_string());
+            }
+        }
+    }
+    assert!(
+        silent.is_empty(),
+        "files that do not open with a `//!` line saying what they are for: {silent:?}"
+    );
 }
 
 /// The `src` folders of the workspace's libraries and binaries.
