@@ -23,7 +23,7 @@ import numpy as np
 from scipy import stats
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 
-from reference_common import ci, num, resamples
+from reference_common import ci, kind_resamples, num
 from reference_ratings import whole_points
 
 OUT = pathlib.Path(__file__).resolve().parent.parent / "crates/core/src/panel/testdata/reference.json"
@@ -81,12 +81,13 @@ def pairwise_case(rng):
     codes = {"A": 0, "B": 1, "tie": 2}
     data = np.array([[np.nan if v is None else codes[v] for v in m] for m in members])
     out["members_alpha"] = num(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
-    draws = resamples(n, RESAMPLES, 0)
     for ties in ("tie", "first"):
         votes = lambda ms: [majority([m[i] for m in ms], ties, True) for i in range(n)]
         panel = votes(members)
         shown = [FAILED if v is None else v for v in panel]
         right = [float(s == h) for s, h in zip(shown, humans)]
+        # The panel's items by kind (human label, verdict), as its metrics resample them.
+        draws = kind_resamples(zip(humans, shown), RESAMPLES, 0)
         without = []
         for k in range(3):
             rest = [m for j, m in enumerate(members) if j != k]

@@ -8,9 +8,10 @@ tests read that file; they never run Python. Regenerate after changing the cases
     pip install numpy scipy scikit-learn krippendorff
     python3 tools/reference_stats.py
 
-Bootstrap intervals are computed on the same resamples as the Rust code draws: SplitMix64
-with rejection sampling (crates/core/src/rng.rs), re-implemented below, then numpy's
-linear percentile, with undefined (NaN) resamples left out.
+Bootstrap intervals are computed on the same resamples as the Rust code draws: how many
+items of each kind (human label, verdict) a resample takes, drawn by SplitMix64's binomials
+(crates/core/src/rng.rs, re-implemented in reference_common.py), then numpy's linear
+percentile, with undefined (NaN) resamples left out.
 """
 
 import json
@@ -25,7 +26,7 @@ import sklearn
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
-from reference_common import ci, num, resamples
+from reference_common import ci, kind_resamples, num
 from reference_ratings import alpha, rating_stats, whole_points
 
 warnings.filterwarnings("ignore")
@@ -137,7 +138,7 @@ for name, (human, judge) in rating_cases.items():
 SEED = 7
 for name in ["mixed", "no_ties"]:
     human, judge = nominal_cases[name]
-    samples = resamples(len(human), 1000, SEED)
+    samples = kind_resamples(zip(human, judge), 1000, SEED)
     per = [nominal_stats([human[i] for i in s], [judge[i] for i in s]) for s in samples]
     reference["bootstrap"].append(
         {"kind": "nominal", "case": name, "seed": SEED, "resamples": 1000, "level": 0.95,
@@ -145,7 +146,7 @@ for name in ["mixed", "no_ties"]:
     )
 for name in ["ratings", "integer_ties"]:
     human, judge = rating_cases[name]
-    samples = resamples(len(human), 1000, SEED)
+    samples = kind_resamples(zip(human, judge), 1000, SEED)
     whole = whole_points(human, judge)
     per = [rating_stats([human[i] for i in s], [judge[i] for i in s], 1, 5, whole) for s in samples]
     reference["bootstrap"].append(
@@ -180,7 +181,7 @@ reference["paired"].append(
         "level": 0.95, "b": b, "c": c,
         "p_value": float(stats.binomtest(min(b, c), b + c, 0.5).pvalue) if b + c else 1.0,
         "kappa_diff": kappa_diff(range(len(human))),
-        "kappa_diff_ci": ci([kappa_diff(s) for s in resamples(len(human), 1000, SEED)]),
+        "kappa_diff_ci": ci([kappa_diff(s) for s in kind_resamples(zip(human, judge_a, judge_b), 1000, SEED)]),
     }
 )
 

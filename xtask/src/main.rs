@@ -94,8 +94,9 @@ tasks:
                 plain llama.cpp loop over the same prompts; `bench saturation` judges a
                 sweep at concurrency 4 against llama-server with four slots and ramps
                 its first trial through 1, 2, 4, 8 requests in flight, in one process;
-                `bench results` times how fast a 100,000-verdict run opens in the app
-                (release build); `bench race` races simulated 48-configuration grids of
+                `bench results` times how fast a stored run of 4 trials opens in the
+                app, and its peak memory (release build; --items N per trial, 25,000
+                unless told, --json; the last line is the JSON summary); `bench race` races simulated 48-configuration grids of
                 scripted judges against the full grid over 1,000 seeds (pass --seeds N,
                 --correlation R, --json; the last line is the JSON summary); `bench grid`
                 runs a 12-point temperature × top_p grid and a 1-point grid without
@@ -686,7 +687,10 @@ fn bench_results(root: &Path) -> Result<()> {
     deps()?;
     fetch_model()?;
     ui(root, false)?;
-    run(cargo().args(["bench", "--package", "judgelab-app", "--bench", "results"]))
+    let mut cmd = cargo();
+    cmd.args(["bench", "--package", "judgelab-app", "--bench", "results", "--"]);
+    cmd.args(std::env::args().skip(3));
+    run(&mut cmd)
 }
 
 /// Installs the UI's npm packages (when `package-lock.json` changed since the last install)

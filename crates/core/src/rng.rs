@@ -37,6 +37,88 @@ impl SplitMix64 {
     }
 }
 
+impl SplitMix64 {
+    /// A draw from Binomial(`n`, `p`): Devroye's geometric method below a mean of 10,
+    /// Hörmann's BTRS above it ("The generation of binomial random variates", 1993), as
+    /// CPython's `random.binomialvariate` draws them, with [`Self::uniform`] for its
+    /// uniforms and [`ln_factorial`] for its log-gamma, so that `tools/reference_common.py`
+    /// draws the same numbers.
+    pub fn binomial(&mut self, n: u64, p: f64) -> u64 {
+        if n == 0 || p <= 0.0 {
+            return 0;
+        }
+        if p >= 1.0 {
+            return n;
+        }
+        if p > 0.5 {
+            return n - self.binomial(n, 1.0 - p);
+        }
+        let nf = n as f64;
+        if nf * p < 10.0 {
+            // The gaps between successes are geometric.
+            let c = (1.0 - p).log2();
+            if c == 0.0 {
+                return 0;
+            }
+            let (mut x, mut y) = (0u64, 0f64);
+            loop {
+                let u = self.uniform();
+                if u == 0.0 {
+                    return x;
+                }
+                y += ((u.log2() / c).floor()) + 1.0;
+                if y > nf {
+                    return x;
+                }
+                x += 1;
+            }
+        }
+        let spq = (nf * p * (1.0 - p)).sqrt();
+        let b = 1.15 + 2.53 * spq;
+        let a = -0.0873 + 0.0248 * b + 0.01 * p;
+        let c = nf * p + 0.5;
+        let vr = 0.92 - 4.2 / b;
+        let alpha = (2.83 + 5.1 / b) * spq;
+        let lpq = (p / (1.0 - p)).ln();
+        let m = ((nf + 1.0) * p).floor();
+        let h = ln_factorial(m) + ln_factorial(nf - m);
+        loop {
+            let u = self.uniform() - 0.5;
+            let us = 0.5 - u.abs();
+            let k = ((2.0 * a / us + b) * u + c).floor();
+            if k < 0.0 || k > nf {
+                continue;
+            }
+            let v = self.uniform();
+            if us >= 0.07 && v <= vr {
+                return k as u64;
+            }
+            let v = v * alpha / (a / (us * us) + b);
+            if v.ln() <= h - ln_factorial(k) - ln_factorial(nf - k) + (k - m) * lpq {
+                return k as u64;
+            }
+        }
+    }
+}
+
+/// ln(k!) for a whole number `k` ≥ 0: summed below 64, Stirling's series above (its error
+/// there is under 1e-16 of the value).
+pub fn ln_factorial(k: f64) -> f64 {
+    if k < 64.0 {
+        let mut sum = 0.0;
+        let mut i = 2.0;
+        while i <= k {
+            sum += f64::ln(i);
+            i += 1.0;
+        }
+        return sum;
+    }
+    let k2 = k * k;
+    k * k.ln() - k + 0.5 * (2.0 * std::f64::consts::PI * k).ln() + 1.0 / (12.0 * k)
+        - 1.0 / (360.0 * k * k2)
+        + 1.0 / (1260.0 * k * k2 * k2)
+}
+
 /// Draws uniform in `0..n`, as [`SplitMix64::below`] does, with what depends on `n` alone
 /// computed once: a bootstrap draws millions of indices below one `n`, and two 64-bit
 /// divisions a draw were most of its time.
@@ -147,5 +229,62 @@ mod tests {
         sorted.sort();
         assert_eq!(sorted, (0..50).collect::<Vec<_>>());
         assert_ne!(a, sorted);
+    }
+
+    #[test]
+    fn ln_factorial_is_the_log_of_the_factorial() {
+        let mut exact = 0.0f64;
+        for k in 1..200u32 {
+            exact += f64::from(k).ln();
+            let got = ln_factorial(f64::from(k));
+            assert!((got - exact).abs() <= 1e-12 * exact.max(1.0), "{k}: {got} {exact}");
+        }
+        assert_eq!(ln_factorial(0.0), 0.0);
+    }
+
+    /// Each method's draws against the binomial's probabilities: a chi-square test over
+    /// the values with an expected count of at least 5 (its 0.1% critical value).
+    #[test]
+    fn binomial_draws_follow_the_binomial() {
+        let mut rng = SplitMix64::new(11);
+        for (n, p) in [(10u64, 0.3), (40, 0.2), (1000, 0.004), (200, 0.35), (5000, 0.5), (250_000, 0.83)] {
+            let draws = 20_000;
+            let mut counts = std::collections::BTreeMap::<u64, f64>::new();
+            for _ in 0..draws {
+                let k = rng.binomial(n, p);
+                assert!(k <= n);
+                *counts.entry(k).or_default() += 1.0;
+            }
+            let ln_pmf = |k: f64| {
+                let nf = n as f64;
+                ln_factorial(nf) - ln_factorial(k) - ln_factorial(nf - k)
+                    + k * p.ln()
+                    + (nf - k) * (1.0 - p).ln()
+            };
+            let (mut chi2, mut cells, mut rest_seen, mut rest_expected) = (0.0, 0, 0.0, 0.0);
+            for k in 0..=n {
+                let expected = draws as f64 * ln_pmf(k as f64).exp();
+                let seen = counts.get(&k).copied().unwrap_or(0.0);
+                if expected >= 5.0 {
+                    chi2 += (seen - expected).powi(2) / expected;
+                    cells += 1;
+                } else {
+                    rest_seen += seen;
+                    rest_expected += expected;
+                }
+            }
+            if rest_expected >= 5.0 {
+                chi2 += (rest_seen - rest_expected).powi(2) / rest_expected;
+                cells += 1;
+            }
+            // The 0.1% critical value of chi-square with `cells - 1` degrees of freedom,
+            // by Wilson and Hilferty's approximation.
+            let df = f64::from(cells - 1);
+            let critical = df * (1.0 - 2.0 / (9.0 * df) + 3.09 * (2.0 / (9.0 * df)).sqrt()).powi(3);
+            assert!(chi2 < critical, "Binomial({n}, {p}): chi-square {chi2:.1} over {cells} cells, critical {critical:.1}");
+        }
+        assert_eq!(rng.binomial(0, 0.5), 0);
+        assert_eq!(rng.binomial(7, 0.0), 0);
+        assert_eq!(rng.binomial(7, 1.0), 7);
     }
 }

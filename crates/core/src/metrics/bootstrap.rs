@@ -1,10 +1,22 @@
 //! Seeded bootstrap confidence intervals over items, by the percentile method.
 //!
-//! Resamples draw item indices with [`SplitMix64::below`], so the same seed gives the same
-//! resamples on every machine and in the Python reference (`tools/reference_stats.py`),
-//! which draws them the same way. A resample on which the statistic is undefined (say,
-//! every resampled verdict is the same label, so kappa is 0/0) is left out, as it would be
-//! in a NaN-skipping reference.
+//! A resample is drawn in one of two ways, the same bootstrap either way:
+//! - [`BootstrapSpec::for_each_resample`] draws `n` unit indices with
+//!   [`SplitMix64::below`], for statistics that read each unit's own values (latencies,
+//!   costs);
+//! - [`BootstrapSpec::for_each_count`] draws how many units of each [`Kinds`] a resample
+//!   takes, for statistics that read units only by kind (a verdict against its label):
+//!   drawing `n` units uniformly takes a multinomial number of each kind, drawn as
+//!   binomials ([`SplitMix64::binomial`]), in time that grows with the kinds, not with
+//!   the units (a million verdicts have a dozen kinds).
+//!
+//! The same seed gives the same resamples on every machine and in the Python reference
+//! (`tools/reference_common.py`), which draws them the same way. A resample on which the
+//! statistic is undefined (say, every resampled verdict is the same label, so kappa is
+//! 0/0) is left out, as it would be in a NaN-skipping reference.
+
+use std::collections::HashMap;
+use std::hash::Hash;
 
 use serde::{Deserialize, Serialize};
 
@@ -55,6 +67,31 @@ impl BootstrapSpec {
         }
     }
 
+    /// Calls `f` with each resample of units of `sizes.len()` kinds (`sizes[k]` units of
+    /// kind k) as how many units of each kind it drew: kind k's number is binomial over
+    /// the draws the kinds before it left, with k's share of the units they left.
+    pub fn for_each_count(&self, sizes: &[u64], mut f: impl FnMut(&[u64])) {
+        let n: u64 = sizes.iter().sum();
+        if n == 0 {
+            return;
+        }
+        let mut rng = SplitMix64::new(self.seed);
+        let mut drawn = vec![0u64; sizes.len()];
+        for _ in 0..self.resamples {
+            let (mut draws_left, mut units_left) = (n, n);
+            for (d, &size) in drawn.iter_mut().zip(sizes) {
+                *d = if size == units_left {
+                    draws_left
+                } else {
+                    rng.binomial(draws_left, size as f64 / units_left as f64)
+                };
+                draws_left -= *d;
+                units_left -= size;
+            }
+            f(&drawn);
+        }
+    }
+
     /// The percentile interval of a statistic's values over the resamples (`None` values
     /// dropped); `None` when no resample defines it.
     pub fn interval(&self, values: impl IntoIterator<Item = Option<f64>>) -> Option<(f64, f64)> {
@@ -80,6 +117,34 @@ impl BootstrapSpec {
     }
 }
 
+/// Units sorted into kinds, in the order each kind first appears: units of one kind are
+/// alike to the statistic, so a resample need only say how many of each it drew
+/// ([`BootstrapSpec::for_each_count`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Kinds {
+    /// How many units each kind has.
+    pub sizes: Vec<u64>,
+    /// The first unit of each kind.
+    pub first: Vec<usize>,
+}
+
+impl Kinds {
+    /// Units `0..` by their keys: units with equal keys are of one kind.
+    pub fn new<K: Hash + Eq>(keys: impl IntoIterator<Item = K>) -> Kinds {
+        let mut index: HashMap<K, usize> = HashMap::new();
+        let mut kinds = Kinds::default();
+        for (unit, key) in keys.into_iter().enumerate() {
+            let k = *index.entry(key).or_insert_with(|| {
+                kinds.sizes.push(0);
+                kinds.first.push(unit);
+                kinds.sizes.len() - 1
+            });
+            kinds.sizes[k] += 1;
+        }
+        kinds
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,6 +162,48 @@ mod tests {
         assert!(spec.resamples(0).is_empty());
         let other = BootstrapSpec { seed: 1, ..spec };
         assert_ne!(a, other.resamples(7));
+    }
+
+    #[test]
+    fn kinds_are_in_order_of_first_appearance() {
+        let kinds = Kinds::new(["b", "a", "b", "c", "a", "b"]);
+        assert_eq!(kinds.sizes, [3, 2, 1]);
+        assert_eq!(kinds.first, [0, 1, 3]);
+    }
+
+    /// Counting kinds is the bootstrap of drawing units: each kind's number drawn has the
+    /// multinomial's mean and variance, and every resample draws `n` in all.
+    #[test]
+    fn counts_of_kinds_are_multinomial() {
+        let sizes = [5u64, 120, 0, 875, 1];
+        let n = 1001.0;
+        let spec = BootstrapSpec {
+            resamples: 20_000,
+            ..BootstrapSpec::default()
+        };
+        let mut sum = [0.0; 5];
+        let mut sq = [0.0; 5];
+        spec.for_each_count(&sizes, |drawn| {
+            assert_eq!(drawn.iter().sum::<u64>(), 1001);
+            for (k, &d) in drawn.iter().enumerate() {
+                sum[k] += d as f64;
+                sq[k] += (d as f64).powi(2);
+            }
+        });
+        let r = f64::from(spec.resamples);
+        for (k, &size) in sizes.iter().enumerate() {
+            let p = size as f64 / n;
+            let (mean, var) = (sum[k] / r, sq[k] / r - (sum[k] / r).powi(2));
+            let (want_mean, want_var) = (n * p, n * p * (1.0 - p));
+            // Five standard errors of the mean; the variance within 5%.
+            assert!((mean - want_mean).abs() <= 5.0 * (want_var / r).sqrt() + 1e-12, "kind {k}: mean {mean} vs {want_mean}");
+            assert!((var - want_var).abs() <= 0.05 * want_var + 1e-12, "kind {k}: variance {var} vs {want_var}");
+        }
+        let mut again = Vec::new();
+        spec.for_each_count(&sizes, |d| again.push(d.to_vec()));
+        let mut once = Vec::new();
+        spec.for_each_count(&sizes, |d| once.push(d.to_vec()));
+        assert_eq!(again, once, "seeded");
     }
 
     #[test]

@@ -43,7 +43,7 @@ use crate::dataset::{Label, Task};
 use crate::sampling::VerdictDistribution;
 use crate::trust::belief::Belief;
 use crate::verdict::Verdict;
-pub use bootstrap::BootstrapSpec;
+pub use bootstrap::{BootstrapSpec, Kinds};
 pub use confusion::Confusion;
 pub use expected::Expected;
 pub use latency::{Percentiles, Timed, TimedRequest, Timing};
@@ -247,14 +247,16 @@ pub fn group(observations: &[Observation]) -> Vec<Verdicts<'_>> {
 
 /// Each metric of `task` over verdicts grouped into units (items), with bootstrap intervals
 /// that resample the units. A resample counts how often it drew each distinct verdict
-/// ([`quality::Tally`]) rather than copying the verdicts it drew.
+/// ([`quality::Tally`]) rather than copying the verdicts it drew, from how many units of
+/// each kind it drew ([`BootstrapSpec::for_each_count`]).
 pub fn estimates(task: Task, units: &[Vec<Scored>], spec: &BootstrapSpec) -> Qualities {
     let counted = CountedUnits::new(units);
     let point = quality::compute_tally(task, counted.distinct.as_tally(&counted.all()));
     let mut resampled: Vec<Vec<Option<f64>>> = vec![Vec::new(); point.len()];
     let mut counts = Vec::new();
-    spec.for_each_resample(units.len(), |idx| {
-        counted.recount(idx, &mut counts);
+    let kinds = counted.kinds();
+    spec.for_each_count(&kinds.sizes, |drawn| {
+        counted.recount_kinds(&kinds, drawn, &mut counts);
         let values = quality::compute_tally(task, counted.distinct.as_tally(&counts));
         for (slot, (_, value)) in resampled.iter_mut().zip(values) {
             slot.push(value);
@@ -309,6 +311,23 @@ impl CountedUnits {
     /// Unit `u`'s verdicts, by their number in `distinct`.
     pub fn unit(&self, u: usize) -> &[u32] {
         &self.ids[self.starts[u]..self.starts[u + 1]]
+    }
+
+    /// The units by kind: units with the same verdicts are alike.
+    pub fn kinds(&self) -> Kinds {
+        Kinds::new((0..self.starts.len() - 1).map(|u| self.unit(u)))
+    }
+
+    /// How often each distinct value occurs in a resample that drew `drawn[k]` units of
+    /// each of `kinds` (kinds of these units, or finer), into `counts`.
+    pub fn recount_kinds(&self, kinds: &Kinds, drawn: &[u64], counts: &mut Vec<f64>) {
+        counts.clear();
+        counts.resize(self.distinct.len(), 0.0);
+        for (&unit, &d) in kinds.first.iter().zip(drawn) {
+            for &id in self.unit(unit) {
+                counts[id as usize] += d as f64;
+            }
+        }
     }
 
     /// How often each distinct value occurs over every unit.
@@ -621,10 +640,21 @@ mod tests {
                 };
                 quality::value_tally(task, tally, q)
             };
-            let ci = spec.ci(units.len(), |idx| {
-                let sample: Vec<Scored> = idx.iter().flat_map(|&u| units[u].clone()).collect();
-                copied(&sample)
+            // The same resamples, each as the units it drew: each kind's first unit, as
+            // many times as the resample drew units of that kind.
+            let kinds = CountedUnits::new(&units).kinds();
+            let mut values = Vec::new();
+            spec.for_each_count(&kinds.sizes, |drawn| {
+                let sample: Vec<Scored> = kinds
+                    .first
+                    .iter()
+                    .zip(drawn)
+                    .flat_map(|(&u, &d)| std::iter::repeat_n(&units[u], d as usize).flatten())
+                    .copied()
+                    .collect();
+                values.push(copied(&sample));
             });
+            let ci = spec.interval(values);
             let got = recounted.get(q);
             if q == Quality::Accuracy {
                 // The labels are means: exact agreement is not defined.

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::dataset::Task;
 use crate::metrics::{
-    group, quality, BootstrapSpec, CountedUnits, Estimate, Observation, Quality, Scored,
+    group, quality, BootstrapSpec, CountedUnits, Estimate, Kinds, Observation, Quality, Scored,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -78,12 +78,16 @@ pub fn compare(
     };
     let ci = (spec.resamples > 0)
         .then(|| {
+            // A unit's kind is its verdicts on both sides.
+            let kinds = Kinds::new((0..units.len()).map(|u| (side_a.unit(u), side_b.unit(u))));
             let (mut counts_a, mut counts_b) = (Vec::new(), Vec::new());
-            spec.ci(units.len(), |idx| {
-                side_a.recount(idx, &mut counts_a);
-                side_b.recount(idx, &mut counts_b);
-                difference(&counts_a, &counts_b)
-            })
+            let mut values = Vec::with_capacity(spec.resamples as usize);
+            spec.for_each_count(&kinds.sizes, |drawn| {
+                side_a.recount_kinds(&kinds, drawn, &mut counts_a);
+                side_b.recount_kinds(&kinds, drawn, &mut counts_b);
+                values.push(difference(&counts_a, &counts_b));
+            });
+            spec.interval(values)
         })
         .flatten();
     PairedComparison {
