@@ -237,7 +237,10 @@ mod tests {
         for k in 1..200u32 {
             exact += f64::from(k).ln();
             let got = ln_factorial(f64::from(k));
-            assert!((got - exact).abs() <= 1e-12 * exact.max(1.0), "{k}: {got} {exact}");
+            assert!(
+                (got - exact).abs() <= 1e-12 * exact.max(1.0),
+                "{k}: {got} {exact}"
+            );
         }
         assert_eq!(ln_factorial(0.0), 0.0);
     }
@@ -247,7 +250,14 @@ mod tests {
     #[test]
     fn binomial_draws_follow_the_binomial() {
         let mut rng = SplitMix64::new(11);
-        for (n, p) in [(10u64, 0.3), (40, 0.2), (1000, 0.004), (200, 0.35), (5000, 0.5), (250_000, 0.83)] {
+        for (n, p) in [
+            (10u64, 0.3),
+            (40, 0.2),
+            (1000, 0.004),
+            (200, 0.35),
+            (5000, 0.5),
+            (250_000, 0.83),
+        ] {
             let draws = 20_000;
             let mut counts = std::collections::BTreeMap::<u64, f64>::new();
             for _ in 0..draws {

@@ -22,7 +22,9 @@ use std::cmp::Ordering;
 use serde::Serialize;
 
 use crate::dataset::Task;
-use crate::metrics::{self, paired, quality, BootstrapSpec, Observation, Quality, TrialMetrics};
+use crate::metrics::{
+    self, paired, quality, BootstrapSpec, Kinds, Observation, Quality, TrialMetrics,
+};
 use crate::verdict::Verdict;
 
 /// The rule [`pick`] follows, in a sentence for reports.
@@ -226,15 +228,31 @@ pub fn corrected(
         let qualities: Vec<Option<f64>> = counted.iter().map(|c| score(c, &c.all())).collect();
         pick(&qualities, ties).and_then(|i| qualities[i])
     };
+    // A unit's kind is its verdicts in every trial: a draw counts its kind once, not
+    // each trial's verdicts, and the units left out are counted by kind as well.
+    let kinds =
+        Kinds::new((0..n_units).map(|u| counted.iter().map(|c| c.unit(u)).collect::<Vec<_>>()));
     let mut counts = Vec::new();
-    let mut left_out: Vec<usize> = Vec::new();
+    let (mut in_bag, mut out_of_bag) =
+        (vec![0u64; kinds.sizes.len()], vec![0u64; kinds.sizes.len()]);
     let mut drawn = vec![false; n_units];
     let mut values = Vec::with_capacity(spec.resamples as usize);
     spec.for_each_resample(n_units, |idx| {
+        in_bag.fill(0);
+        out_of_bag.copy_from_slice(&kinds.sizes);
+        drawn.fill(false);
+        for &u in idx {
+            let k = kinds.of_unit[u] as usize;
+            in_bag[k] += 1;
+            if !drawn[u] {
+                drawn[u] = true;
+                out_of_bag[k] -= 1;
+            }
+        }
         let qualities: Vec<Option<f64>> = counted
             .iter()
             .map(|c| {
-                c.recount(idx, &mut counts);
+                c.recount_kinds(&kinds, &in_bag, &mut counts);
                 score(c, &counts)
             })
             .collect();
@@ -242,13 +260,7 @@ pub fn corrected(
             values.push(None);
             return;
         };
-        drawn.fill(false);
-        for &u in idx {
-            drawn[u] = true;
-        }
-        left_out.clear();
-        left_out.extend((0..n_units).filter(|&u| !drawn[u]));
-        counted[chosen].recount(&left_out, &mut counts);
+        counted[chosen].recount_kinds(&kinds, &out_of_bag, &mut counts);
         values.push(score(&counted[chosen], &counts));
     });
     let defined: Vec<f64> = values.iter().flatten().copied().collect();

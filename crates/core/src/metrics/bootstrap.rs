@@ -126,6 +126,8 @@ pub struct Kinds {
     pub sizes: Vec<u64>,
     /// The first unit of each kind.
     pub first: Vec<usize>,
+    /// Each unit's kind, by number.
+    pub of_unit: Vec<u32>,
 }
 
 impl Kinds {
@@ -140,6 +142,7 @@ impl Kinds {
                 kinds.sizes.len() - 1
             });
             kinds.sizes[k] += 1;
+            kinds.of_unit.push(k as u32);
         }
         kinds
     }
@@ -169,6 +172,7 @@ mod tests {
         let kinds = Kinds::new(["b", "a", "b", "c", "a", "b"]);
         assert_eq!(kinds.sizes, [3, 2, 1]);
         assert_eq!(kinds.first, [0, 1, 3]);
+        assert_eq!(kinds.of_unit, [0, 1, 0, 2, 1, 0]);
     }
 
     /// Counting kinds is the bootstrap of drawing units: each kind's number drawn has the
@@ -196,8 +200,14 @@ mod tests {
             let (mean, var) = (sum[k] / r, sq[k] / r - (sum[k] / r).powi(2));
             let (want_mean, want_var) = (n * p, n * p * (1.0 - p));
             // Five standard errors of the mean; the variance within 5%.
-            assert!((mean - want_mean).abs() <= 5.0 * (want_var / r).sqrt() + 1e-12, "kind {k}: mean {mean} vs {want_mean}");
-            assert!((var - want_var).abs() <= 0.05 * want_var + 1e-12, "kind {k}: variance {var} vs {want_var}");
+            assert!(
+                (mean - want_mean).abs() <= 5.0 * (want_var / r).sqrt() + 1e-12,
+                "kind {k}: mean {mean} vs {want_mean}"
+            );
+            assert!(
+                (var - want_var).abs() <= 0.05 * want_var + 1e-12,
+                "kind {k}: variance {var} vs {want_var}"
+            );
         }
         let mut again = Vec::new();
         spec.for_each_count(&sizes, |d| again.push(d.to_vec()));

@@ -218,18 +218,34 @@ pub struct Verdicts<'a> {
 
 /// Groups calls by item and repeat (first appearance order) and combines each group.
 pub fn group(observations: &[Observation]) -> Vec<Verdicts<'_>> {
-    let mut index: BTreeMap<(usize, u32), usize> = BTreeMap::new();
+    const NONE: u32 = u32::MAX;
+    let n_units = observations.iter().map(|o| o.unit + 1).max().unwrap_or(0);
+    // Each unit's first group, and each group's next of the same unit (one per repeat):
+    // units are numbered densely, and a million calls look their group up in a list.
+    let mut first = vec![NONE; n_units];
+    let mut next: Vec<u32> = Vec::new();
     let mut groups: Vec<Verdicts<'_>> = Vec::new();
     for o in observations {
-        let i = *index.entry((o.unit, o.repeat)).or_insert_with(|| {
+        let mut at = first[o.unit];
+        let mut last = NONE;
+        while at != NONE && groups[at as usize].calls[0].repeat != o.repeat {
+            last = at;
+            at = next[at as usize];
+        }
+        if at == NONE {
+            at = groups.len() as u32;
             groups.push(Verdicts {
                 unit: o.unit,
-                calls: Vec::new(),
+                calls: Vec::with_capacity(1),
                 verdict: None,
             });
-            groups.len() - 1
-        });
-        groups[i].calls.push(o);
+            next.push(NONE);
+            match last {
+                NONE => first[o.unit] = at,
+                l => next[l as usize] = at,
+            }
+        }
+        groups[at as usize].calls.push(o);
     }
     for g in &mut groups {
         let in_order = |s: bool| g.calls.iter().find(|c| c.swapped == s);

@@ -1,8 +1,6 @@
 //! Paired comparison of two trials on the same items: McNemar's exact test of who is
 //! right where they differ, and a paired bootstrap interval of the difference in a metric.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
 use crate::dataset::Task;
@@ -32,25 +30,40 @@ pub fn compare(
     metric: Quality,
     spec: &BootstrapSpec,
 ) -> PairedComparison {
-    let keyed = |obs: &[Observation]| -> BTreeMap<(usize, u32), Scored> {
-        group(obs)
+    // Each side's verdicts by (item, repeat), sorted, then joined.
+    let keyed = |obs: &[Observation]| -> Vec<((usize, u32), Scored)> {
+        let mut keyed: Vec<_> = group(obs)
             .into_iter()
             .filter_map(|g| {
                 let verdict = g.verdict?;
                 let key = (g.unit, g.calls[0].repeat);
                 Some((key, Scored::new(task, g.calls[0].human, verdict.label())))
             })
-            .collect()
+            .collect();
+        keyed.sort_unstable_by_key(|(key, _)| *key);
+        keyed
     };
     let (a, b) = (keyed(first), keyed(second));
-    // Units are items; a unit holds the item's pairs over its repeats.
-    let mut units: BTreeMap<usize, Vec<(Scored, Scored)>> = BTreeMap::new();
-    for (key, sa) in &a {
-        if let Some(sb) = b.get(key) {
-            units.entry(key.0).or_default().push((*sa, *sb));
+    // Units are items, in order; a unit holds the item's pairs over its repeats.
+    let mut units: Vec<Vec<(Scored, Scored)>> = Vec::new();
+    let mut last_unit = None;
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].0.cmp(&b[j].0) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                let unit = a[i].0 .0;
+                if last_unit != Some(unit) {
+                    units.push(Vec::with_capacity(1));
+                    last_unit = Some(unit);
+                }
+                units.last_mut().expect("pushed").push((a[i].1, b[j].1));
+                i += 1;
+                j += 1;
+            }
         }
     }
-    let units: Vec<Vec<(Scored, Scored)>> = units.into_values().collect();
     let pairs: Vec<(Scored, Scored)> = units.iter().flatten().copied().collect();
     let first_only = pairs
         .iter()
