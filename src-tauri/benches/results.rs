@@ -109,11 +109,10 @@ fn args() -> anyhow::Result<Args> {
         match a.as_str() {
             "--items" => {
                 let v = it.next().unwrap_or_default();
-                args.items = v
-                    .parse()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .ok_or_else(|| anyhow::anyhow!("--items takes a positive count, not {v:?}"))?;
+                args.items =
+                    v.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
+                        anyhow::anyhow!("--items takes a positive count, not {v:?}")
+                    })?;
             }
             "--json" => args.json = true,
             "--open" => args.open = it.next().map(PathBuf::from),
@@ -177,11 +176,7 @@ fn main() -> anyhow::Result<()> {
 
 /// Writes the items and the experiment beside them and runs it into `db` (judging only
 /// what `db` does not hold yet).
-fn store(
-    db: &Path,
-    n_items: usize,
-    dir: &Path,
-) -> anyhow::Result<judgelab_engine::RunSummary> {
+fn store(db: &Path, n_items: usize, dir: &Path) -> anyhow::Result<judgelab_engine::RunSummary> {
     let data = dir.join("items.jsonl");
     let mut out = std::io::BufWriter::new(std::fs::File::create(&data)?);
     for i in 0..n_items {

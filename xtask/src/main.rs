@@ -688,7 +688,14 @@ fn bench_results(root: &Path) -> Result<()> {
     fetch_model()?;
     ui(root, false)?;
     let mut cmd = cargo();
-    cmd.args(["bench", "--package", "judgelab-app", "--bench", "results", "--"]);
+    cmd.args([
+        "bench",
+        "--package",
+        "judgelab-app",
+        "--bench",
+        "results",
+        "--",
+    ]);
     cmd.args(std::env::args().skip(3));
     run(&mut cmd)
 }

@@ -28,8 +28,12 @@ fn fixtures() -> PathBuf {
 /// again, and a p99 needs 100 calls, which no trial here has. Export version 2 (issue 17)
 /// lists panels among the trials, each entry with its kind; a trial's fields are as they
 /// were. Since issue 35 a tie in the selection metric as shown (three decimals) goes to the
-/// trial with fewer parse failures before the cheaper one, on purpose ([`repicked`]).
+/// trial with fewer parse failures before the cheaper one, on purpose ([`repicked`]). Since
+/// issue 50 an agreement metric's resamples draw how many items of each kind they take
+/// rather than which items: the same bootstrap on other resamples, so those intervals are
+/// not compared (their values are; [`without_agreement_intervals`]).
 fn in_todays_shape(version: &str, mut shown: Value) -> Value {
+    without_agreement_intervals(&mut shown);
     let pairwise = shown["experiment"]["task"] == "pairwise";
     if shown.get("schema_version").is_some() {
         shown["schema_version"] = judgelab_core::results::EXPORT_SCHEMA_VERSION.into();
@@ -54,6 +58,27 @@ fn in_todays_shape(version: &str, mut shown: Value) -> Value {
     }
     repicked(&mut shown);
     shown
+}
+
+/// Drops every `<metric>_ci` of an agreement metric, and the interval of a paired
+/// difference in one or of a panel's metric without a member, wherever they are.
+fn without_agreement_intervals(value: &mut Value) {
+    match value {
+        Value::Object(entry) => {
+            entry.retain(|key, _| {
+                key.strip_suffix("_ci")
+                    .is_none_or(|q| q.parse::<judgelab_core::metrics::Quality>().is_err())
+            });
+            for key in ["difference", "without"] {
+                if let Some(Value::Object(estimate)) = entry.get_mut(key) {
+                    estimate.remove("ci");
+                }
+            }
+            entry.values_mut().for_each(without_agreement_intervals);
+        }
+        Value::Array(items) => items.iter_mut().for_each(without_agreement_intervals),
+        _ => {}
+    }
 }
 
 /// Ratings that are not all whole points (labels that are means) have no exact accuracy
