@@ -417,12 +417,17 @@ pub struct StoredTrial {
 struct TrialFrame<'a> {
     stored: &'a StoredExperiment,
     task: Task,
-    /// The dataset's labelled items by id.
-    items: HashMap<&'a str, &'a Item>,
-    /// Each judged (dev) item's unit, and each test item's.
-    units: HashMap<String, usize>,
-    test_units: HashMap<String, usize>,
+    /// The dataset's labelled items by id, with their units: a million verdicts look
+    /// their item up once each.
+    items: HashMap<&'a str, Place<'a>, foldhash::fast::RandomState>,
     bootstrap: &'a BootstrapSpec,
+}
+
+/// A labelled item, and its unit on the dev split (a judged item) or the test split.
+struct Place<'a> {
+    item: &'a Item,
+    unit: Option<usize>,
+    test_unit: Option<usize>,
 }
 
 impl TrialFrame<'_> {
@@ -431,12 +436,15 @@ impl TrialFrame<'_> {
         let (task, bootstrap) = (self.task, self.bootstrap);
         // Calls on items without a human label (an estimate's) are kept apart, so that no
         // figure of the trial counts them.
-        let (verdicts, unlabelled_verdicts): (Vec<_>, Vec<_>) = std::mem::take(&mut t.verdicts)
-            .into_iter()
-            .partition(|v| self.items.contains_key(v.item_id.as_str()));
-        t.verdicts = verdicts;
-        let observations = self.observed(&t.verdicts, &self.units);
-        let test_observations = self.observed(&t.verdicts, &self.test_units);
+        let labelled = |v: &VerdictRecord| self.items.contains_key(v.item_id.as_str());
+        let mut unlabelled_verdicts = Vec::new();
+        if !t.verdicts.iter().all(labelled) {
+            let (verdicts, unlabelled) = std::mem::take(&mut t.verdicts)
+                .into_iter()
+                .partition(labelled);
+            (t.verdicts, unlabelled_verdicts) = (verdicts, unlabelled);
+        }
+        let (observations, test_observations) = self.observed(&t.verdicts);
         let dropped = self
             .stored
             .race
@@ -508,20 +516,23 @@ impl TrialFrame<'_> {
         (summary, n_expected, n_stored)
     }
 
-    /// `verdicts` on the items `units` numbers, as the metrics see them.
-    fn observed(
-        &self,
-        verdicts: &[VerdictRecord],
-        units: &HashMap<String, usize>,
-    ) -> Vec<Observation> {
-        verdicts
-            .iter()
-            .filter_map(|v| {
-                let item = self.items.get(v.item_id.as_str())?;
-                let unit = units.get(v.item_id.as_str())?;
-                Some(v.observation(self.task, item.human_label, *unit))
-            })
-            .collect()
+    /// `verdicts` as the metrics see them: on the dev split's items, and on the test
+    /// split's.
+    fn observed(&self, verdicts: &[VerdictRecord]) -> (Vec<Observation>, Vec<Observation>) {
+        let (mut dev, mut test) = (Vec::with_capacity(verdicts.len()), Vec::new());
+        for v in verdicts {
+            let Some(place) = self.items.get(v.item_id.as_str()) else {
+                continue;
+            };
+            let label = place.item.human_label;
+            if let Some(unit) = place.unit {
+                dev.push(v.observation(self.task, label, unit));
+            }
+            if let Some(unit) = place.test_unit {
+                test.push(v.observation(self.task, label, unit));
+            }
+        }
+        (dev, test)
     }
 
     /// The calls a trial should have: a dropped trial the dev items it was judged on by
@@ -571,26 +582,40 @@ impl ExperimentSummary {
         trials: Vec<StoredTrial>,
         bootstrap: &BootstrapSpec,
     ) -> ExperimentSummary {
-        let positions = |ids: &[String]| -> HashMap<String, usize> {
-            ids.iter()
-                .enumerate()
-                .map(|(unit, id)| (id.clone(), unit))
-                .collect()
-        };
         let repeats = stored.experiment.sweep.repeats;
         let (summarized, baselines) = {
+            let mut items: HashMap<&str, Place<'_>, _> = dataset
+                .items
+                .iter()
+                .map(|item| {
+                    let place = Place {
+                        item,
+                        unit: None,
+                        test_unit: None,
+                    };
+                    (item.id.as_str(), place)
+                })
+                .collect();
+            for (unit, id) in stored.judged.iter().enumerate() {
+                if let Some(place) = items.get_mut(id.as_str()) {
+                    place.unit = Some(unit);
+                }
+            }
+            for (unit, id) in stored.test.iter().enumerate() {
+                if let Some(place) = items.get_mut(id.as_str()) {
+                    place.test_unit = Some(unit);
+                }
+            }
             let frame = TrialFrame {
                 stored: &stored,
                 task: dataset.task,
-                items: dataset.items.iter().map(|i| (i.id.as_str(), i)).collect(),
-                units: positions(&stored.judged),
-                test_units: positions(&stored.test),
+                items,
                 bootstrap,
             };
             let judged: Vec<&Item> = stored
                 .judged
                 .iter()
-                .filter_map(|id| frame.items.get(id.as_str()).copied())
+                .filter_map(|id| frame.items.get(id.as_str()).map(|p| p.item))
                 .collect();
             // Each trial's metrics (its bootstrap intervals are most of the time) on a core
             // of its own, and the baselines beside them.

@@ -257,13 +257,16 @@ impl Store {
 
     /// Loads a dataset with its items, in import order (the unlabelled apart).
     pub async fn load_dataset(&self, info: &DatasetInfo) -> Result<Dataset> {
-        let rows = sqlx::query("SELECT * FROM items WHERE dataset_id = ? ORDER BY item_idx")
-            .bind(info.id)
-            .fetch_all(&self.pool)
+        let (path, id) = (self.path.clone(), info.id);
+        let rows = tokio::task::spawn_blocking(move || rows::read_items(&path, id))
             .await
-            .map_err(self.err())?;
+            .expect("reading items does not panic")
+            .map_err(|source| StoreError::Read {
+                path: self.path.display().to_string(),
+                source,
+            })?;
         let (mut items, mut unlabelled) = (Vec::new(), Vec::new());
-        for r in &rows {
+        for r in rows {
             match rows::item(r).map_err(|e| self.corrupt(e))? {
                 (item, Some(label)) => items.push(item.with_label(label)),
                 (item, None) => unlabelled.push(item),

@@ -417,13 +417,15 @@ pub fn value_of(task: Task, observations: &[Observation], q: Quality) -> Option<
 
 /// Judged verdicts as scored units, in first-appearance order of their items.
 pub fn scored_units(task: Task, groups: &[Verdicts<'_>]) -> Vec<Vec<Scored>> {
-    let mut index: BTreeMap<usize, usize> = BTreeMap::new();
+    // Each item's place in `units`, by its (dense) unit number.
+    let mut index: Vec<Option<usize>> =
+        vec![None; groups.iter().map(|g| g.unit + 1).max().unwrap_or(0)];
     let mut units: Vec<Vec<Scored>> = Vec::new();
     for g in groups {
         let Some(verdict) = g.verdict else { continue };
         let human = g.calls[0].human;
-        let i = *index.entry(g.unit).or_insert_with(|| {
-            units.push(Vec::new());
+        let i = *index[g.unit].get_or_insert_with(|| {
+            units.push(Vec::with_capacity(1));
             units.len() - 1
         });
         units[i].push(Scored::new(task, human, verdict.label()));
@@ -433,16 +435,19 @@ pub fn scored_units(task: Task, groups: &[Verdicts<'_>]) -> Vec<Vec<Scored>> {
 
 /// Position bias over the items' calls in each answer order.
 fn position_of(groups: &[Verdicts<'_>]) -> PositionBias {
-    let per_group: Vec<Vec<(bool, Option<Label>)>> = groups
-        .iter()
-        .map(|g| {
+    // Every group's calls in one list, each group a slice of it.
+    let mut calls: Vec<(bool, Option<Label>)> = Vec::with_capacity(groups.len() * 2);
+    let mut ends = Vec::with_capacity(groups.len());
+    for g in groups {
+        calls.extend(
             g.calls
                 .iter()
-                .map(|o| (o.swapped, o.verdict.and_then(|v| v.label())))
-                .collect()
-        })
-        .collect();
-    position::position_bias(per_group.iter().map(Vec::as_slice))
+                .map(|o| (o.swapped, o.verdict.and_then(|v| v.label()))),
+        );
+        ends.push(calls.len());
+    }
+    let starts = std::iter::once(0).chain(ends.iter().copied());
+    position::position_bias(starts.zip(&ends).map(|(start, &end)| &calls[start..end]))
 }
 
 /// Computes a trial's metrics from its calls, its latency as `timing` says.

@@ -73,6 +73,10 @@ pub fn learn(summary: &ExperimentSummary, trial: &TrialSummary) -> Option<Learne
                 .any(|v| v.criteria.contains_key(*name))
         })
         .collect();
+    // Nothing to weigh: no need to index the verdicts (a million of them took a second).
+    if names.is_empty() || summary.experiment.task_kind.scale().is_none() {
+        return None;
+    }
     let scoring = Scoring::new(summary, trial);
     let mut learned = learn_on(&scoring, &names)?;
     let tasks: Vec<Task> = names
@@ -187,6 +191,9 @@ pub fn learn_items(summary: &ExperimentSummary, trial: &TrialSummary) -> Option<
         .collect();
     names.sort_by_key(|name| items::of(name));
     names.dedup();
+    if names.is_empty() || summary.experiment.task_kind.scale().is_none() {
+        return None;
+    }
     learn_on(&Scoring::new(summary, trial), &names)
 }
 
