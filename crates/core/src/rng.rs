@@ -18,6 +18,12 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
+    /// The generator as it is after `k` more draws: each draw adds one constant to the
+    /// state.
+    pub fn skip(&mut self, k: u64) {
+        self.0 = self.0.wrapping_add(k.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    }
+
     /// Uniform in [0, 1), with 53 random bits.
     pub fn uniform(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
@@ -148,6 +154,11 @@ impl Below {
         }
     }
 
+    /// `x` mapped into `0..n` by [`Self::draw`]'s rule: `None` where it rejects it.
+    pub fn accept(&self, x: u64) -> Option<u64> {
+        (x < self.zone).then(|| self.remainder(x))
+    }
+
     pub fn draw(&self, rng: &mut SplitMix64) -> u64 {
         loop {
             let x = rng.next_u64();
@@ -216,6 +227,16 @@ mod tests {
                 assert_eq!(below.remainder(x), x % n, "{x} % {n}");
             }
         }
+    }
+
+    #[test]
+    fn skipping_is_drawing() {
+        let (mut drawn, mut skipped) = (SplitMix64::new(5), SplitMix64::new(5));
+        for _ in 0..1000 {
+            drawn.next_u64();
+        }
+        skipped.skip(1000);
+        assert_eq!(drawn.next_u64(), skipped.next_u64());
     }
 
     #[test]

@@ -232,37 +232,43 @@ pub fn corrected(
     // each trial's verdicts, and the units left out are counted by kind as well.
     let kinds =
         Kinds::new((0..n_units).map(|u| counted.iter().map(|c| c.unit(u)).collect::<Vec<_>>()));
-    let mut counts = Vec::new();
-    let (mut in_bag, mut out_of_bag) =
-        (vec![0u64; kinds.sizes.len()], vec![0u64; kinds.sizes.len()]);
-    let mut drawn = vec![false; n_units];
-    let mut values = Vec::with_capacity(spec.resamples as usize);
-    spec.for_each_resample(n_units, |idx| {
-        in_bag.fill(0);
-        out_of_bag.copy_from_slice(&kinds.sizes);
-        drawn.fill(false);
-        for &u in idx {
-            let k = kinds.of_unit[u] as usize;
-            in_bag[k] += 1;
-            if !drawn[u] {
-                drawn[u] = true;
-                out_of_bag[k] -= 1;
+    let n_kinds = kinds.sizes.len();
+    // Each thread's counts: kinds drawn, kinds left out, units drawn, and the values'.
+    let scratch = || {
+        (
+            vec![0u64; n_kinds],
+            vec![0u64; n_kinds],
+            vec![false; n_units],
+            Vec::new(),
+        )
+    };
+    let values = spec.map_resamples(
+        n_units,
+        scratch,
+        |(in_bag, out_of_bag, drawn, counts), draws| {
+            in_bag.fill(0);
+            out_of_bag.copy_from_slice(&kinds.sizes);
+            drawn.fill(false);
+            for u in draws {
+                let k = kinds.of_unit[u] as usize;
+                in_bag[k] += 1;
+                if !drawn[u] {
+                    drawn[u] = true;
+                    out_of_bag[k] -= 1;
+                }
             }
-        }
-        let qualities: Vec<Option<f64>> = counted
-            .iter()
-            .map(|c| {
-                c.recount_kinds(&kinds, &in_bag, &mut counts);
-                score(c, &counts)
-            })
-            .collect();
-        let Some(chosen) = pick(&qualities, ties) else {
-            values.push(None);
-            return;
-        };
-        counted[chosen].recount_kinds(&kinds, &out_of_bag, &mut counts);
-        values.push(score(&counted[chosen], &counts));
-    });
+            let qualities: Vec<Option<f64>> = counted
+                .iter()
+                .map(|c| {
+                    c.recount_kinds(&kinds, in_bag, counts);
+                    score(c, counts)
+                })
+                .collect();
+            let chosen = pick(&qualities, ties)?;
+            counted[chosen].recount_kinds(&kinds, out_of_bag, counts);
+            score(&counted[chosen], counts)
+        },
+    );
     let defined: Vec<f64> = values.iter().flatten().copied().collect();
     let value = (!defined.is_empty()).then(|| defined.iter().sum::<f64>() / defined.len() as f64);
     Some(Corrected {

@@ -67,6 +67,91 @@ impl BootstrapSpec {
         }
     }
 
+    /// `f` on each resample of `n` units, the same resamples as
+    /// [`Self::for_each_resample`], each as its draws one by one ([`Draws`]: a statistic
+    /// that counts what it draws writes no list of `n` indices), with a state of its
+    /// thread's own from `init`; on up to as many threads as there are cores, the results
+    /// in the resamples' order.
+    pub fn map_resamples<S, T: Send>(
+        &self,
+        n: usize,
+        init: impl Fn() -> S + Sync,
+        f: impl Fn(&mut S, &mut Draws<'_>) -> T + Sync,
+    ) -> Vec<T> {
+        if n == 0 {
+            return Vec::new();
+        }
+        let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+        self.map_draws(n as u64, n, threads, init, f)
+    }
+
+    /// [`Self::map_resamples`] with `per_resample` draws below `below` each, on `threads`.
+    ///
+    /// A thread starts its share of the resamples where the generator would be had no
+    /// draw before them been rejected (each draw takes one number, and [`SplitMix64::skip`]
+    /// jumps there). A rejection (one in 2^44 draws below 2^20) moves every later share:
+    /// those are drawn again, in turn, from where the generator really is.
+    fn map_draws<S, T: Send>(
+        &self,
+        below: u64,
+        per_resample: usize,
+        threads: usize,
+        init: impl Fn() -> S + Sync,
+        f: impl Fn(&mut S, &mut Draws<'_>) -> T + Sync,
+    ) -> Vec<T> {
+        let below = Below::new(below);
+        let resamples = self.resamples as usize;
+        let share = resamples.div_ceil(threads.max(1)).max(1);
+        let starts: Vec<usize> = (0..resamples).step_by(share).collect();
+        // A share's resamples from `skipped` numbers into the stream, and the numbers it
+        // rejected.
+        let run = |start: usize, skipped: u64| -> (Vec<T>, u64) {
+            let mut rng = SplitMix64::new(self.seed);
+            rng.skip(skipped);
+            let mut state = init();
+            let mut rejected = 0;
+            let results = (start..(start + share).min(resamples))
+                .map(|_| {
+                    let mut draws = Draws {
+                        rng: &mut rng,
+                        below,
+                        left: per_resample,
+                        rejected: 0,
+                    };
+                    let result = f(&mut state, &mut draws);
+                    // A statistic that stops early leaves the stream where the others are.
+                    draws.by_ref().for_each(drop);
+                    rejected += draws.rejected;
+                    result
+                })
+                .collect();
+            (results, rejected)
+        };
+        let first_draw = |start: usize| (start * per_resample) as u64;
+        let shares: Vec<(Vec<T>, u64)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = starts
+                .iter()
+                .map(|&start| scope.spawn(move || run(start, first_draw(start))))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a resampling thread panicked"))
+                .collect()
+        });
+        let mut out = Vec::with_capacity(resamples);
+        let mut late = 0;
+        for (&start, (results, rejected)) in starts.iter().zip(shares) {
+            let (results, rejected) = if late == 0 {
+                (results, rejected)
+            } else {
+                run(start, first_draw(start) + late)
+            };
+            late += rejected;
+            out.extend(results);
+        }
+        out
+    }
+
     /// Calls `f` with each resample of units of `sizes.len()` kinds (`sizes[k]` units of
     /// kind k) as how many units of each kind it drew: kind k's number is binomial over
     /// the draws the kinds before it left, with k's share of the units they left.
@@ -114,6 +199,33 @@ impl BootstrapSpec {
         let mut values = Vec::with_capacity(self.resamples as usize);
         self.for_each_resample(n, |idx| values.push(statistic(idx)));
         self.interval(values)
+    }
+}
+
+/// One resample's draws of unit indices, in the order [`BootstrapSpec::for_each_resample`]
+/// draws them.
+pub struct Draws<'a> {
+    rng: &'a mut SplitMix64,
+    below: Below,
+    left: usize,
+    /// Numbers the rule rejected so far.
+    rejected: u64,
+}
+
+impl Iterator for Draws<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        loop {
+            if let Some(u) = self.below.accept(self.rng.next_u64()) {
+                return Some(u as usize);
+            }
+            self.rejected += 1;
+        }
     }
 }
 
@@ -165,6 +277,49 @@ mod tests {
         assert!(spec.resamples(0).is_empty());
         let other = BootstrapSpec { seed: 1, ..spec };
         assert_ne!(a, other.resamples(7));
+    }
+
+    #[test]
+    fn resamples_drawn_on_threads_are_the_resamples() {
+        let spec = BootstrapSpec {
+            resamples: 37,
+            ..BootstrapSpec::default()
+        };
+        let sequential = spec.resamples(11);
+        for threads in [1, 2, 3, 8, 64] {
+            let drawn = spec.map_draws(11, 11, threads, || (), |_, d| d.collect::<Vec<_>>());
+            assert_eq!(drawn, sequential, "{threads} threads");
+        }
+        // A statistic that stops early leaves the stream as it found it.
+        let firsts = spec.map_draws(11, 11, 3, || (), |_, d| d.next());
+        let want: Vec<_> = sequential.iter().map(|r| Some(r[0])).collect();
+        assert_eq!(firsts, want);
+        assert!(spec.map_resamples(0, || (), |_, d| d.count()).is_empty());
+    }
+
+    /// Below 2^63 + 1, half the numbers are rejected: every share after the first starts
+    /// in the wrong place and is drawn again.
+    #[test]
+    fn rejections_move_the_later_shares() {
+        let spec = BootstrapSpec {
+            resamples: 40,
+            ..BootstrapSpec::default()
+        };
+        let below = (1u64 << 63) + 1;
+        let mut rng = SplitMix64::new(spec.seed);
+        let sequential: Vec<Vec<u64>> = (0..40)
+            .map(|_| (0..5).map(|_| rng.below(below)).collect())
+            .collect();
+        for threads in [1, 2, 5] {
+            let drawn = spec.map_draws(
+                below,
+                5,
+                threads,
+                || (),
+                |_, d| d.map(|u| u as u64).collect::<Vec<_>>(),
+            );
+            assert_eq!(drawn, sequential, "{threads} threads");
+        }
     }
 
     #[test]
