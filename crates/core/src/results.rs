@@ -430,20 +430,48 @@ struct Place<'a> {
     test_unit: Option<usize>,
 }
 
-impl TrialFrame<'_> {
+impl<'a> TrialFrame<'a> {
+    fn new(
+        stored: &'a StoredExperiment,
+        dataset: &'a Dataset,
+        bootstrap: &'a BootstrapSpec,
+    ) -> TrialFrame<'a> {
+        let mut items: HashMap<&str, Place<'_>, _> = dataset
+            .items
+            .iter()
+            .map(|item| {
+                let place = Place {
+                    item,
+                    unit: None,
+                    test_unit: None,
+                };
+                (item.id.as_str(), place)
+            })
+            .collect();
+        for (unit, id) in stored.judged.iter().enumerate() {
+            if let Some(place) = items.get_mut(id.as_str()) {
+                place.unit = Some(unit);
+            }
+        }
+        for (unit, id) in stored.test.iter().enumerate() {
+            if let Some(place) = items.get_mut(id.as_str()) {
+                place.test_unit = Some(unit);
+            }
+        }
+        TrialFrame {
+            stored,
+            task: dataset.task,
+            items,
+            bootstrap,
+        }
+    }
+
     /// A trial's summary, with the calls it should have and those it has.
     fn trial(&self, mut t: StoredTrial) -> (TrialSummary, usize, usize) {
         let (task, bootstrap) = (self.task, self.bootstrap);
         // Calls on items without a human label (an estimate's) are kept apart, so that no
         // figure of the trial counts them.
-        let labelled = |v: &VerdictRecord| self.items.contains_key(v.item_id.as_str());
-        let mut unlabelled_verdicts = Vec::new();
-        if !t.verdicts.iter().all(labelled) {
-            let (verdicts, unlabelled) = std::mem::take(&mut t.verdicts)
-                .into_iter()
-                .partition(labelled);
-            (t.verdicts, unlabelled_verdicts) = (verdicts, unlabelled);
-        }
+        let unlabelled_verdicts = self.take_unlabelled(&mut t.verdicts);
         let (observations, test_observations) = self.observed(&t.verdicts);
         let dropped = self
             .stored
@@ -516,6 +544,17 @@ impl TrialFrame<'_> {
         (summary, n_expected, n_stored)
     }
 
+    /// The calls of `verdicts` on items without a human label, taken out of them.
+    fn take_unlabelled(&self, verdicts: &mut Vec<VerdictRecord>) -> Vec<VerdictRecord> {
+        let labelled = |v: &VerdictRecord| self.items.contains_key(v.item_id.as_str());
+        if verdicts.iter().all(labelled) {
+            return Vec::new();
+        }
+        let (kept, unlabelled) = std::mem::take(verdicts).into_iter().partition(labelled);
+        *verdicts = kept;
+        unlabelled
+    }
+
     /// `verdicts` as the metrics see them: on the dev split's items, and on the test
     /// split's.
     fn observed(&self, verdicts: &[VerdictRecord]) -> (Vec<Observation>, Vec<Observation>) {
@@ -584,34 +623,7 @@ impl ExperimentSummary {
     ) -> ExperimentSummary {
         let repeats = stored.experiment.sweep.repeats;
         let (summarized, baselines) = {
-            let mut items: HashMap<&str, Place<'_>, _> = dataset
-                .items
-                .iter()
-                .map(|item| {
-                    let place = Place {
-                        item,
-                        unit: None,
-                        test_unit: None,
-                    };
-                    (item.id.as_str(), place)
-                })
-                .collect();
-            for (unit, id) in stored.judged.iter().enumerate() {
-                if let Some(place) = items.get_mut(id.as_str()) {
-                    place.unit = Some(unit);
-                }
-            }
-            for (unit, id) in stored.test.iter().enumerate() {
-                if let Some(place) = items.get_mut(id.as_str()) {
-                    place.test_unit = Some(unit);
-                }
-            }
-            let frame = TrialFrame {
-                stored: &stored,
-                task: dataset.task,
-                items,
-                bootstrap,
-            };
+            let frame = TrialFrame::new(&stored, &dataset, bootstrap);
             let judged: Vec<&Item> = stored
                 .judged
                 .iter()

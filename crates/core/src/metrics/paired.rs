@@ -30,40 +30,7 @@ pub fn compare(
     metric: Quality,
     spec: &BootstrapSpec,
 ) -> PairedComparison {
-    // Each side's verdicts by (item, repeat), sorted, then joined.
-    let keyed = |obs: &[Observation]| -> Vec<((usize, u32), Scored)> {
-        let mut keyed: Vec<_> = group(obs)
-            .into_iter()
-            .filter_map(|g| {
-                let verdict = g.verdict?;
-                let key = (g.unit, g.calls[0].repeat);
-                Some((key, Scored::new(task, g.calls[0].human, verdict.label())))
-            })
-            .collect();
-        keyed.sort_unstable_by_key(|(key, _)| *key);
-        keyed
-    };
-    let (a, b) = (keyed(first), keyed(second));
-    // Units are items, in order; a unit holds the item's pairs over its repeats.
-    let mut units: Vec<Vec<(Scored, Scored)>> = Vec::new();
-    let mut last_unit = None;
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].0.cmp(&b[j].0) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                let unit = a[i].0 .0;
-                if last_unit != Some(unit) {
-                    units.push(Vec::with_capacity(1));
-                    last_unit = Some(unit);
-                }
-                units.last_mut().expect("pushed").push((a[i].1, b[j].1));
-                i += 1;
-                j += 1;
-            }
-        }
-    }
+    let units = paired_units(task, first, second);
     let pairs: Vec<(Scored, Scored)> = units.iter().flatten().copied().collect();
     let first_only = pairs
         .iter()
@@ -114,6 +81,50 @@ pub fn compare(
             ci,
         },
     }
+}
+
+/// The verdicts both trials have, by item in order; an item holds its pairs over its
+/// repeats.
+fn paired_units(
+    task: Task,
+    first: &[Observation],
+    second: &[Observation],
+) -> Vec<Vec<(Scored, Scored)>> {
+    // Each side's verdicts by (item, repeat), sorted, then joined.
+    let keyed = |obs: &[Observation]| -> Vec<((usize, u32), Scored)> {
+        let mut keyed: Vec<_> = group(obs)
+            .into_iter()
+            .filter_map(|g| {
+                let verdict = g.verdict?;
+                let key = (g.unit, g.calls[0].repeat);
+                Some((key, Scored::new(task, g.calls[0].human, verdict.label())))
+            })
+            .collect();
+        keyed.sort_unstable_by_key(|(key, _)| *key);
+        keyed
+    };
+    let (a, b) = (keyed(first), keyed(second));
+    // Units are items, in order; a unit holds the item's pairs over its repeats.
+    let mut units: Vec<Vec<(Scored, Scored)>> = Vec::new();
+    let mut last_unit = None;
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].0.cmp(&b[j].0) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                let unit = a[i].0 .0;
+                if last_unit != Some(unit) {
+                    units.push(Vec::with_capacity(1));
+                    last_unit = Some(unit);
+                }
+                units.last_mut().expect("pushed").push((a[i].1, b[j].1));
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    units
 }
 
 /// McNemar's exact test: the two-sided binomial test of `b` successes in `b + c` trials at
