@@ -11,7 +11,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::hash::sha256_hex;
+
+pub mod measured;
 use crate::{Item, OutputKind, Task, TrialParams};
+pub use measured::Measured;
 
 /// The card format this build writes and reads.
 pub const FORMAT: u32 = 1;
@@ -24,9 +27,10 @@ pub struct JudgeCard {
     /// [`Definition::identity`] of `judge`.
     pub identity: String,
     pub judge: Definition,
-    /// What was measured of it where it was tuned (free-form for readers; nothing reads it
-    /// back to judge).
-    pub measured: Value,
+    /// What was measured of it where it was tuned (for readers; nothing reads it back to
+    /// judge); none where nothing was.
+    #[serde(default)]
+    pub measured: Option<Measured>,
     /// When it was exported (UTC, RFC 3339) and by which Judgelab.
     pub exported_at: String,
     pub judgelab_version: String,
@@ -265,7 +269,7 @@ mod tests {
             judgelab_card: FORMAT,
             identity: judge.identity(),
             judge,
-            measured: json!({"metric": "kappa"}),
+            measured: None,
             exported_at: "2026-12-06T00:00:00Z".into(),
             judgelab_version: "0.1.0".into(),
         };

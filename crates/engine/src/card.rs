@@ -1,12 +1,11 @@
 //! Judge cards out of stored trials ([`judgelab_core::card`]): what defines the trial's
 //! judge, read from the store as it judged, and what was measured of it.
 
-use judgelab_core::card::{CardTemplate, Definition, JudgeCard, Model, FORMAT};
+use judgelab_core::card::{measured, CardTemplate, Definition, JudgeCard, Measured, Model, FORMAT};
 use judgelab_core::experiment::JudgeBackend;
 use judgelab_core::metrics::BootstrapSpec;
 use judgelab_core::results::TrialSummary;
 use judgelab_core::{Item, TrialParams};
-use serde_json::{json, Value};
 
 use crate::resolve::{resolve_stored, Parts, Resolved};
 use crate::{EngineError, Store};
@@ -48,8 +47,7 @@ pub async fn export_judge(
         .trials
         .iter()
         .find(|t| t.id == trial_id)
-        .map(|t| measured(&summary, t, &info))
-        .unwrap_or(Value::Null);
+        .map(|t| measured(&summary, t, &info));
     Ok(JudgeCard {
         judgelab_card: FORMAT,
         identity: judge.identity(),
@@ -107,51 +105,76 @@ fn measured(
     summary: &judgelab_core::results::ExperimentSummary,
     t: &TrialSummary,
     info: &judgelab_store::DatasetInfo,
-) -> Value {
+) -> Measured {
     let metric = summary.experiment.parsed.selection.metric;
     let score = |n: usize, q: &judgelab_core::metrics::Qualities| {
         let e = q.get(metric);
-        json!({"n": n, "value": e.value, "ci": e.ci.map(|(lo, hi)| [lo, hi])})
+        measured::Score {
+            n,
+            value: e.value,
+            ci: e.ci.map(|(lo, hi)| [lo, hi]),
+        }
     };
     let m = &t.metrics;
-    json!({
-        "experiment": summary.experiment.name,
-        "trial": t.id,
-        "dataset": {
-            "name": info.name,
-            "content_hash": info.content_hash,
-            "n_items": info.n_items,
+    let e = &summary.experiment;
+    Measured {
+        experiment: e.name.clone(),
+        trial: t.id,
+        dataset: measured::Data {
+            name: info.name.clone(),
+            content_hash: info.content_hash.clone(),
+            n_items: info.n_items,
         },
-        "split": {
-            "dev_items": summary.experiment.n_items,
-            "test_items": summary.experiment.n_test_items,
-            "few_shot_pool": summary.experiment.few_shot_pool.len(),
-            "repeats": summary.experiment.repeats,
+        split: measured::Split {
+            dev_items: e.n_items,
+            test_items: e.n_test_items,
+            few_shot_pool: e.few_shot_pool.len(),
+            repeats: e.repeats,
         },
-        "metric": metric.name(),
-        "dev": score(t.split_scores.dev.n, &t.split_scores.dev.quality),
-        "test": t.split_scores.test.as_ref().map(|s| score(s.n, &s.quality)),
-        "parse_failure_rate": m.parse_failure_rate,
-        "failed_calls": m.n_errors,
-        "calibration": t.calibration.as_ref().map(|c| json!({
-            "confidence": c.confidence_kind,
-            "ece": c.ece, "ece_ci": c.ece_ci, "brier": c.brier, "brier_ci": c.brier_ci,
-        })),
-        "selective": t.selective.as_ref().map(|s| json!({
-            "target": s.target, "threshold": s.threshold, "dev": s.dev, "test": s.test,
-        })),
-        "prompt_tokens_per_item": m.prompt_tokens_per_item,
-        "completion_tokens_per_item": m.completion_tokens_per_item,
-        "usd_per_1k_items": m.usd_per_1k_items,
-        "latency_ms": m.latency_ms,
-        "latency_concurrency": m.latency_concurrency,
-        "device": t.device,
-        "load_ramps": summary.load_ramps.iter().filter(|r| r.trial_id == t.id).map(|r| json!({
-            "created_at": r.created_at, "knee": r.ramp.knee, "slo_ms": r.ramp.slo_ms,
-            "levels": r.ramp.levels.iter().map(|l| json!({
-                "concurrency": l.concurrency, "throughput_vps": l.throughput_vps,
-                "latency_ms": l.latency_ms, "error_rate": l.error_rate,
-            })).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-    })
+        metric,
+        dev: score(t.split_scores.dev.n, &t.split_scores.dev.quality),
+        test: t.split_scores.test.as_ref().map(|s| score(s.n, &s.quality)),
+        parse_failure_rate: m.parse_failure_rate,
+        failed_calls: m.n_errors,
+        calibration: t.calibration.as_ref().map(|c| measured::Calibration {
+            confidence: c.confidence_kind,
+            ece: c.ece,
+            ece_ci: c.ece_ci,
+            brier: c.brier,
+            brier_ci: c.brier_ci,
+        }),
+        selective: t.selective.as_ref().map(|s| measured::Selective {
+            target: s.target,
+            threshold: s.threshold,
+            dev: s.dev,
+            test: s.test,
+        }),
+        prompt_tokens_per_item: m.prompt_tokens_per_item,
+        completion_tokens_per_item: m.completion_tokens_per_item,
+        usd_per_1k_items: m.usd_per_1k_items,
+        latency_ms: m.latency_ms.clone(),
+        latency_concurrency: m.latency_concurrency,
+        device: t.device.clone(),
+        load_ramps: summary
+            .load_ramps
+            .iter()
+            .filter(|r| r.trial_id == t.id)
+            .map(|r| measured::Ramp {
+                created_at: r.created_at.clone(),
+                knee: r.ramp.knee,
+                slo_ms: r.ramp.slo_ms,
+                levels: r
+                    .ramp
+                    .levels
+                    .iter()
+                    .map(|l| measured::Level {
+                        concurrency: l.concurrency,
+                        throughput_vps: l.throughput_vps,
+                        latency_ms: l.latency_ms.clone(),
+                        error_rate: l.error_rate,
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
 }

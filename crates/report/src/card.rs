@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use judgelab_core::card::{JudgeCard, Model};
+use judgelab_core::card::{measured, JudgeCard, Measured, Model};
 use serde_json::Value;
 
 /// Writes the card into `dir` (created if missing) as `judge.json` and `judge.md`; their
@@ -99,7 +99,7 @@ pub fn markdown(card: &JudgeCard) -> String {
         }
         out.push('\n');
     }
-    measured(&mut out, &card.measured);
+    measured(&mut out, card.measured.as_ref());
     out
 }
 
@@ -120,117 +120,102 @@ fn one_line(text: &str) -> String {
     }
 }
 
+/// A figure to three decimals, "–" where there is none.
+fn num(x: Option<f64>) -> String {
+    x.map_or("–".to_string(), |x| {
+        format!("{}", (x * 1000.0).round() / 1000.0)
+    })
+}
+
 /// The measured part, as the card holds it.
-fn measured(out: &mut String, m: &Value) {
+fn measured(out: &mut String, m: Option<&Measured>) {
     let _ = writeln!(out, "## Measured where it was tuned\n");
-    if m.is_null() {
+    let Some(m) = m else {
         let _ = writeln!(out, "Nothing was measured.");
         return;
-    }
-    let s = |v: &Value| match v {
-        Value::Null => "–".to_string(),
-        Value::Number(n) => n.as_f64().map_or(n.to_string(), |x| {
-            format!("{}", (x * 1000.0).round() / 1000.0)
-        }),
-        Value::String(t) => t.clone(),
-        other => other.to_string(),
     };
-    let score = |v: &Value| match v {
-        Value::Null => "not judged".to_string(),
-        v => match v["ci"].as_array() {
-            Some(ci) if ci.len() == 2 => format!(
+    let score = |v: Option<&measured::Score>| match v {
+        None => "not judged".to_string(),
+        Some(v) => match v.ci {
+            Some([lo, hi]) => format!(
                 "{} [{}, {}] (n = {})",
-                s(&v["value"]),
-                s(&ci[0]),
-                s(&ci[1]),
-                s(&v["n"])
+                num(v.value),
+                num(Some(lo)),
+                num(Some(hi)),
+                v.n
             ),
-            _ => format!("{} (n = {})", s(&v["value"]), s(&v["n"])),
+            None => format!("{} (n = {})", num(v.value), v.n),
         },
     };
-    let metric = s(&m["metric"]);
+    let metric = m.metric.name();
     let rows = [
-        (
-            "Experiment",
-            format!("{}, trial {}", s(&m["experiment"]), s(&m["trial"])),
-        ),
+        ("Experiment", format!("{}, trial {}", m.experiment, m.trial)),
         (
             "Dataset",
             format!(
                 "{} ({} items, sha256 `{}`)",
-                s(&m["dataset"]["name"]),
-                s(&m["dataset"]["n_items"]),
-                s(&m["dataset"]["content_hash"])
+                m.dataset.name, m.dataset.n_items, m.dataset.content_hash
             ),
         ),
         (
             "Split",
             format!(
                 "{} dev items, {} test items, few-shot pool {}",
-                s(&m["split"]["dev_items"]),
-                s(&m["split"]["test_items"]),
-                s(&m["split"]["few_shot_pool"])
+                m.split.dev_items, m.split.test_items, m.split.few_shot_pool
             ),
         ),
-        (&*format!("{metric}, dev (95% CI)"), score(&m["dev"])),
-        (&*format!("{metric}, test (95% CI)"), score(&m["test"])),
+        (&*format!("{metric}, dev (95% CI)"), score(Some(&m.dev))),
+        (&*format!("{metric}, test (95% CI)"), score(m.test.as_ref())),
         (
             "Parse failures",
-            m["parse_failure_rate"]
-                .as_f64()
+            m.parse_failure_rate
                 .map_or("–".into(), |r| format!("{:.1}%", 100.0 * r)),
         ),
-        ("Failed calls", s(&m["failed_calls"])),
+        ("Failed calls", m.failed_calls.to_string()),
         (
             "Calibration (ECE, Brier)",
-            match &m["calibration"] {
-                Value::Null => "–".into(),
-                c => format!("{}, {}", s(&c["ece"]), s(&c["brier"])),
-            },
+            m.calibration.as_ref().map_or("–".into(), |c| {
+                format!("{}, {}", num(c.ece), num(c.brier))
+            }),
         ),
         (
             "Selective threshold",
-            match &m["selective"] {
-                Value::Null => "–".into(),
-                c => s(&c["threshold"]),
-            },
+            m.selective
+                .as_ref()
+                .map_or("–".into(), |c| num(c.threshold)),
         ),
         (
             "Tokens per item (prompt, completion)",
             format!(
                 "{}, {}",
-                s(&m["prompt_tokens_per_item"]),
-                s(&m["completion_tokens_per_item"])
+                num(m.prompt_tokens_per_item),
+                num(m.completion_tokens_per_item)
             ),
         ),
-        ("$ per 1,000 items", s(&m["usd_per_1k_items"])),
+        ("$ per 1,000 items", num(m.usd_per_1k_items)),
         (
             "Latency p50, p95 (ms)",
             format!(
                 "{}, {} at {} in flight",
-                s(&m["latency_ms"]["p50"]),
-                s(&m["latency_ms"]["p95"]),
-                match &m["latency_concurrency"] {
-                    Value::Null => "1".to_string(),
-                    v => s(v),
-                }
+                num(m.latency_ms.p50),
+                num(m.latency_ms.p95),
+                m.latency_concurrency.unwrap_or(1)
             ),
         ),
-        ("Computed on", s(&m["device"])),
+        (
+            "Computed on",
+            m.device.clone().unwrap_or_else(|| "–".into()),
+        ),
     ];
     let _ = writeln!(out, "| | |\n|---|---|");
     for (k, v) in rows {
         let _ = writeln!(out, "| {k} | {v} |");
     }
-    if let Some(ramps) = m["load_ramps"].as_array().filter(|r| !r.is_empty()) {
-        let _ = writeln!(out, "\nLoad ramps: {}", ramps.len());
-        for r in ramps {
-            let _ = writeln!(
-                out,
-                "- {}: knee at {} in flight",
-                s(&r["created_at"]),
-                s(&r["knee"])
-            );
+    if !m.load_ramps.is_empty() {
+        let _ = writeln!(out, "\nLoad ramps: {}", m.load_ramps.len());
+        for r in &m.load_ramps {
+            let knee = r.knee.map_or("–".to_string(), |k| k.to_string());
+            let _ = writeln!(out, "- {}: knee at {knee} in flight", r.created_at);
         }
     }
 }

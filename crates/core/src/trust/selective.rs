@@ -13,7 +13,7 @@
 //! accept too few verdicts for any test to pass, near the top of the grid, are passed
 //! over rather than tested; a simulation holds the guarantee with that rule.)
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::trust::confidence::Judged;
 
@@ -22,7 +22,7 @@ use crate::trust::confidence::Judged;
 const GRID: usize = 1000;
 
 /// What selective judging is asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Target {
     /// α: the agreement the accepted verdicts must reach.
     pub agreement: f64,
@@ -40,7 +40,7 @@ impl Default for Target {
 }
 
 /// The verdicts one threshold accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Accepted {
     /// Verdicts (items and repeats) on the split.
     pub n: usize,

@@ -251,7 +251,7 @@ fn judge_cards_never_panic() {
             "model": {"backend": "llama", "file": "m.gguf", "sha256": "ab", "quantization": "Q4_1",
                       "context_size": 8192},
         },
-        "measured": {"metric": "kappa"},
+        "measured": null,
         "exported_at": "2026-12-06T00:00:00Z",
         "judgelab_version": "0.1.0",
     });
