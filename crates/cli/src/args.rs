@@ -31,9 +31,17 @@ impl LabelsArgs {
         Labels::parse(&self.labels, self.annotator.clone()).map_err(|e| EngineError::from(e).into())
     }
 
-    /// The labels, and the criterion read (none: each item's one label).
-    pub fn reading(&self) -> Result<(Labels, Option<String>)> {
-        Ok((self.labels()?, self.criterion.clone()))
+    /// Experiment `name` summarised against these labels, on the criterion read (none:
+    /// each item's one label).
+    pub async fn summarize(
+        &self,
+        store: &judgelab_store::Store,
+        name: &str,
+        bootstrap: &BootstrapSpec,
+    ) -> Result<judgelab_core::results::ExperimentSummary> {
+        let labels = self.labels()?;
+        let criterion = self.criterion.as_deref();
+        Ok(judgelab_engine::summarize_against(store, name, bootstrap, &labels, criterion).await?)
     }
 }
 

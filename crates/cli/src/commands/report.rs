@@ -36,11 +36,9 @@ pub struct Args {
 
 pub async fn command(store: &Store, args: Args) -> Result<ExitCode> {
     let name = experiment_name(&args.experiment)?;
-    let (labels, criterion) = args.labels.reading()?;
-    let criterion = criterion.as_deref();
     let bootstrap = args.bootstrap.spec();
-    let summary =
-        judgelab_engine::summarize_against(store, &name, &bootstrap, &labels, criterion).await?;
+    let summary = args.labels.summarize(store, &name, &bootstrap).await?;
+    let (labels, criterion) = (args.labels.labels()?, args.labels.criterion.as_deref());
     let quality = args
         .metric
         .unwrap_or(summary.experiment.parsed.selection.metric);

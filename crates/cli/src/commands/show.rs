@@ -37,11 +37,8 @@ pub struct Args {
 pub async fn command(store: &Store, args: Args) -> Result<ExitCode> {
     let name = experiment_name(&args.experiment)?;
     let objectives = args.front.unwrap_or_default();
-    let (labels, criterion) = args.labels.reading()?;
     let bootstrap = args.bootstrap.spec();
-    let summary =
-        judgelab_engine::summarize_against(store, &name, &bootstrap, &labels, criterion.as_deref())
-            .await?;
+    let summary = args.labels.summarize(store, &name, &bootstrap).await?;
     check_front(&summary, &objectives)?;
     if !args.json {
         print!("{}", table::trials(&summary, &objectives));

@@ -294,16 +294,14 @@ pub fn estimates(task: Task, units: &[Vec<Scored>], spec: &BootstrapSpec) -> Qua
     )
 }
 
-/// Units of scored verdicts as the numbers of their distinct values, for recounting.
+/// Units of scored verdicts as the numbers of their distinct values, for recounting by
+/// kind ([`Self::kinds`], [`Self::recount_kinds`]).
 pub struct CountedUnits {
     pub distinct: quality::Distinct,
     /// Unit u's verdicts are `ids[starts[u]..starts[u + 1]]`, by their number in
-    /// `distinct`: one flat list, which a resample of 25,000 units walks without chasing
-    /// a pointer per unit.
+    /// `distinct`: one flat list.
     ids: Vec<u32>,
     starts: Vec<usize>,
-    /// Every unit has exactly one verdict (no repeats): unit u's is `ids[u]`.
-    single: bool,
 }
 
 impl CountedUnits {
@@ -320,7 +318,6 @@ impl CountedUnits {
             distinct,
             ids,
             starts,
-            single: units.iter().all(|u| u.len() == 1),
         }
     }
 
@@ -353,42 +350,6 @@ impl CountedUnits {
             counts[id as usize] += 1.0;
         }
         counts
-    }
-
-    /// How often each distinct value occurs over the units `idx` (a resample), into
-    /// `counts`.
-    pub fn recount(&self, idx: &[usize], counts: &mut Vec<f64>) {
-        let d = self.distinct.len();
-        counts.clear();
-        counts.resize(d, 0.0);
-        if self.single {
-            // Four tallies, one per lane of four draws: a draw adds to a count the one
-            // before it may have just added to, and four lanes keep those additions from
-            // waiting on one another.
-            let mut lanes = vec![0u32; 4 * d];
-            let (l0, rest) = lanes.split_at_mut(d);
-            let (l1, rest) = rest.split_at_mut(d);
-            let (l2, l3) = rest.split_at_mut(d);
-            let chunks = idx.chunks_exact(4);
-            for &u in chunks.remainder() {
-                l0[self.ids[u] as usize] += 1;
-            }
-            for c in chunks {
-                l0[self.ids[c[0]] as usize] += 1;
-                l1[self.ids[c[1]] as usize] += 1;
-                l2[self.ids[c[2]] as usize] += 1;
-                l3[self.ids[c[3]] as usize] += 1;
-            }
-            for (j, count) in counts.iter_mut().enumerate() {
-                *count = f64::from(l0[j] + l1[j] + l2[j] + l3[j]);
-            }
-        } else {
-            for &u in idx {
-                for &id in self.unit(u) {
-                    counts[id as usize] += 1.0;
-                }
-            }
-        }
     }
 }
 
