@@ -109,6 +109,7 @@ pub fn run() {
                 store,
                 home,
                 runs: Default::default(),
+                opened: Default::default(),
                 summary: Default::default(),
                 datasets: Default::default(),
                 labels: Default::default(),

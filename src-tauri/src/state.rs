@@ -1,6 +1,7 @@
 //! What the app holds between commands: the store, the folder beside it where the app keeps
-//! experiment files and templates, the runs going on, and the last summary computed (opening
-//! a verdict must not recompute every metric).
+//! experiment files and templates, the runs going on, the last experiment read and the last
+//! summary computed from it (the view with intervals must not read a million verdicts
+//! again, nor opening a verdict recompute every metric).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -20,7 +21,9 @@ pub struct AppState {
     /// The folder of the database: `experiments/`, `templates/` and `judges.json` live here.
     pub home: PathBuf,
     pub runs: Mutex<HashMap<String, Run>>,
-    /// The last summary, by (experiment, bootstrap resamples, verdicts stored).
+    /// The last experiment read, by what it read.
+    pub opened: tokio::sync::Mutex<Option<(OpenedKey, Arc<judgelab_engine::Opened>)>>,
+    /// The last summary, by what it was read from and how it was computed.
     pub summary: tokio::sync::Mutex<Option<(SummaryKey, Arc<ExperimentSummary>)>>,
     /// Datasets loaded for browsing, by name.
     pub datasets: tokio::sync::Mutex<HashMap<String, Arc<Dataset>>>,
@@ -34,20 +37,27 @@ pub struct AppState {
     pub tokens: Arc<judgelab_engine::templates::TokenCounter>,
 }
 
+/// What an experiment's reading holds: a new verdict, load ramp, panel, label given in the
+/// queue or edit of its file makes it stale.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SummaryKey {
+pub struct OpenedKey {
     pub experiment: String,
-    pub resamples: u32,
     pub n_verdicts: usize,
-    /// A new load ramp changes the summary as a new verdict does.
     pub n_ramps: usize,
-    /// So does the experiment's file (its `[trust]`, its `[[panels]]`) and an added panel.
+    /// Its file (its `[trust]`, its `[[panels]]`), and the panels added to it.
     pub spec: String,
     pub panels: Vec<judgelab_core::experiment::PanelSpec>,
-    /// The labels the metrics are against, and every label given in the queue.
-    pub labels: judgelab_core::annotation::Labels,
     pub annotations: Vec<judgelab_core::annotation::Annotation>,
-    /// The criterion the results are read on; none: the item's one label.
+}
+
+/// What a summary is of: a reading, the bootstrap resamples its intervals draw, the labels
+/// the metrics are against, and the criterion the results are read on (none: the item's
+/// one label).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryKey {
+    pub opened: OpenedKey,
+    pub resamples: u32,
+    pub labels: judgelab_core::annotation::Labels,
     pub criterion: Option<String>,
 }
 

@@ -4,6 +4,7 @@
 //! no caller parses a verdict's text or matches an error message.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use serde::ser::{SerializeSeq, SerializeStruct};
 use serde::{Serialize, Serializer};
@@ -255,9 +256,10 @@ pub struct TrialSummary {
     /// What it decides alone at the experiment's `[trust]` target, and the coverage–
     /// agreement curve; none where its verdicts have no confidence.
     pub selective: Option<Selective>,
-    /// The stored records, one per call, on the items humans labelled.
+    /// The stored records, one per call, on the items humans labelled (shared with the
+    /// reading they came from and the summaries with other intervals).
     #[serde(skip)]
-    pub verdicts: Vec<VerdictRecord>,
+    pub verdicts: Arc<Vec<VerdictRecord>>,
     /// Its calls on items without a human label (`judgelab estimate`'s), which no metric
     /// reads.
     #[serde(skip)]
@@ -406,7 +408,8 @@ pub struct StoredTrial {
     pub judge_identity: Option<String>,
     /// Where its calls were computed, as stored; none for a remote judge.
     pub device: Option<String>,
-    pub verdicts: Vec<VerdictRecord>,
+    /// Its records, shared by every summary of one reading (a million are not copied).
+    pub verdicts: Arc<Vec<VerdictRecord>>,
     /// Its calls timed at its load, warm-ups left out: alone for a local judge, with the
     /// trial's `concurrency` in flight for a remote one where the sweep sets it.
     pub timed: Vec<Timed>,
@@ -545,13 +548,15 @@ impl<'a> TrialFrame<'a> {
     }
 
     /// The calls of `verdicts` on items without a human label, taken out of them.
-    fn take_unlabelled(&self, verdicts: &mut Vec<VerdictRecord>) -> Vec<VerdictRecord> {
+    fn take_unlabelled(&self, verdicts: &mut Arc<Vec<VerdictRecord>>) -> Vec<VerdictRecord> {
         let labelled = |v: &VerdictRecord| self.items.contains_key(v.item_id.as_str());
         if verdicts.iter().all(labelled) {
             return Vec::new();
         }
-        let (kept, unlabelled) = std::mem::take(verdicts).into_iter().partition(labelled);
-        *verdicts = kept;
+        let (kept, unlabelled) = Arc::unwrap_or_clone(std::mem::take(verdicts))
+            .into_iter()
+            .partition(labelled);
+        *verdicts = Arc::new(kept);
         unlabelled
     }
 

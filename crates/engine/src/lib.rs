@@ -46,7 +46,7 @@ pub use run::{
     judge_unlabelled, run_experiment, FailureCause, RunEvent, RunOptions, RunSummary,
     UnlabelledRequest, UnlabelledRun, DEFAULT_TIMED_CALLS,
 };
-pub use summary::{summarize, summarize_against};
+pub use summary::{open, summarize, summarize_against, Opened};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {

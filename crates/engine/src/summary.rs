@@ -5,8 +5,10 @@
 //! human ceiling where people have labelled its dataset in the queue. A rubric's trials
 //! are also scored on each criterion they ask, and can be read on one of them.
 
-use judgelab_core::annotation::{self, humans, Labels};
-use judgelab_core::load::{LoadRamp, StoredRamp};
+use std::collections::BTreeMap;
+
+use judgelab_core::annotation::{self, humans, Annotation, Labels};
+use judgelab_core::load::{LevelRun, LoadRamp, StoredRamp};
 use judgelab_core::metrics::latency::Timed;
 use judgelab_core::metrics::BootstrapSpec;
 use judgelab_core::record::VerdictRecord;
@@ -14,7 +16,7 @@ use judgelab_core::results::{
     criteria, weighted, ExperimentSummary, LabelsUsed, ResultsError, StoredExperiment, StoredTrial,
 };
 use judgelab_core::Dataset;
-use judgelab_store::{ExperimentRow, Store, TrialRow};
+use judgelab_store::{ExperimentRow, RampRow, Store, TrialRow};
 
 use crate::EngineError;
 
@@ -38,10 +40,32 @@ pub async fn summarize_against(
     labels: &Labels,
     criterion: Option<&str>,
 ) -> Result<ExperimentSummary, EngineError> {
+    open(store, name)
+        .await?
+        .into_summary(bootstrap, labels, criterion)
+}
+
+/// A stored experiment as read, before any figure is computed from it: what its summaries
+/// need, read once, so that the app's view without intervals and the view with them (or
+/// on other labels) share one reading.
+#[derive(Clone)]
+pub struct Opened {
+    /// The experiment, its load ramps not yet measured (`ramps`).
+    stored: StoredExperiment,
+    ramps: Vec<(RampRow, Vec<LevelRun>)>,
+    /// The dataset as imported, and every label given in the labelling queue.
+    original: Dataset,
+    annotations: Vec<Annotation>,
+    trials: Vec<StoredTrial>,
+    /// The yes/no questions of each trial's checklist items, by template hash.
+    questions: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// Reads the stored experiment `name`: its trials' verdicts, each on a thread of its own,
+/// while the dataset loads (opening a million verdicts is mostly reading).
+pub async fn open(store: &Store, name: &str) -> Result<Opened, EngineError> {
     let (row, info) = crate::stored_experiment(store, name).await?;
     crate::panels::check(store, &row).await?;
-    // Every trial's verdicts are read on threads of their own while the dataset loads:
-    // opening a 100,000-verdict experiment is mostly reading.
     let trial_rows = store.trials(row.id).await?;
     let reads: Vec<_> = trial_rows
         .iter()
@@ -53,46 +77,92 @@ pub async fn summarize_against(
     let timed = timed_at_own_load(store, &trial_rows).await?;
     let original = store.load_dataset(&info).await?;
     let annotations = store.annotations(info.id).await?;
-    let dataset = annotation::relabel(original.clone(), &annotations, labels)?;
-    let n_labelled = dataset.items.len();
+    let mut questions = BTreeMap::new();
+    for t in &trial_rows {
+        if !questions.contains_key(&t.template_hash) {
+            let asked = item_questions(store, &t.template_hash).await?;
+            questions.insert(t.template_hash.clone(), asked);
+        }
+    }
     let mut trials = Vec::with_capacity(reads.len());
     for ((t, read), timed) in trial_rows.into_iter().zip(reads).zip(timed) {
         let verdicts = read.await.expect("reading verdicts does not panic")?;
         trials.push(stored_trial(t, verdicts, timed));
     }
-    let stored = stored_experiment(store, row, bootstrap).await?;
-    if let Some(criterion) = criterion {
-        return on_criterion(stored, dataset, trials, bootstrap, labels, criterion);
+    let ramps = store.load_ramps(row.id).await?;
+    Ok(Opened {
+        stored: stored_experiment(store, row).await?,
+        ramps,
+        original,
+        annotations,
+        trials,
+        questions,
+    })
+}
+
+impl Opened {
+    /// Its summary against `labels`, on `criterion` or the item's one label, with
+    /// intervals drawn as `bootstrap` says; what it read stays as it was.
+    pub fn summarize(
+        &self,
+        bootstrap: &BootstrapSpec,
+        labels: &Labels,
+        criterion: Option<&str>,
+    ) -> Result<ExperimentSummary, EngineError> {
+        self.clone().into_summary(bootstrap, labels, criterion)
     }
-    let metric = stored.experiment.selection.metric;
-    let asked = criteria::asked(&dataset, &trials);
-    let scores = criteria::scores(&stored, &dataset, &trials, bootstrap);
-    // A checklist's calls on one verdict are read as one call on the item's label.
-    let trials = criteria::gathered(&dataset, trials);
-    let mut summary = ExperimentSummary::new(stored, dataset, trials, bootstrap);
-    for (trial, scores) in summary.trials.iter_mut().zip(scores) {
-        trial.criteria = scores;
+
+    /// [`Self::summarize`], spending what it read.
+    pub fn into_summary(
+        self,
+        bootstrap: &BootstrapSpec,
+        labels: &Labels,
+        criterion: Option<&str>,
+    ) -> Result<ExperimentSummary, EngineError> {
+        let Opened {
+            mut stored,
+            ramps,
+            original,
+            annotations,
+            trials,
+            questions,
+        } = self;
+        stored.load_ramps = measured_ramps(ramps, bootstrap);
+        let dataset = annotation::relabel(original.clone(), &annotations, labels)?;
+        if let Some(criterion) = criterion {
+            return on_criterion(stored, dataset, trials, bootstrap, labels, criterion);
+        }
+        let n_labelled = dataset.items.len();
+        let metric = stored.experiment.selection.metric;
+        let asked = criteria::asked(&dataset, &trials);
+        let scores = criteria::scores(&stored, &dataset, &trials, bootstrap);
+        // A checklist's calls on one verdict are read as one call on the item's label.
+        let trials = criteria::gathered(&dataset, trials);
+        let mut summary = ExperimentSummary::new(stored, dataset, trials, bootstrap);
+        for (trial, scores) in summary.trials.iter_mut().zip(scores) {
+            trial.criteria = scores;
+        }
+        learn_weights(&mut summary, &questions);
+        // The pick with each rater: the trial a researcher would take, against each person.
+        let pick = summary.pick(metric).map(|i| summary.trials[i].judged());
+        let from_file = humans::from_file(&original, None);
+        summary.humans = humans::human_agreement(
+            &original,
+            &annotations,
+            &from_file,
+            pick.as_ref(),
+            bootstrap,
+        );
+        summary.labels = LabelsUsed {
+            labels: labels.clone(),
+            description: labels.describe(),
+            annotators: annotation::annotators(&annotations),
+            n_labelled,
+            criterion: None,
+            criteria: asked,
+        };
+        Ok(summary)
     }
-    learn_weights(store, &mut summary).await?;
-    // The pick with each rater: the trial a researcher would take, against each person.
-    let pick = summary.pick(metric).map(|i| summary.trials[i].judged());
-    let from_file = humans::from_file(&original, None);
-    summary.humans = humans::human_agreement(
-        &original,
-        &annotations,
-        &from_file,
-        pick.as_ref(),
-        bootstrap,
-    );
-    summary.labels = LabelsUsed {
-        labels: labels.clone(),
-        description: labels.describe(),
-        annotators: annotation::annotators(&annotations),
-        n_labelled,
-        criterion: None,
-        criteria: asked,
-    };
-    Ok(summary)
 }
 
 /// Each trial's calls timed at its own load: alone, or at the level the sweep sets.
@@ -131,32 +201,21 @@ fn stored_trial(t: TrialRow, verdicts: Vec<VerdictRecord>, timed: Vec<Timed>) ->
         examples: t.examples,
         judge_identity: t.judge_identity,
         device: t.device,
-        verdicts,
+        verdicts: std::sync::Arc::new(verdicts),
         timed,
         test_role: t.test_role,
     }
 }
 
-/// The experiment's row with what the store keeps beside it: its race, load ramps and
-/// panels.
+/// The experiment's row with what the store keeps beside it: its race and panels (its
+/// load ramps are measured when it is summarised: [`measured_ramps`]).
 async fn stored_experiment(
     store: &Store,
     row: ExperimentRow,
-    bootstrap: &BootstrapSpec,
 ) -> Result<StoredExperiment, EngineError> {
-    let load_ramps = store
-        .load_ramps(row.id)
-        .await?
-        .into_iter()
-        .map(|(ramp, runs)| StoredRamp {
-            id: ramp.id,
-            trial_id: ramp.trial_id,
-            created_at: ramp.created_at,
-            requests: ramp.requests,
-            ramp: LoadRamp::new(&runs, ramp.slo_ms, bootstrap),
-        })
-        .collect();
     Ok(StoredExperiment {
+        race: store.race_standings(row.id).await?,
+        panels: store.panels(row.id).await?,
         name: row.name,
         experiment: row.experiment,
         spec: row.spec,
@@ -165,15 +224,34 @@ async fn stored_experiment(
         judged: row.judged,
         test: row.test,
         selected: row.selected,
-        race: store.race_standings(row.id).await?,
-        load_ramps,
-        panels: store.panels(row.id).await?,
+        load_ramps: Vec::new(),
     })
+}
+
+/// Each load ramp as stored, measured (its levels' figures, with intervals as `bootstrap`
+/// says).
+fn measured_ramps(
+    ramps: Vec<(RampRow, Vec<LevelRun>)>,
+    bootstrap: &BootstrapSpec,
+) -> Vec<StoredRamp> {
+    ramps
+        .into_iter()
+        .map(|(ramp, runs)| StoredRamp {
+            id: ramp.id,
+            trial_id: ramp.trial_id,
+            created_at: ramp.created_at,
+            requests: ramp.requests,
+            ramp: LoadRamp::new(&runs, ramp.slo_ms, bootstrap),
+        })
+        .collect()
 }
 
 /// Each trial's criterion weights (and a checklist's item weights, with their questions)
 /// learnt on the dev split.
-async fn learn_weights(store: &Store, summary: &mut ExperimentSummary) -> Result<(), EngineError> {
+fn learn_weights(
+    summary: &mut ExperimentSummary,
+    questions: &BTreeMap<String, BTreeMap<String, String>>,
+) {
     let weights: Vec<_> = summary
         .trials
         .iter()
@@ -188,10 +266,12 @@ async fn learn_weights(store: &Store, summary: &mut ExperimentSummary) -> Result
         trial.weights = weights;
         trial.item_weights = items;
         if let Some(items) = &mut trial.item_weights {
-            items.questions = item_questions(store, &trial.template_hash).await?;
+            items.questions = questions
+                .get(&trial.template_hash)
+                .cloned()
+                .unwrap_or_default();
         }
     }
-    Ok(())
 }
 
 /// The yes/no questions of the checklist items the template stored as `hash` declares, by
@@ -199,7 +279,7 @@ async fn learn_weights(store: &Store, summary: &mut ExperimentSummary) -> Result
 async fn item_questions(
     store: &Store,
     hash: &str,
-) -> Result<std::collections::BTreeMap<String, String>, EngineError> {
+) -> Result<BTreeMap<String, String>, EngineError> {
     let Some(template) = store.template(hash).await? else {
         return Ok(Default::default());
     };

@@ -16,12 +16,13 @@ use crate::dto::{
     Results, TrialDetail, VerdictDetail, VerdictFilter, VerdictListing,
 };
 use crate::error::{AppError, AppResult};
-use crate::state::{AppState, SummaryKey};
+use crate::state::{AppState, OpenedKey, SummaryKey};
 use crate::view::{cell, table_view, trial_view};
 use judgelab_report::table::{ResultsTable, RowKind};
 
 /// The experiment's summary against the labels chosen for it, computed once per
-/// (resamples, verdicts stored, labels given, …).
+/// (resamples, verdicts stored, labels given, …), from a reading of it that the summaries
+/// with other resamples or labels share.
 pub(crate) async fn summary(
     state: &AppState,
     name: &str,
@@ -46,15 +47,17 @@ pub(crate) async fn summary(
         .get(name)
         .cloned();
     let key = SummaryKey {
-        criterion: criterion.clone(),
-        annotations: state.store.annotations(row.dataset_id).await?,
-        labels: labels.clone(),
-        experiment: name.to_string(),
+        opened: OpenedKey {
+            annotations: state.store.annotations(row.dataset_id).await?,
+            experiment: name.to_string(),
+            n_verdicts: state.store.count_verdicts(row.id).await?,
+            n_ramps: state.store.count_load_ramps(row.id).await?,
+            panels: state.store.panels(row.id).await?,
+            spec: row.spec,
+        },
         resamples,
-        n_verdicts: state.store.count_verdicts(row.id).await?,
-        n_ramps: state.store.count_load_ramps(row.id).await?,
-        panels: state.store.panels(row.id).await?,
-        spec: row.spec,
+        labels,
+        criterion,
     };
     let mut cached = state.summary.lock().await;
     if let Some((k, s)) = cached.as_ref() {
@@ -62,22 +65,29 @@ pub(crate) async fn summary(
             return Ok(Arc::clone(s));
         }
     }
+    let opened = opened(state, &key.opened).await?;
     let spec = BootstrapSpec {
         resamples,
         ..BootstrapSpec::default()
     };
-    let s = Arc::new(
-        judgelab_engine::summarize_against(
-            &state.store,
-            name,
-            &spec,
-            &labels,
-            criterion.as_deref(),
-        )
-        .await?,
-    );
+    let s = Arc::new(opened.summarize(&spec, &key.labels, key.criterion.as_deref())?);
     *cached = Some((key, Arc::clone(&s)));
     Ok(s)
+}
+
+/// The experiment `key` names as read, read again only where `key` has changed.
+async fn opened(state: &AppState, key: &OpenedKey) -> AppResult<Arc<judgelab_engine::Opened>> {
+    let mut cached = state.opened.lock().await;
+    if let Some((k, o)) = cached.as_ref() {
+        if k == key {
+            return Ok(Arc::clone(o));
+        }
+    }
+    // The last reading goes before the next is read, so that two are never held at once.
+    *cached = None;
+    let o = Arc::new(judgelab_engine::open(&state.store, &key.experiment).await?);
+    *cached = Some((key.clone(), Arc::clone(&o)));
+    Ok(o)
 }
 
 /// The metric asked for, or the task's usual one.

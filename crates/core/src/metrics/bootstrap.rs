@@ -245,7 +245,7 @@ pub struct Kinds {
 impl Kinds {
     /// Units `0..` by their keys: units with equal keys are of one kind.
     pub fn new<K: Hash + Eq>(keys: impl IntoIterator<Item = K>) -> Kinds {
-        let mut index: HashMap<K, usize> = HashMap::new();
+        let mut index: HashMap<K, usize, foldhash::fast::RandomState> = HashMap::default();
         let mut kinds = Kinds::default();
         for (unit, key) in keys.into_iter().enumerate() {
             let k = *index.entry(key).or_insert_with(|| {

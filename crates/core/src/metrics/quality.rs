@@ -196,7 +196,8 @@ impl Tally<'_> {
 #[derive(Debug, Clone, Default)]
 pub struct Distinct {
     values: Vec<Scored>,
-    index: HashMap<ScoredKey, u32>,
+    // Keyed by a fast hash: every verdict of a million is looked up here.
+    index: HashMap<ScoredKey, u32, foldhash::fast::RandomState>,
 }
 
 type ScoredKey = ((i64, u64), Option<(i64, u64)>);

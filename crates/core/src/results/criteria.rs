@@ -6,6 +6,7 @@
 //! summary of the whole experiment.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -103,11 +104,11 @@ pub fn on(
         .map(|t| {
             let asked = t.verdicts.iter().any(|v| asks(v, name));
             let verdicts = match asked {
-                true => combined(&all, t.verdicts.clone()),
+                true => combined(&all, Vec::clone(&t.verdicts)),
                 false => Vec::new(),
             };
             StoredTrial {
-                verdicts: verdicts.iter().filter_map(|v| on_record(v, name)).collect(),
+                verdicts: Arc::new(verdicts.iter().filter_map(|v| on_record(v, name)).collect()),
                 ..t.clone()
             }
         })
@@ -154,7 +155,11 @@ pub fn gathered(dataset: &Dataset, trials: Vec<StoredTrial>) -> Vec<StoredTrial>
     trials
         .into_iter()
         .map(|t| StoredTrial {
-            verdicts: gather(&dataset.criteria, scale, t.verdicts),
+            verdicts: Arc::new(gather(
+                &dataset.criteria,
+                scale,
+                Arc::unwrap_or_clone(t.verdicts),
+            )),
             ..t
         })
         .collect()

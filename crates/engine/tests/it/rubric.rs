@@ -256,7 +256,7 @@ async fn a_checklists_yes_no_items_make_their_criterions_value() {
     );
     // 1 + share × 2: both yes 3, one yes 2, neither 1, the parsed one yes 3.
     let want = [3.0, 2.0, 1.0, 3.0];
-    for v in &t.verdicts {
+    for v in t.verdicts.iter() {
         let i: usize = v.item_id[1..].parse().unwrap();
         assert_eq!(
             v.criteria["engaging"],

@@ -98,7 +98,7 @@ pub fn trial(
         dropped: None,
         calibration: None,
         selective: None,
-        verdicts: vec![],
+        verdicts: Default::default(),
         unlabelled_verdicts: vec![],
         latencies: observations.iter().map(|o| o.latency_ms).collect(),
         observations,
