@@ -555,6 +555,43 @@ pub enum TableUnit {
     Role,
 }
 
+/// One finding of the report ([`judgelab_report::findings::Finding`]): its kind, what it
+/// is about, the figures it rests on and its sentence.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct FindingView {
+    pub kind: FindingKind,
+    /// `#3`, `vote3`, `ann and bob`, …
+    pub subject: String,
+    pub figures: Vec<FigureView>,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct FigureView {
+    pub name: String,
+    pub cell: Cell,
+}
+
+/// What a finding says ([`judgelab_report::findings::Kind`], by the same names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingKind {
+    Undecided,
+    NotReady,
+    Pick,
+    Selection,
+    Caveat,
+    Labels,
+    Humans,
+    Trust,
+    Cascade,
+    Panel,
+    CriterionWeights,
+    ItemWeights,
+    Drift,
+    Wording,
+}
+
 /// What a row is ([`judgelab_report::table::RowKind`], by the same names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
 #[serde(rename_all = "snake_case")]
@@ -625,7 +662,9 @@ pub struct Results {
     pub columns: Vec<Column>,
     pub table: TableView,
     pub trials: Vec<TrialView>,
-    pub findings: Vec<String>,
+    /// Which configuration to pick: the recommendation (or why there is none yet), the
+    /// selection-corrected estimate, and the caveats.
+    pub findings: Vec<FindingView>,
     /// Quality against cost (tokens or $), and against p95 latency.
     pub pareto_cost: ChartView,
     pub pareto_latency: ChartView,

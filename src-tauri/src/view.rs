@@ -7,15 +7,17 @@ use judgelab_core::metrics::{Estimate, Quality};
 use judgelab_core::results::ExperimentSummary;
 use judgelab_core::sweep::Axis;
 use judgelab_report::analysis::{cascade_label, panel_label, Analysis};
+use judgelab_report::findings::{Finding, Findings, Kind, Subject};
 use judgelab_report::{Chart, ParetoChart};
 
 use judgelab_report::table::{Cell as TableValue, Output, ResultsTable, Row, RowKind, Style, Unit};
 
 use crate::dto::{
     CascadeView, Cell, ChartView, Column, ConfirmedView, ContributionView, CorrectedView,
-    CriterionChoice, Hotspot, HumansView, JudgeWithRaterView, LabelsView, LoadLevelView, LoadView,
-    PanelView, Param, RaceView, RaterPairView, RaterView, Results, SelectionView, TableCell,
-    TableColumn, TableRow, TableRowKind, TableUnit, TableView, TrialView, TrustRow, TrustView,
+    CriterionChoice, FigureView, FindingKind, FindingView, Hotspot, HumansView, JudgeWithRaterView,
+    LabelsView, LoadLevelView, LoadView, PanelView, Param, RaceView, RaterPairView, RaterView,
+    Results, SelectionView, TableCell, TableColumn, TableRow, TableRowKind, TableUnit, TableView,
+    TrialView, TrustRow, TrustView,
 };
 use crate::error::AppResult;
 
@@ -25,6 +27,7 @@ const CHART: (u32, u32) = judgelab_report::SVG_SIZE;
 /// The results view of `summary`, its fronts and recommendation by `q`.
 pub fn results(summary: &ExperimentSummary, q: Quality) -> AppResult<Results> {
     let a = Analysis::new(summary, q);
+    let findings = Findings::new(&a);
     let task = a.task;
     // The metrics the view can be read by (an error such as MAE ranks nothing).
     let qualities = Quality::ranking(task);
@@ -49,16 +52,16 @@ pub fn results(summary: &ExperimentSummary, q: Quality) -> AppResult<Results> {
         trials: (0..summary.trials.len())
             .map(|i| trial_view(&a, i))
             .collect(),
-        findings: a.findings.clone(),
+        findings: findings.of(&Kind::PICK).map(finding_view).collect(),
         pareto_cost: chart_view(summary, a.pareto_chart(a.cost))?,
         pareto_latency: chart_view(summary, a.pareto_chart(a.latency))?,
         cost_title: a.cost.title(task),
         resamples: summary.bootstrap.resamples,
         load: load_view(&a)?,
         selection: selection_view(&a)?,
-        trust: trust_view(&a)?,
+        trust: trust_view(&a, &findings)?,
         panels: (0..summary.panels.len())
-            .map(|i| panel_view(&a, i))
+            .map(|i| panel_view(&a, &findings, i))
             .collect(),
         labels: labels_view(summary),
         humans: summary.humans.as_ref().map(|h| humans_view(h, q)),
@@ -129,8 +132,9 @@ fn humans_view(h: &HumanAgreement, q: Quality) -> HumansView {
 }
 
 /// A panel as the trials table and the panels card show it.
-fn panel_view(a: &Analysis<'_>, i: usize) -> PanelView {
+fn panel_view(a: &Analysis<'_>, findings: &Findings, i: usize) -> PanelView {
     let p = &a.summary.panels[i];
+    let subject = Subject::Panel(p.name.clone());
     PanelView {
         name: p.name.clone(),
         label: panel_label(p),
@@ -155,12 +159,12 @@ fn panel_view(a: &Analysis<'_>, i: usize) -> PanelView {
                 difference: cell(c.difference),
             })
             .collect(),
-        reading: a.panel_reading(i),
+        reading: reading(findings, Kind::Panel, &subject),
     }
 }
 
 /// The report's "How far to trust it" section, as data.
-fn trust_view(a: &Analysis<'_>) -> AppResult<TrustView> {
+fn trust_view(a: &Analysis<'_>, findings: &Findings) -> AppResult<TrustView> {
     let target = a.summary.experiment.parsed.trust.target;
     let svg = |chart: Option<judgelab_report::LineChart>| -> AppResult<Option<String>> {
         chart
@@ -210,7 +214,15 @@ fn trust_view(a: &Analysis<'_>) -> AppResult<TrustView> {
             escalated: c.escalated,
             quality: cell(c.metrics.estimate(a.quality)),
             cost: a.cost.value(&c.metrics),
-            reading: a.cascade_reading(c),
+            reading: reading(
+                findings,
+                Kind::Cascade,
+                &Subject::Cascade {
+                    cheap: c.cheap,
+                    strong: c.strong,
+                    threshold: c.threshold,
+                },
+            ),
         })
         .collect();
     Ok(TrustView {
@@ -452,6 +464,52 @@ impl From<Unit> for TableUnit {
             Unit::Number => TableUnit::Number,
             Unit::Standing => TableUnit::Standing,
             Unit::Role => TableUnit::Role,
+        }
+    }
+}
+
+/// The sentence of the finding of `kind` on `subject`; empty where there is none.
+fn reading(findings: &Findings, kind: Kind, subject: &Subject) -> String {
+    findings
+        .of(&[kind])
+        .find(|f| f.subject == *subject)
+        .map_or_else(String::new, |f| f.text.clone())
+}
+
+/// A finding as the app shows it.
+fn finding_view(f: &Finding) -> FindingView {
+    FindingView {
+        kind: f.kind.into(),
+        subject: f.subject.label(),
+        figures: f
+            .figures
+            .iter()
+            .map(|g| FigureView {
+                name: g.name.clone(),
+                cell: cell(g.estimate),
+            })
+            .collect(),
+        text: f.text.clone(),
+    }
+}
+
+impl From<Kind> for FindingKind {
+    fn from(kind: Kind) -> FindingKind {
+        match kind {
+            Kind::Undecided => FindingKind::Undecided,
+            Kind::NotReady => FindingKind::NotReady,
+            Kind::Pick => FindingKind::Pick,
+            Kind::Selection => FindingKind::Selection,
+            Kind::Caveat => FindingKind::Caveat,
+            Kind::Labels => FindingKind::Labels,
+            Kind::Humans => FindingKind::Humans,
+            Kind::Trust => FindingKind::Trust,
+            Kind::Cascade => FindingKind::Cascade,
+            Kind::Panel => FindingKind::Panel,
+            Kind::CriterionWeights => FindingKind::CriterionWeights,
+            Kind::ItemWeights => FindingKind::ItemWeights,
+            Kind::Drift => FindingKind::Drift,
+            Kind::Wording => FindingKind::Wording,
         }
     }
 }

@@ -1,28 +1,11 @@
 //! The trials table printed by `run` and `show`.
 
-use judgelab_core::metrics::Estimate;
 use judgelab_core::pareto::Objective;
 use judgelab_core::results::ExperimentSummary;
 use judgelab_core::trust::unlabelled::Population;
 use judgelab_report::analysis::Analysis;
+use judgelab_report::findings::{Findings, Kind};
 use judgelab_report::table::{Output, ResultsTable, Style};
-
-fn num(x: Option<f64>, digits: usize) -> String {
-    x.map_or("—".into(), |v| format!("{v:.digits$}"))
-}
-
-/// A share as a percentage, e.g. `12.5%`, or `—`.
-fn percent(x: Option<f64>, digits: usize) -> String {
-    x.map_or("—".into(), |v| format!("{:.digits$}%", v * 100.0))
-}
-
-/// A metric and its 95% interval, e.g. `0.412 [0.30, 0.52]`.
-fn estimate(e: Estimate) -> String {
-    match (e.value, e.ci) {
-        (Some(v), Some((lo, hi))) => format!("{v:.3} [{lo:.2}, {hi:.2}]"),
-        (v, _) => num(v, 3),
-    }
-}
 
 /// The experiment's results table (`report::table`) as the terminal shows it, with a
 /// header line and the notes its columns need; `front` adds each trial's place on the
@@ -69,25 +52,15 @@ pub fn trials(s: &ExperimentSummary, front: &[Objective]) -> String {
             cell("kappa")
         ));
     }
-    if let Some(line) = selection_line(&a) {
-        out.push_str(&line);
-    }
-    for c in &s.cascades {
-        out.push_str(&format!(
-            "cascade {}→{}: trial {} decides its verdicts at confidence ≥ {:.3}, trial {} the rest ({} escalated); composed from stored verdicts, cost = {}'s + the escalated share of {}'s\n",
-            c.cheap,
-            c.strong,
-            c.cheap,
-            c.threshold,
-            c.strong,
-            percent(c.escalated, 0),
-            c.cheap,
-            c.strong
-        ));
-    }
-    for p in &s.panels {
-        out.push_str(&panel_line(p));
-    }
+    let findings = Findings::new(&a);
+    let say = |out: &mut String, kinds: &[Kind], prefix: &str| {
+        for f in findings.of(kinds) {
+            out.push_str(&format!("{prefix}{}\n", f.line()));
+        }
+    };
+    say(&mut out, &[Kind::Selection], "selection: ");
+    say(&mut out, &[Kind::Cascade], "");
+    say(&mut out, &[Kind::Panel], "panel ");
     let criteria: Vec<&str> = s
         .rated_criteria()
         .into_iter()
@@ -99,19 +72,12 @@ pub fn trials(s: &ExperimentSummary, front: &[Objective]) -> String {
             criteria.join(", ")
         ));
     }
-    for line in judgelab_report::analysis::weights_text(&a) {
-        out.push_str(&format!("criterion weights of {line}\n"));
-    }
-    for line in judgelab_report::analysis::item_weights_text(&a) {
-        out.push_str(&format!("checklist item weights of {line}\n"));
-    }
-    for line in judgelab_report::analysis::drift_text(&a) {
-        out.push_str(&format!("against the reference: {line}\n"));
-    }
-    for line in judgelab_report::analysis::wording_text(&a) {
-        out.push_str(&format!("paraphrases {line}\n"));
-    }
-    out.push_str(&labels_lines(s));
+    say(&mut out, &[Kind::CriterionWeights], "criterion weights of ");
+    say(&mut out, &[Kind::ItemWeights], "checklist item weights of ");
+    say(&mut out, &[Kind::Drift], "against the reference: ");
+    say(&mut out, &[Kind::Wording], "paraphrases ");
+    say(&mut out, &[Kind::Labels], "");
+    say(&mut out, &[Kind::Humans], "people: ");
     if shown("ece") {
         out.push_str("ece: expected calibration error of the verdicts' confidence on the dev split (10 bins; report shows the reliability diagram)\n");
     }
@@ -129,136 +95,6 @@ pub fn trials(s: &ExperimentSummary, front: &[Objective]) -> String {
         ));
     }
     out
-}
-
-/// `1 item`, `5 items`.
-fn items(n: usize) -> String {
-    if n == 1 {
-        "1 item".to_string()
-    } else {
-        format!("{n} items")
-    }
-}
-
-/// Whose labels the metrics are against (where not the dataset's), and how much the
-/// people agree with each other beside the pick's agreement with each (the human ceiling).
-pub fn labels_lines(s: &ExperimentSummary) -> String {
-    let mut out = String::new();
-    let l = &s.labels;
-    if l.labels != judgelab_core::annotation::Labels::Original || l.criterion.is_some() {
-        out.push_str(&format!(
-            "metrics against {} ({} {})\n",
-            l.description,
-            items(l.n_labelled),
-            if l.n_labelled == 1 {
-                "carries one"
-            } else {
-                "carry one"
-            }
-        ));
-    }
-    let Some(h) = &s.humans else {
-        return out;
-    };
-    let metric = s.experiment.parsed.selection.metric;
-    let pairs: Vec<String> = h
-        .pairs
-        .iter()
-        .map(|p| {
-            format!(
-                "{} with {} {} ({})",
-                p.first,
-                p.second,
-                estimate(p.quality.get(metric)),
-                items(p.n_items)
-            )
-        })
-        .collect();
-    out.push_str(&format!(
-        "people: {}; Krippendorff's alpha over {} raters{} {} ({} labelled twice or more)\n",
-        if pairs.is_empty() {
-            "no item labelled by two".to_string()
-        } else {
-            format!("{} {}", metric.name(), pairs.join(", "))
-        },
-        h.alpha_raters,
-        if h.combined {
-            " (the people the file keeps; the dataset's label combines theirs)"
-        } else {
-            ""
-        },
-        estimate(h.alpha),
-        items(h.n_shared)
-    ));
-    if !h.judge.is_empty() {
-        let judge: Vec<String> = h
-            .judge
-            .iter()
-            .map(|j| {
-                format!(
-                    "{} {} ({})",
-                    j.rater,
-                    estimate(j.quality.get(metric)),
-                    items(j.n_items)
-                )
-            })
-            .collect();
-        out.push_str(&format!(
-            "the pick (trial {}) with each: {} {}\n",
-            h.judge[0].trial_id,
-            metric.name(),
-            judge.join(", ")
-        ));
-    }
-    out
-}
-
-/// What a panel is, how much its members agree, and what each adds, e.g. `panel vote3:
-/// majority of trials 1, 2, 3 (a split vote: tie); members agree at alpha 0.41 [0.30,
-/// 0.52] (nominal, 40 verdicts); kappa without trial 1 0.300 (panel −0.112 [−0.20,
-/// −0.01]), …`.
-pub fn panel_line(p: &judgelab_core::panel::Panel) -> String {
-    let members: Vec<String> = p.members.iter().map(i64::to_string).collect();
-    let ties = p
-        .ties
-        .map_or(String::new(), |t| format!(" (a split vote: {})", t.name()));
-    let a = &p.members_agreement;
-    let level = match a.level {
-        judgelab_core::metrics::alpha::Level::Nominal => "nominal",
-        judgelab_core::metrics::alpha::Level::Ordinal => "ordinal",
-        judgelab_core::metrics::alpha::Level::Interval => "interval",
-    };
-    let contributions: Vec<String> = p
-        .contributions
-        .iter()
-        .map(|c| {
-            format!(
-                "without trial {} {} (panel {})",
-                c.member,
-                estimate(c.without),
-                signed(c.difference)
-            )
-        })
-        .collect();
-    format!(
-        "panel {}: {} of trials {}{ties}, composed from stored verdicts (cost: the members' sum; latency: the slowest member's); members agree at Krippendorff's alpha {} ({level}, {} verdicts); {}: {}\n",
-        p.name,
-        p.rule.name(),
-        members.join(", "),
-        estimate(a.alpha),
-        a.n,
-        p.contribution_metric.name(),
-        contributions.join("; ")
-    )
-}
-
-/// A difference with its interval and its sign, e.g. `+0.112 [+0.01, +0.20]`.
-fn signed(e: Estimate) -> String {
-    match (e.value, e.ci) {
-        (Some(v), Some((lo, hi))) => format!("{v:+.3} [{lo:+.2}, {hi:+.2}]"),
-        (Some(v), None) => format!("{v:+.3}"),
-        (None, _) => "—".into(),
-    }
 }
 
 /// What the latency columns are: per request, at the concurrency in `conc`, and which
@@ -369,24 +205,6 @@ pub fn load(experiment: &str, r: &judgelab_core::load::StoredRamp) -> String {
         ));
     }
     out
-}
-
-/// The best trial by the selection metric beside its estimate corrected for being the
-/// best of many.
-fn selection_line(a: &Analysis<'_>) -> Option<String> {
-    let best = a.trial(a.best?);
-    let c = a.selection.filter(|c| c.n_trials > 1)?;
-    Some(format!(
-        "best #{} of {}: {} {} on the items that picked it; {} on items left out of resamples that pick again (selection-corrected)\n",
-        best.id,
-        c.n_trials,
-        a.quality,
-        num(c.naive, 3),
-        estimate(Estimate {
-            value: c.value,
-            ci: c.ci
-        }),
-    ))
 }
 
 /// A race's calls against the full grid's: the dev verdicts it stored, of those every

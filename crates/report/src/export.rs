@@ -9,6 +9,7 @@ use judgelab_core::results::ExperimentSummary;
 
 use crate::analysis::Analysis;
 use crate::charts::{self, Chart};
+use crate::findings::Findings;
 use crate::table::ResultsTable;
 use crate::{html, markdown, tables, ReportError};
 
@@ -58,14 +59,15 @@ pub fn write_report(
     })?;
     let a = Analysis::new(summary, options.quality);
     let table = ResultsTable::new(&a, &[]);
+    let findings = Findings::new(&a);
     let mut folder = Folder {
         dir,
         written: Vec::new(),
         pngs: Vec::new(),
     };
     let figures = figures(&a, &mut folder)?;
-    let html = html::render(&a, &table, &figures, &options.comparisons);
-    let md = markdown::render(&a, &table, &folder.pngs, &options.comparisons);
+    let html = html::render(&a, &table, &findings, &figures, &options.comparisons);
+    let md = markdown::render(&a, &table, &findings, &folder.pngs, &options.comparisons);
     folder.write("report.html", html.as_bytes())?;
     folder.write("report.md", md.as_bytes())?;
     folder.write("trials.csv", &tables::trials_csv(&table)?)?;

@@ -10,8 +10,9 @@ use judgelab_core::results::comparison::Comparison;
 use judgelab_core::metrics::Estimate;
 use judgelab_core::sweep::Axis;
 
-use crate::analysis::{cascade_label, Analysis};
+use crate::analysis::Analysis;
 use crate::escape::escape;
+use crate::findings::{Findings, Kind};
 use crate::table::{Cell, Output, ResultsTable, RowKind, Style, Unit};
 
 /// A table cell's content: the value, its interval on a smaller second line.
@@ -76,18 +77,19 @@ fn badge(status: FrontStatus) -> String {
 pub fn render(
     a: &Analysis<'_>,
     table: &ResultsTable,
+    findings: &Findings,
     figures: &Figures,
     comparisons: &[Comparison],
 ) -> String {
     let mut h = String::new();
     head(&mut h, a);
-    pick(&mut h, a, figures);
+    pick(&mut h, a, findings, figures);
     confirmation(&mut h, a, figures);
-    trust(&mut h, a, figures);
-    trials(&mut h, a, table);
-    criteria(&mut h, a, figures);
-    drift(&mut h, a, figures);
-    wording(&mut h, a);
+    trust(&mut h, a, findings, figures);
+    trials(&mut h, a, table, findings);
+    criteria(&mut h, findings, figures);
+    drift(&mut h, a, findings, figures);
+    wording(&mut h, findings);
     for c in comparisons {
         crate::comparison::html(&mut h, c, a.summary.experiment.task_kind);
     }
@@ -127,24 +129,18 @@ fn head(h: &mut String, a: &Analysis<'_>) {
 }
 
 /// The recommendation, the findings and both Pareto charts.
-fn pick(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
+fn pick(h: &mut String, a: &Analysis<'_>, findings: &Findings, figures: &Figures) {
     let q = a.quality_title();
     h.push_str("<h2>Which configuration to pick</h2>\n");
-    if let Some(l) = a.labels_reading() {
-        let _ = writeln!(h, "<p class=\"note\"><b>{}</b></p>", escape(&l));
+    for f in findings.of(&[Kind::Labels]) {
+        let _ = writeln!(h, "<p class=\"note\"><b>{}</b></p>", escape(&f.text));
     }
-    h.push_str("<div class=\"pick\"><ul>\n");
-    for f in &a.findings {
-        let _ = writeln!(h, "<li>{}</li>", escape(f));
-    }
-    h.push_str("</ul></div>\n");
-    let humans = a.humans_readings();
-    if !humans.is_empty() {
-        h.push_str("<h3>People and the judge</h3>\n<p class=\"note\">How much the people who labelled the dataset agree with each other (its own labels and each annotator of the labelling queue): the ceiling a judge is measured against.</p>\n<ul>\n");
-        for r in &humans {
-            let _ = writeln!(h, "<li>{}</li>", escape(r));
-        }
-        h.push_str("</ul>\n");
+    h.push_str("<div class=\"pick\">");
+    list(h, findings, &Kind::PICK);
+    h.push_str("</div>\n");
+    if findings.any(&[Kind::Humans]) {
+        h.push_str("<h3>People and the judge</h3>\n<p class=\"note\">How much the people who labelled the dataset agree with each other (its own labels and each annotator of the labelling queue): the ceiling a judge is measured against.</p>\n");
+        list(h, findings, &[Kind::Humans]);
     }
     if let Some(pick) = a.recommended {
         let p = &a.summary.trials[pick].params;
@@ -172,29 +168,14 @@ fn pick(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
 
 /// How far to trust the judges: each trusted trial's calibration and what it decides
 /// alone at the experiment's target, with the reliability diagram and the curves.
-fn trust(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
+fn trust(h: &mut String, a: &Analysis<'_>, findings: &Findings, figures: &Figures) {
     h.push_str("<h2>How far to trust it</h2>\n");
     let trusted = a.trusted();
     if trusted.is_empty() {
         h.push_str("<p>No trial's verdicts carry a confidence: an exact trial has the model's own probabilities, a local generation its tokens' log-probabilities, a remote judge its top logprobs where asked (<code>top_logprobs</code>), and any trial repeated with <code>repeats</code> the agreement of its repeats.</p>\n");
         return;
     }
-    h.push_str("<ul>\n");
-    for &i in &trusted {
-        let t = &a.summary.trials[i];
-        if let Some(s) = &t.selective {
-            let _ = writeln!(h, "<li>Trial #{}: {}.</li>", t.id, escape(&s.reading()));
-        }
-    }
-    for c in &a.summary.cascades {
-        let _ = writeln!(
-            h,
-            "<li>{}: {}.</li>",
-            escape(&cascade_label(c)),
-            escape(&a.cascade_reading(c))
-        );
-    }
-    h.push_str("</ul>\n");
+    list(h, findings, &[Kind::Trust, Kind::Cascade]);
     let num = |x: Option<f64>| x.map_or("—".into(), |v| format!("{v:.3}"));
     let ci = |c: Option<[f64; 2]>| {
         c.map_or(String::new(), |[l, h]| {
@@ -289,7 +270,7 @@ fn results_table(h: &mut String, table: &ResultsTable) {
 }
 
 /// Every trial with its intervals, and the baselines.
-fn trials(h: &mut String, a: &Analysis<'_>, table: &ResultsTable) {
+fn trials(h: &mut String, a: &Analysis<'_>, table: &ResultsTable, findings: &Findings) {
     let e = &a.summary.experiment;
     let q = a.quality_title();
     h.push_str("<h2>Trials</h2>\n");
@@ -330,37 +311,28 @@ fn trials(h: &mut String, a: &Analysis<'_>, table: &ResultsTable) {
         h.push_str(" A panel is not a trial either: its members' stored verdicts on each item combined by its rule, with no new call; its cost is its members' sum, its latency per request the slowest member's.");
     }
     h.push_str("</p>\n");
-    panels(h, a);
+    panels(h, findings);
 }
 
 /// A rubric's criteria: each trial's agreement on each (the table's criterion columns,
 /// drawn), and the criterion weights learned from the item's label.
-fn criteria(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
+fn criteria(h: &mut String, findings: &Findings, figures: &Figures) {
     let Some(chart) = &figures.criteria else {
         return;
     };
     let _ = writeln!(h, "<h2>Criteria</h2>\n<figure>{chart}<figcaption>Each trial's agreement with the humans on each criterion it rates, against that criterion's own labels, with 95% intervals: a rubric (every criterion in one call) and a checklist (a call per criterion) compare criterion by criterion. A criterion whose values never vary has no rank correlation, and no point. <code>judgelab show --criterion NAME</code> reads the whole experiment on one.</figcaption></figure>");
-    let lines = crate::analysis::weights_text(a);
-    if lines.is_empty() {
-        return;
+    if findings.any(&[Kind::CriterionWeights]) {
+        h.push_str("<h3>Criterion weights</h3>\n<p class=\"note\">How much each criterion's value says about the humans' overall label.</p>\n");
+        list(h, findings, &[Kind::CriterionWeights]);
     }
-    h.push_str("<h3>Criterion weights</h3>\n<p class=\"note\">How much each criterion's value says about the humans' overall label.</p>\n<ul>\n");
-    for line in lines {
-        let _ = writeln!(h, "<li>{}</li>", escape(&line));
-    }
-    h.push_str("</ul>\n");
-    let items = crate::analysis::item_weights_text(a);
-    if !items.is_empty() {
-        h.push_str("<h3>Checklist items</h3>\n<p class=\"note\">A checklist's yes/no items, fitted the same way: which items carry information (an item that never varies carries none).</p>\n<ul>\n");
-        for line in items {
-            let _ = writeln!(h, "<li>{}</li>", escape(&line));
-        }
-        h.push_str("</ul>\n");
+    if findings.any(&[Kind::ItemWeights]) {
+        h.push_str("<h3>Checklist items</h3>\n<p class=\"note\">A checklist's yes/no items, fitted the same way: which items carry information (an item that never varies carries none).</p>\n");
+        list(h, findings, &[Kind::ItemWeights]);
     }
 }
 
 /// Each trial against the reference trial: the drift columns, drawn.
-fn drift(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
+fn drift(h: &mut String, a: &Analysis<'_>, findings: &Findings, figures: &Figures) {
     let Some(chart) = &figures.drift else {
         return;
     };
@@ -369,42 +341,47 @@ fn drift(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
         named => named,
     };
     let _ = writeln!(h, "<h2>Drift from the reference</h2>\n<figure>{chart}<figcaption>Each trial's agreement with the humans (95% interval) against the share of its verdicts that differ from its reference trial's on the same calls (item, answer order, repeat): the trial with {} and its other parameters the same, drawn at 0. Agreement can stay where it is while many verdicts flip; the table's <code>flips</code> has each rate's interval and <code>KL</code> how far exact trials' beliefs moved. <code>judgelab compare EXP:A EXP:B</code> lists the calls that moved most.</figcaption></figure>", escape(&reference));
-    h.push_str("<ul>\n");
-    for line in crate::analysis::drift_text(a) {
-        let _ = writeln!(h, "<li>{}</li>", escape(&line));
-    }
-    h.push_str("</ul>\n");
+    list(h, findings, &[Kind::Drift]);
 }
 
 /// Each paraphrase group: how often the wording alone changes a verdict.
-fn wording(h: &mut String, a: &Analysis<'_>) {
-    let lines = crate::analysis::wording_text(a);
-    if lines.is_empty() {
+fn wording(h: &mut String, findings: &Findings) {
+    if !findings.any(&[Kind::Wording]) {
         return;
     }
-    h.push_str("<h2>Wording</h2>\n<p class=\"note\">Templates that mean the same, worded otherwise (<code>[robustness]</code>): the share of items whose verdict no rewording changes, on the same calls (item, answer order, repeat), with its 95% bootstrap interval over items; a verdict that changes with the wording alone is the template's, not the answers'.</p>\n<ul>\n");
-    for line in lines {
-        let _ = writeln!(h, "<li>{}</li>", escape(&line));
+    h.push_str("<h2>Wording</h2>\n<p class=\"note\">Templates that mean the same, worded otherwise (<code>[robustness]</code>): the share of items whose verdict no rewording changes, on the same calls (item, answer order, repeat), with its 95% bootstrap interval over items; a verdict that changes with the wording alone is the template's, not the answers'.</p>\n");
+    list(h, findings, &[Kind::Wording]);
+}
+
+/// The findings of `kinds` as a list, a panel's name in bold; nothing without one.
+fn list(h: &mut String, findings: &Findings, kinds: &[Kind]) {
+    if !findings.any(kinds) {
+        return;
+    }
+    h.push_str("<ul>\n");
+    for f in findings.of(kinds) {
+        let line = match f.kind {
+            Kind::Panel => format!(
+                "<b>{}</b>: {}.",
+                escape(&f.subject.label()),
+                escape(&f.text)
+            ),
+            _ => escape(&f.line()),
+        };
+        let _ = writeln!(h, "<li>{line}</li>");
     }
     h.push_str("</ul>\n");
 }
 
 /// Each panel in a sentence: its rule, its score against the best trial, how much its
 /// members agree, and what each adds.
-fn panels(h: &mut String, a: &Analysis<'_>) {
-    if a.summary.panels.is_empty() {
+fn panels(h: &mut String, findings: &Findings) {
+    if !findings.any(&[Kind::Panel]) {
         return;
     }
-    h.push_str("<h3>Panels</h3>\n<ul>\n");
-    for (i, p) in a.summary.panels.iter().enumerate() {
-        let _ = writeln!(
-            h,
-            "<li><b>{}</b>: {}.</li>",
-            escape(&p.name),
-            escape(&a.panel_reading(i))
-        );
-    }
-    h.push_str("</ul>\n<p class=\"note\">Members' agreement is Krippendorff's alpha over the members' verdicts (nominal for choices, ordinal for ratings), with a 95% bootstrap interval over items; “without #n” is the panel's metric with that member left out, and in brackets the panel's paired difference from it.</p>\n");
+    h.push_str("<h3>Panels</h3>\n");
+    list(h, findings, &[Kind::Panel]);
+    h.push_str("<p class=\"note\">Members' agreement is Krippendorff's alpha over the members' verdicts (nominal for choices, ordinal for ratings), with a 95% bootstrap interval over items; “without #n” is the panel's metric with that member left out, and in brackets the panel's paired difference from it.</p>\n");
 }
 
 /// Whether the pick was confirmed on items that did not choose it: each kept trial's dev

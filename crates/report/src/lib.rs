@@ -10,6 +10,7 @@ pub mod comparison;
 mod escape;
 mod export;
 mod figures;
+pub mod findings;
 mod html;
 mod markdown;
 pub mod table;

@@ -5,10 +5,8 @@ use std::fmt::Write;
 
 use judgelab_core::results::comparison::Comparison;
 
-use crate::analysis::{
-    cascade_label, drift_text, estimate_text, item_weights_text, weights_text, wording_text,
-    Analysis,
-};
+use crate::analysis::{estimate_text, Analysis};
+use crate::findings::{Findings, Kind};
 use crate::table::{Output, ResultsTable, Row, RowKind, Style};
 
 /// `charts` lists (file name, caption) of the PNGs written beside the report; each of
@@ -16,14 +14,15 @@ use crate::table::{Output, ResultsTable, Row, RowKind, Style};
 pub fn render(
     a: &Analysis<'_>,
     table: &ResultsTable,
+    findings: &Findings,
     charts: &[(String, String)],
     comparisons: &[Comparison],
 ) -> String {
     let mut m = String::new();
     head(&mut m, a);
-    pick(&mut m, a);
+    pick(&mut m, findings);
     confirmation(&mut m, a);
-    trust(&mut m, a);
+    trust(&mut m, findings);
     m.push_str("\n## Trials\n\n");
     let _ = writeln!(
         m,
@@ -31,11 +30,16 @@ pub fn render(
         a.ranking()
     );
     trials(&mut m, table);
-    panels(&mut m, a);
+    panels(&mut m, findings);
     baselines(&mut m, a, table);
-    weights(&mut m, a);
-    drift(&mut m, a);
-    wording(&mut m, a);
+    weights(&mut m, findings);
+    drift(&mut m, a, findings);
+    list(
+        &mut m,
+        findings,
+        Kind::Wording,
+        "\n## Wording\n\nTemplates that mean the same, worded otherwise (`[robustness]`): the items whose verdict no rewording changes, on the same calls:\n\n",
+    );
     for c in comparisons {
         crate::comparison::markdown(&mut m, c, a.summary.experiment.task_kind);
     }
@@ -73,20 +77,30 @@ fn head(m: &mut String, a: &Analysis<'_>) {
 }
 
 /// The recommendation and its caveats, and the human ceiling.
-fn pick(m: &mut String, a: &Analysis<'_>) {
+fn pick(m: &mut String, findings: &Findings) {
     m.push_str("## Which configuration to pick\n\n");
-    if let Some(l) = a.labels_reading() {
-        let _ = writeln!(m, "**{l}**\n");
+    for f in findings.of(&[Kind::Labels]) {
+        let _ = writeln!(m, "**{}**\n", f.text);
     }
-    for f in &a.findings {
-        let _ = writeln!(m, "- {f}");
+    for f in findings.of(&Kind::PICK) {
+        let _ = writeln!(m, "- {}", f.line());
     }
-    let humans = a.humans_readings();
-    if !humans.is_empty() {
-        m.push_str("\nPeople and the judge (the human ceiling):\n\n");
-        for r in &humans {
-            let _ = writeln!(m, "- {r}");
-        }
+    list(
+        m,
+        findings,
+        Kind::Humans,
+        "\nPeople and the judge (the human ceiling):\n\n",
+    );
+}
+
+/// The findings of `kind`, a bullet each, after `intro`; nothing without one.
+fn list(m: &mut String, findings: &Findings, kind: Kind, intro: &str) {
+    if !findings.any(&[kind]) {
+        return;
+    }
+    m.push_str(intro);
+    for f in findings.of(&[kind]) {
+        let _ = writeln!(m, "- {}", f.line());
     }
 }
 
@@ -143,95 +157,58 @@ fn confirmation(m: &mut String, a: &Analysis<'_>) {
 }
 
 /// Each trusted trial's calibration and what it decides alone, and the cascades.
-fn trust(m: &mut String, a: &Analysis<'_>) {
-    let trusted = a.trusted();
-    if trusted.is_empty() {
+fn trust(m: &mut String, findings: &Findings) {
+    let kinds = [Kind::Trust, Kind::Cascade];
+    if !findings.any(&kinds) {
         return;
     }
     m.push_str("\n## How far to trust it\n\n");
-    for &i in &trusted {
-        let t = &a.summary.trials[i];
-        let (Some(c), Some(s)) = (&t.calibration, &t.selective) else {
-            continue;
-        };
-        let num = |x: Option<f64>| x.map_or("—".into(), |v| format!("{v:.3}"));
-        let _ = writeln!(
-            m,
-            "- Trial #{} ({} confidence, {} verdicts): ECE {}, Brier {}; {}.",
-            t.id,
-            c.confidence_kind.name(),
-            c.n,
-            num(c.ece),
-            num(c.brier),
-            s.reading()
-        );
-    }
-    for c in &a.summary.cascades {
-        let _ = writeln!(m, "- {}: {}.", cascade_label(c), a.cascade_reading(c));
+    for f in findings.of(&kinds) {
+        let _ = writeln!(m, "- {}", f.line());
     }
 }
 
 /// Each panel in a sentence.
-fn panels(m: &mut String, a: &Analysis<'_>) {
-    if a.summary.panels.is_empty() {
-        return;
-    }
-    m.push_str("\nPanels (composed from the members' stored verdicts, no new call; cost: the members' sum; latency: the slowest member's):\n\n");
-    for (i, panel) in a.summary.panels.iter().enumerate() {
-        let _ = writeln!(m, "- {}: {}.", panel.name, a.panel_reading(i));
-    }
+fn panels(m: &mut String, findings: &Findings) {
+    list(
+        m,
+        findings,
+        Kind::Panel,
+        "\nPanels (composed from the members' stored verdicts, no new call; cost: the members' sum; latency: the slowest member's):\n\n",
+    );
 }
 
 /// Each trial against its reference trial, in a sentence.
-fn drift(m: &mut String, a: &Analysis<'_>) {
-    let lines = drift_text(a);
-    if lines.is_empty() {
-        return;
-    }
+fn drift(m: &mut String, a: &Analysis<'_>, findings: &Findings) {
     let reference = a.summary.experiment.parsed.reference.describe();
     let named = if reference.is_empty() {
         String::new()
     } else {
         format!(" ({reference})")
     };
-    let _ = writeln!(
+    list(
         m,
-        "\n## Drift from the reference\n\nEach trial against its reference{named}, on the same calls:\n"
+        findings,
+        Kind::Drift,
+        &format!("\n## Drift from the reference\n\nEach trial against its reference{named}, on the same calls:\n\n"),
     );
-    for line in lines {
-        let _ = writeln!(m, "- {line}");
-    }
 }
 
-/// Each paraphrase group: how often the wording alone changes a verdict.
-fn wording(m: &mut String, a: &Analysis<'_>) {
-    let lines = wording_text(a);
-    if lines.is_empty() {
-        return;
-    }
-    m.push_str("\n## Wording\n\nTemplates that mean the same, worded otherwise (`[robustness]`): the items whose verdict no rewording changes, on the same calls:\n\n");
-    for line in lines {
-        let _ = writeln!(m, "- {line}");
-    }
-}
-
-/// The criterion weights learned from the item's label, per trial that rates criteria.
-fn weights(m: &mut String, a: &Analysis<'_>) {
-    let lines = weights_text(a);
-    if lines.is_empty() {
-        return;
-    }
-    m.push_str("\n## Criterion weights\n\nHow much each criterion's value says about the humans' overall label:\n\n");
-    for line in lines {
-        let _ = writeln!(m, "- {line}");
-    }
-    let items = item_weights_text(a);
-    if !items.is_empty() {
-        m.push_str("\nA checklist's yes/no items, fitted the same way: which items carry information (an item that never varies carries none):\n\n");
-        for line in items {
-            let _ = writeln!(m, "- {line}");
-        }
-    }
+/// The criterion weights learned from the item's label, per trial that rates criteria,
+/// then a checklist's items'.
+fn weights(m: &mut String, findings: &Findings) {
+    list(
+        m,
+        findings,
+        Kind::CriterionWeights,
+        "\n## Criterion weights\n\nHow much each criterion's value says about the humans' overall label:\n\n",
+    );
+    list(
+        m,
+        findings,
+        Kind::ItemWeights,
+        "\nA checklist's yes/no items, fitted the same way: which items carry information (an item that never varies carries none):\n\n",
+    );
 }
 
 /// The baselines' rows of the table, in the report's metric and exact agreement.

@@ -428,6 +428,26 @@ export type FieldMapping = {
 	path: string,
 };
 
+export type FigureView = {
+	name: string,
+	cell: Cell,
+};
+
+/**  What a finding says ([`judgelab_report::findings::Kind`], by the same names). */
+export type FindingKind = "undecided" | "not_ready" | "pick" | "selection" | "caveat" | "labels" | "humans" | "trust" | "cascade" | "panel" | "criterion_weights" | "item_weights" | "drift" | "wording";
+
+/**
+ *  One finding of the report ([`judgelab_report::findings::Finding`]): its kind, what it
+ *  is about, the figures it rests on and its sentence.
+ */
+export type FindingView = {
+	kind: FindingKind,
+	/**  `#3`, `vote3`, `ann and bob`, … */
+	subject: string,
+	figures: FigureView[],
+	text: string,
+};
+
 /**  A point of a chart, where it was drawn (in the SVG's pixels). */
 export type Hotspot = {
 	trial_id: number,
@@ -802,7 +822,11 @@ export type Results = {
 	columns: Column[],
 	table: TableView,
 	trials: TrialView[],
-	findings: string[],
+	/**
+	 *  Which configuration to pick: the recommendation (or why there is none yet), the
+	 *  selection-corrected estimate, and the caveats.
+	 */
+	findings: FindingView[],
 	/**  Quality against cost (tokens or $), and against p95 latency. */
 	pareto_cost: ChartView,
 	pareto_latency: ChartView,

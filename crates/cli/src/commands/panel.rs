@@ -9,7 +9,6 @@ use judgelab_core::experiment::{PanelRule, PanelSpec, Ties};
 use judgelab_store::Store;
 
 use crate::args::{experiment_name, one_of, BootstrapArgs};
-use crate::table;
 
 /// `judgelab panel`'s arguments.
 #[derive(clap::Args)]
@@ -80,6 +79,15 @@ pub async fn command(store: &Store, args: Args) -> Result<ExitCode> {
         m.n,
         m.parse_failure_rate.map_or("—".into(), |r| format!("{:.1}%", r * 100.0)),
     );
-    print!("{}", table::panel_line(p));
+    // The panel as the report reads it: its score, against the best, its members' agreement.
+    let a = judgelab_report::analysis::Analysis::new(
+        &summary,
+        summary.experiment.parsed.selection.metric,
+    );
+    let findings = judgelab_report::findings::Findings::new(&a);
+    let panel = judgelab_report::findings::Subject::Panel(p.name.clone());
+    for f in findings.list.iter().filter(|f| f.subject == panel) {
+        println!("panel {}", f.line());
+    }
     Ok(ExitCode::SUCCESS)
 }

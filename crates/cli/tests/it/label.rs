@@ -401,7 +401,7 @@ fn the_people_a_file_keeps_give_the_human_ceiling() {
     let said = text(&out.stdout);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        said.contains("Krippendorff's alpha over 3 raters (the people the file keeps; the dataset's label combines theirs)"),
+        said.contains("people: the 3 raters the file keeps (the dataset's label combines theirs, so it is left out): Krippendorff's alpha"),
         "{said}"
     );
     let v = env.show("people");

@@ -182,7 +182,7 @@ fn a_panel_of_three_real_trials_votes_as_by_hand() {
     );
     let table = env.run(&["show", "vote"]);
     let table = text(&table.stdout);
-    assert!(table.contains("panel vote3: majority of trials"), "{table}");
+    assert!(table.contains("panel vote3: majority of #"), "{table}");
 
     // Refused, with where and what: no such trial, one member, a mean of choices, a
     // distribution of a panel that has ties, and removing what is not there.

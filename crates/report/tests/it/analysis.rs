@@ -6,6 +6,7 @@ use judgelab_core::Task;
 use judgelab_report::analysis::Analysis;
 use judgelab_report::table::ResultsTable;
 
+use crate::findings::picked;
 use crate::fixture::{believed, summary, trial, with_vote3};
 
 #[test]
@@ -17,20 +18,18 @@ fn a_cheaper_trial_the_data_cannot_tell_from_the_best_is_recommended() {
         trial(3, 1.0, 100, |i| i % 2 == 0),
     ]);
     let a = Analysis::new(&s, Quality::Kappa);
+    let findings = picked(&a);
     assert_eq!(a.best, Some(0));
-    assert_eq!(a.recommended, Some(1), "{:?}", a.findings);
+    assert_eq!(a.recommended, Some(1), "{findings:?}");
     assert!(
-        a.findings[0].starts_with("Pick trial #2 (temp=0.7)"),
+        findings[0].starts_with("Pick trial #2 (temp=0.7)"),
         "{}",
-        a.findings[0]
+        findings[0]
     );
-    assert!(a.findings[0].contains("2.0× less"), "{}", a.findings[0]);
+    assert!(findings[0].contains("2.0× less"), "{}", findings[0]);
     assert!(
-        a.findings
-            .iter()
-            .any(|f| f.contains("It beats the baseline")),
-        "{:?}",
-        a.findings
+        findings.iter().any(|f| f.contains("It beats the baseline")),
+        "{findings:?}"
     );
     assert_eq!(a.labels[0], "#1 temp=0");
 }
@@ -43,7 +42,8 @@ fn a_judge_no_better_than_the_baselines_is_not_ready() {
         trial(2, 0.7, 100, |i| i % 20 < 10),
     ]);
     let a = Analysis::new(&s, Quality::Accuracy);
-    assert!(a.findings[0].starts_with("Not ready"), "{:?}", a.findings);
+    let findings = picked(&a);
+    assert!(findings[0].starts_with("Not ready"), "{findings:?}");
     // Nothing is ready, so the most promising trial is named, not the cheapest.
     assert_eq!(a.recommended, a.best);
 }

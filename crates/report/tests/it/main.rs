@@ -5,5 +5,6 @@
 
 mod analysis;
 mod charts;
+mod findings;
 mod fixture;
 mod renderers;
