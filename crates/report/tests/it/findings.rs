@@ -2,9 +2,7 @@
 //! figures — on fixed summaries, so that a change to what a report says shows in a diff
 //! (`cargo insta review`, or `INSTA_UPDATE=always` and read the diff).
 
-use judgelab_core::annotation::Labels;
-use judgelab_core::metrics::{Estimate, Quality};
-use judgelab_core::results::robustness::{ItemWording, WordingGroup};
+use judgelab_core::metrics::Quality;
 use judgelab_report::analysis::Analysis;
 use judgelab_report::findings::{Findings, Kind};
 
@@ -69,32 +67,7 @@ fn snapshot_kinds(
 #[test]
 fn each_kind_of_finding_says_what_it_rests_on() {
     let mut seen = snapshot_kinds("sweep", &fixture::renderers(), Quality::Accuracy);
-    // A judge no better than the baselines: not ready, and who is against whose labels.
-    let mut chance = summary(vec![
-        trial(1, 0.0, 400, |i| i % 20 < 11),
-        trial(2, 0.7, 100, |i| i % 20 < 10),
-    ]);
-    chance.labels.labels = Labels::Annotations {
-        annotator: Some("ann".into()),
-    };
-    chance.labels.description = "ann's labels".into();
-    chance.labels.n_labelled = 40;
-    chance.robustness = vec![WordingGroup {
-        trials: vec![1, 2],
-        templates: vec!["pairwise".into(), "pairwise_paraphrase_1".into()],
-        params: String::new(),
-        n_items: 40,
-        stable: Estimate {
-            value: Some(0.875),
-            ci: Some((0.75, 0.975)),
-        },
-        least_stable: vec![ItemWording {
-            item_id: "item-7".into(),
-            human: "A".into(),
-            changed: 0.5,
-            verdicts: vec!["A B".into()],
-        }],
-    }];
+    let chance = fixture::chance();
     seen.extend(snapshot_kinds("chance", &chance, Quality::Accuracy));
     // Nothing judged yet: no pick.
     let mut empty = summary(vec![trial(1, 0.0, 400, |_| true)]);

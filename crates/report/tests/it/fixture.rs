@@ -3,9 +3,11 @@
 
 use std::collections::BTreeMap;
 
+use judgelab_core::annotation::Labels;
 use judgelab_core::metrics::baseline;
 use judgelab_core::metrics::Quality;
 use judgelab_core::metrics::{self, BootstrapSpec, Estimate, Observation};
+use judgelab_core::results::robustness::{ItemWording, WordingGroup};
 use judgelab_core::results::{ExperimentInfo, ExperimentSummary, TrialSummary};
 use judgelab_core::verdict::FailureKind;
 use judgelab_core::{Choice, Dataset, Item, Label, Task, TrialParams, Verdict};
@@ -255,4 +257,35 @@ pub fn with_vote3(s: &mut ExperimentSummary) {
         &[panel],
         &BootstrapSpec::default(),
     );
+}
+
+/// Two judges no better than chance (right on 55% and 50%): not ready; against ann's
+/// labels; a paraphrase group.
+pub fn chance() -> ExperimentSummary {
+    let mut chance = summary(vec![
+        trial(1, 0.0, 400, |i| i % 20 < 11),
+        trial(2, 0.7, 100, |i| i % 20 < 10),
+    ]);
+    chance.labels.labels = Labels::Annotations {
+        annotator: Some("ann".into()),
+    };
+    chance.labels.description = "ann's labels".into();
+    chance.labels.n_labelled = 40;
+    chance.robustness = vec![WordingGroup {
+        trials: vec![1, 2],
+        templates: vec!["pairwise".into(), "pairwise_paraphrase_1".into()],
+        params: String::new(),
+        n_items: 40,
+        stable: Estimate {
+            value: Some(0.875),
+            ci: Some((0.75, 0.975)),
+        },
+        least_stable: vec![ItemWording {
+            item_id: "item-7".into(),
+            human: "A".into(),
+            changed: 0.5,
+            verdicts: vec!["A B".into()],
+        }],
+    }];
+    chance
 }

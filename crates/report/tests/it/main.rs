@@ -8,3 +8,4 @@ mod charts;
 mod findings;
 mod fixture;
 mod renderers;
+mod sections;
