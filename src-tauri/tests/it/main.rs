@@ -3,4 +3,5 @@
 
 mod app;
 mod bindings;
+mod view;
 mod webdriver;
