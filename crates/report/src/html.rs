@@ -13,7 +13,7 @@ use judgelab_core::sweep::Axis;
 use crate::analysis::Analysis;
 use crate::escape::escape;
 use crate::findings::{Findings, Kind};
-use crate::table::{Cell, Output, ResultsTable, RowKind, Style, Unit};
+use crate::table::{Cell, Column, Output, ResultsTable, RowKind, SectionTable, Style, Unit};
 
 /// A table cell's content: the value, its interval on a smaller second line.
 fn cell(e: Estimate) -> String {
@@ -176,38 +176,9 @@ fn trust(h: &mut String, a: &Analysis<'_>, findings: &Findings, figures: &Figure
         return;
     }
     list(h, findings, &[Kind::Trust, Kind::Cascade]);
-    let num = |x: Option<f64>| x.map_or("—".into(), |v| format!("{v:.3}"));
-    let ci = |c: Option<[f64; 2]>| {
-        c.map_or(String::new(), |[l, h]| {
-            format!("<br><small>[{l:.2}, {h:.2}]</small>")
-        })
-    };
-    let percent = |x: Option<f64>| x.map_or("—".into(), |v| format!("{:.0}%", 100.0 * v));
-    h.push_str("<table><tr><th class=\"l\">trial</th><th class=\"l\">confidence</th><th>verdicts</th><th>ECE</th><th>Brier</th><th>threshold</th><th>decides (dev)</th><th>agreement (dev)</th><th>decides (test)</th><th>agreement (test)</th></tr>\n");
-    for &i in &trusted {
-        let t = &a.summary.trials[i];
-        let Some(c) = &t.calibration else { continue };
-        let s = t.selective.as_ref();
-        let (dev, test) = (s.and_then(|s| s.dev), s.and_then(|s| s.test));
-        let _ = writeln!(
-            h,
-            "<tr><td class=\"l\">#{}</td><td class=\"l\">{}</td><td>{}</td><td>{}{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            t.id,
-            c.confidence_kind.name(),
-            c.n,
-            num(c.ece),
-            ci(c.ece_ci),
-            num(c.brier),
-            ci(c.brier_ci),
-            num(s.and_then(|s| s.threshold)),
-            percent(dev.map(|d| d.coverage)),
-            percent(dev.and_then(|d| d.agreement)),
-            percent(test.map(|d| d.coverage)),
-            percent(test.and_then(|d| d.agreement)),
-        );
-    }
+    section_table(h, &SectionTable::trust(a));
     let target = a.summary.experiment.parsed.trust.target;
-    let _ = writeln!(h, "</table>\n<p class=\"note\">Confidence is the model's probability of its verdict among the verdicts (exact trials, at temperature 1 whatever the trial samples with), the same read from a generation's top logprobs (a local judge's own, a remote judge's where asked with top_logprobs), or the share of an item's repeats that agree. ECE: the mean gap between confidence and the share right over ten equal-width bins, weighted by their verdicts; Brier: the mean squared gap per verdict; both with 95% bootstrap intervals over items, on the dev split. The threshold is chosen on the dev split by fixed-sequence testing so that, with probability at least {:.0}%, the verdicts it accepts agree with humans at least {:.0}% of the time ([trust] agreement and risk); the test split, where a trial judged it, says what it achieved.</p>", 100.0 * (1.0 - target.risk), 100.0 * target.agreement);
+    let _ = writeln!(h, "<p class=\"note\">Confidence is the model's probability of its verdict among the verdicts (exact trials, at temperature 1 whatever the trial samples with), the same read from a generation's top logprobs (a local judge's own, a remote judge's where asked with top_logprobs), or the share of an item's repeats that agree. ECE: the mean gap between confidence and the share right over ten equal-width bins, weighted by their verdicts; Brier: the mean squared gap per verdict; both with 95% bootstrap intervals over items, on the dev split. The threshold is chosen on the dev split by fixed-sequence testing so that, with probability at least {:.0}%, the verdicts it accepts agree with humans at least {:.0}% of the time ([trust] agreement and risk); the test split, where a trial judged it, says what it achieved.</p>", 100.0 * (1.0 - target.risk), 100.0 * target.agreement);
     if let Some((reliability, coverage)) = &figures.trust {
         let _ = writeln!(h, "<figure>{reliability}<figcaption>Each point is a bin of verdicts of similar confidence: its mean confidence against the share of its verdicts that agree with the human. Points below the diagonal are overconfident.</figcaption></figure>\n<figure>{coverage}<figcaption>Accept the verdicts at or above a confidence threshold and send the rest to humans: each line runs from the most confident verdicts alone (left) to every verdict (right). The dashed line is the target agreement.</figcaption></figure>");
     }
@@ -344,6 +315,28 @@ fn drift(h: &mut String, a: &Analysis<'_>, findings: &Findings, figures: &Figure
     list(h, findings, &[Kind::Drift]);
 }
 
+/// A section's table: its rows' names, then each cell as HTML writes it (an interval in
+/// small print), text to the left.
+fn section_table(h: &mut String, t: &SectionTable) {
+    let left = |c: &Column| matches!(c.unit, Unit::Text | Unit::Role);
+    let class = |c: &Column| if left(c) { " class=\"l\"" } else { "" };
+    let _ = write!(h, "<table><tr><th class=\"l\">{}</th>", escape(&t.subject));
+    for c in &t.columns {
+        let _ = write!(h, "<th{}>{}</th>", class(c), escape(&c.title));
+    }
+    h.push_str("</tr>\n");
+    for row in &t.rows {
+        let _ = write!(h, "<tr><td class=\"l\">{}</td>", escape(&row.name));
+        for (cell, c) in row.cells.iter().zip(&t.columns) {
+            let text = cell.text(c, Style::Html);
+            let text = if left(c) { escape(&text) } else { text };
+            let _ = write!(h, "<td{}>{text}</td>", class(c));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</table>\n");
+}
+
 /// Each paraphrase group: how often the wording alone changes a verdict.
 fn wording(h: &mut String, findings: &Findings) {
     if !findings.any(&[Kind::Wording]) {
@@ -388,7 +381,6 @@ fn panels(h: &mut String, findings: &Findings) {
 /// and test scores side by side, and a race's drops.
 fn confirmation(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
     let e = &a.summary.experiment;
-    let q = a.quality_title();
     h.push_str(
         "<h2>Is the pick confirmed?</h2>
 ",
@@ -404,19 +396,7 @@ fn confirmation(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
         );
     } else {
         let _ = writeln!(h, "<p>The trials below were kept after the {} dev items and judged on {} test items that played no part in choosing them. A test score well below the dev score is the optimism of choosing.</p>", e.n_items, e.n_test_items);
-        let _ = writeln!(h, "<table><tr><th class=\"l\">trial</th><th class=\"l\">kept as</th><th>dev {0}</th><th>test {0}</th><th>dev − test</th></tr>", escape(q));
-        for c in a.confirmed() {
-            let _ = writeln!(
-                h,
-                "<tr><td class=\"l\">#{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                c.trial.id,
-                escape(c.role),
-                cell(c.dev),
-                cell(c.test),
-                c.gap.map_or("—".into(), |g| format!("{g:+.3}"))
-            );
-        }
-        h.push_str("</table>\n");
+        section_table(h, &SectionTable::confirmation(a));
     }
     if a.summary.race.is_empty() {
         return;

@@ -5,9 +5,9 @@ use std::fmt::Write;
 
 use judgelab_core::results::comparison::Comparison;
 
-use crate::analysis::{estimate_text, Analysis};
+use crate::analysis::Analysis;
 use crate::findings::{Findings, Kind};
-use crate::table::{Output, ResultsTable, Row, RowKind, Style};
+use crate::table::{Output, ResultsTable, Row, RowKind, SectionTable, Style};
 
 /// `charts` lists (file name, caption) of the PNGs written beside the report; each of
 /// `comparisons` is a section of its own.
@@ -107,7 +107,6 @@ fn list(m: &mut String, findings: &Findings, kind: Kind, intro: &str) {
 /// The kept trials' dev and test scores, and a race's drops.
 fn confirmation(m: &mut String, a: &Analysis<'_>) {
     let e = &a.summary.experiment;
-    let q = a.quality_title();
     m.push_str("\n## Is the pick confirmed?\n\n");
     if e.n_test_items == 0 {
         m.push_str("Not confirmed: no test split (`[limits] test = N`), so every score comes from the items that ranked the trials.\n");
@@ -118,21 +117,7 @@ fn confirmation(m: &mut String, a: &Analysis<'_>) {
             e.n_test_items
         );
     } else {
-        let _ = writeln!(
-            m,
-            "| trial | kept as | dev {q} | test {q} | dev − test |\n|---|---|---|---|---|"
-        );
-        for c in a.confirmed() {
-            let _ = writeln!(
-                m,
-                "| #{} | {} | {} | {} | {} |",
-                c.trial.id,
-                c.role,
-                estimate_text(c.dev),
-                estimate_text(c.test),
-                c.gap.map_or("—".into(), |g| format!("{g:+.3}"))
-            );
-        }
+        section_table(m, &SectionTable::confirmation(a));
     }
     if a.summary.race.is_empty() {
         return;
@@ -223,6 +208,24 @@ fn baselines(m: &mut String, a: &Analysis<'_>, table: &ResultsTable) {
             line.push_str(&format!(", {title} {}", text(table, b, Some(c))));
         }
         let _ = writeln!(m, "{line}");
+    }
+}
+
+/// A section's table: its rows' names, then each cell as the report writes it.
+fn section_table(m: &mut String, t: &SectionTable) {
+    let mut header = vec![t.subject.clone()];
+    header.extend(t.columns.iter().map(|c| c.title.clone()));
+    let _ = writeln!(m, "| {} |", header.join(" | "));
+    let _ = writeln!(m, "|{}", "---|".repeat(header.len()));
+    for row in &t.rows {
+        let mut cells = vec![row.name.clone()];
+        cells.extend(
+            row.cells
+                .iter()
+                .zip(&t.columns)
+                .map(|(cell, c)| cell.text(c, Style::Report)),
+        );
+        let _ = writeln!(m, "| {} |", cells.join(" | "));
     }
 }
 

@@ -14,6 +14,7 @@
 
 mod cell;
 mod columns;
+mod section;
 
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
@@ -23,6 +24,7 @@ use judgelab_core::pareto::Objective;
 use crate::analysis::{baseline_title, cascade_label, panel_label, Analysis};
 
 pub use cell::{Cell, Style};
+pub use section::{SectionRow, SectionTable};
 
 /// What a row is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

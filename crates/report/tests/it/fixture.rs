@@ -260,7 +260,8 @@ pub fn with_vote3(s: &mut ExperimentSummary) {
 }
 
 /// Two judges no better than chance (right on 55% and 50%): not ready; against ann's
-/// labels; a paraphrase group.
+/// labels; a paraphrase group; both kept for a test split, scored on the dev items' first
+/// half (a fixture's test split need only be fixed).
 pub fn chance() -> ExperimentSummary {
     let mut chance = summary(vec![
         trial(1, 0.0, 400, |i| i % 20 < 11),
@@ -287,5 +288,22 @@ pub fn chance() -> ExperimentSummary {
             verdicts: vec!["A B".into()],
         }],
     }];
+    chance.experiment.n_test_items = 20;
+    chance.experiment.selected = true;
+    for (t, role) in chance.trials.iter_mut().zip(["pick", "indistinguishable"]) {
+        let half: Vec<Observation> = t
+            .observations
+            .iter()
+            .filter(|o| o.unit < 20)
+            .cloned()
+            .collect();
+        t.test_role = Some(role.into());
+        t.split_scores.dev.quality = t.metrics.quality.clone();
+        t.split_scores.test = Some(metrics::SplitScore::of(
+            Task::Pairwise,
+            &half,
+            &BootstrapSpec::default(),
+        ));
+    }
     chance
 }
