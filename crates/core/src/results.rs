@@ -416,6 +416,24 @@ pub struct StoredTrial {
     pub test_role: Option<String>,
 }
 
+/// The calls of `verdicts` on items without a human label (those without a place),
+/// taken out of them, and their places with them.
+fn take_unlabelled(
+    verdicts: &mut Arc<Vec<VerdictRecord>>,
+    places: &mut Vec<Option<&Place<'_>>>,
+) -> Vec<VerdictRecord> {
+    if places.iter().all(Option::is_some) {
+        return Vec::new();
+    }
+    let mut labelled = places.iter().map(Option::is_some);
+    let (kept, unlabelled) = Arc::unwrap_or_clone(std::mem::take(verdicts))
+        .into_iter()
+        .partition(|_| labelled.next().unwrap_or(false));
+    *verdicts = Arc::new(kept);
+    places.retain(Option::is_some);
+    unlabelled
+}
+
 /// What summarizing one stored trial needs of its experiment.
 struct TrialFrame<'a> {
     stored: &'a StoredExperiment,
@@ -474,8 +492,14 @@ impl<'a> TrialFrame<'a> {
         let (task, bootstrap) = (self.task, self.bootstrap);
         // Calls on items without a human label (an estimate's) are kept apart, so that no
         // figure of the trial counts them.
-        let unlabelled_verdicts = self.take_unlabelled(&mut t.verdicts);
-        let (observations, test_observations) = self.observed(&t.verdicts);
+        // Each call's item, looked up once.
+        let mut places: Vec<Option<&Place<'_>>> = t
+            .verdicts
+            .iter()
+            .map(|v| self.items.get(v.item_id.as_str()))
+            .collect();
+        let unlabelled_verdicts = take_unlabelled(&mut t.verdicts, &mut places);
+        let (observations, test_observations) = self.observed(&t.verdicts, &places);
         let dropped = self
             .stored
             .race
@@ -547,25 +571,16 @@ impl<'a> TrialFrame<'a> {
         (summary, n_expected, n_stored)
     }
 
-    /// The calls of `verdicts` on items without a human label, taken out of them.
-    fn take_unlabelled(&self, verdicts: &mut Arc<Vec<VerdictRecord>>) -> Vec<VerdictRecord> {
-        let labelled = |v: &VerdictRecord| self.items.contains_key(v.item_id.as_str());
-        if verdicts.iter().all(labelled) {
-            return Vec::new();
-        }
-        let (kept, unlabelled) = Arc::unwrap_or_clone(std::mem::take(verdicts))
-            .into_iter()
-            .partition(labelled);
-        *verdicts = Arc::new(kept);
-        unlabelled
-    }
-
     /// `verdicts` as the metrics see them: on the dev split's items, and on the test
     /// split's.
-    fn observed(&self, verdicts: &[VerdictRecord]) -> (Vec<Observation>, Vec<Observation>) {
+    fn observed(
+        &self,
+        verdicts: &[VerdictRecord],
+        places: &[Option<&Place<'_>>],
+    ) -> (Vec<Observation>, Vec<Observation>) {
         let (mut dev, mut test) = (Vec::with_capacity(verdicts.len()), Vec::new());
-        for v in verdicts {
-            let Some(place) = self.items.get(v.item_id.as_str()) else {
+        for (v, place) in verdicts.iter().zip(places) {
+            let Some(place) = place else {
                 continue;
             };
             let label = place.item.human_label;

@@ -272,7 +272,9 @@ pub(crate) fn read_verdicts(
                 message.into(),
             )
         };
-        let outcome = outcome(r.get(7)?, r.get(8)?, r.get(13)?).map_err(|e| bad(7, e))?;
+        // Read in place: a million verdicts copy no label text.
+        let text = |i: usize| r.get_ref(i).and_then(|v| Ok(v.as_str_or_null()?));
+        let outcome = outcome(text(7)?, text(8)?, text(13)?).map_err(|e| bad(7, e))?;
         let distribution = r
             .get::<_, Option<String>>(20)?
             .map(|json| distribution_from_json(&json))
@@ -333,16 +335,16 @@ pub(crate) fn outcome_columns(outcome: &Outcome) -> OutcomeColumns {
 /// An outcome from its columns. A row with neither a verdict nor a failure kind predates
 /// failure kinds: the judge answered something that is no label.
 fn outcome(
-    verdict: Option<String>,
-    failure_kind: Option<String>,
-    error: Option<String>,
+    verdict: Option<&str>,
+    failure_kind: Option<&str>,
+    error: Option<&str>,
 ) -> Result<Outcome, String> {
     if let Some(error) = error {
-        return Ok(Outcome::CallFailed(error));
+        return Ok(Outcome::CallFailed(error.to_string()));
     }
     let verdict = match (verdict, failure_kind) {
         (Some(text), _) => Verdict::Parsed(
-            Label::from_text(&text).ok_or_else(|| format!("verdict {text:?} is no label"))?,
+            Label::from_text(text).ok_or_else(|| format!("verdict {text:?} is no label"))?,
         ),
         (None, Some(kind)) => Verdict::Failed(
             kind.parse::<FailureKind>()

@@ -211,7 +211,8 @@ impl TrialMetrics {
 #[derive(Debug, Clone)]
 pub struct Verdicts<'a> {
     pub unit: usize,
-    pub calls: Vec<&'a Observation>,
+    /// One call, or one per answer order: held inline (a million groups allocate nothing).
+    pub calls: smallvec::SmallVec<[&'a Observation; 2]>,
     /// `None` when a call failed.
     pub verdict: Option<Verdict>,
 }
@@ -236,7 +237,7 @@ pub fn group(observations: &[Observation]) -> Vec<Verdicts<'_>> {
             at = groups.len() as u32;
             groups.push(Verdicts {
                 unit: o.unit,
-                calls: Vec::with_capacity(1),
+                calls: smallvec::SmallVec::new(),
                 verdict: None,
             });
             next.push(NONE);
