@@ -5,8 +5,10 @@
 //!
 //! A new kind of finding is a file in `findings/` (when it holds, its figures, its
 //! sentence), its [`Kind`] with the section it belongs to, and its snapshot in
-//! `tests/it/findings.rs`.
+//! `tests/it/findings.rs`. A sentence marks code as Markdown does (`` `judgelab run` ``):
+//! HTML and the app show it as code.
 
+mod confirmation;
 mod drift;
 mod panels;
 mod people;
@@ -55,6 +57,10 @@ pub enum Kind {
     /// What to know about the pick: baselines, parse failures, failed calls, position
     /// bias, too few items.
     Caveat,
+    /// Whether a test split confirmed the pick.
+    Confirmation,
+    /// What a race dropped, and the calls it saved.
+    Race,
     /// Whose labels the figures are against.
     Labels,
     /// How much people agree, with each other and with the pick.
@@ -81,6 +87,8 @@ judgelab_core::names!(Kind {
     Pick => "pick",
     Selection => "selection",
     Caveat => "caveat",
+    Confirmation => "confirmation",
+    Race => "race",
     Labels => "labels",
     Humans => "humans",
     Trust => "trust",
@@ -182,6 +190,7 @@ impl Findings {
         list.extend(people::labels(a));
         list.extend(pick::findings(a));
         list.extend(people::humans(a));
+        list.extend(confirmation::findings(a));
         list.extend(trust::findings(a));
         list.extend(panels::findings(a));
         list.extend(weights::findings(a));

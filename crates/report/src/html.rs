@@ -84,7 +84,7 @@ pub fn render(
     let mut h = String::new();
     head(&mut h, a);
     pick(&mut h, a, findings, figures);
-    confirmation(&mut h, a, figures);
+    confirmation(&mut h, a, findings, figures);
     trust(&mut h, a, findings, figures);
     trials(&mut h, a, table, findings);
     criteria(&mut h, findings, figures);
@@ -133,7 +133,7 @@ fn pick(h: &mut String, a: &Analysis<'_>, findings: &Findings, figures: &Figures
     let q = a.quality_title();
     h.push_str("<h2>Which configuration to pick</h2>\n");
     for f in findings.of(&[Kind::Labels]) {
-        let _ = writeln!(h, "<p class=\"note\"><b>{}</b></p>", escape(&f.text));
+        let _ = writeln!(h, "<p class=\"note\"><b>{}</b></p>", inline(&f.text));
     }
     h.push_str("<div class=\"pick\">");
     list(h, findings, &Kind::PICK);
@@ -346,6 +346,20 @@ fn wording(h: &mut String, findings: &Findings) {
     list(h, findings, &[Kind::Wording]);
 }
 
+/// A finding's sentence, escaped, what it marks as code (`` `…` ``) in `<code>`.
+fn inline(text: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in escape(text).split('`').enumerate() {
+        match i % 2 {
+            1 => {
+                let _ = write!(out, "<code>{part}</code>");
+            }
+            _ => out.push_str(part),
+        }
+    }
+    out
+}
+
 /// The findings of `kinds` as a list, a panel's name in bold; nothing without one.
 fn list(h: &mut String, findings: &Findings, kinds: &[Kind]) {
     if !findings.any(kinds) {
@@ -379,28 +393,19 @@ fn panels(h: &mut String, findings: &Findings) {
 
 /// Whether the pick was confirmed on items that did not choose it: each kept trial's dev
 /// and test scores side by side, and a race's drops.
-fn confirmation(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
+fn confirmation(h: &mut String, a: &Analysis<'_>, findings: &Findings, figures: &Figures) {
     let e = &a.summary.experiment;
-    h.push_str(
-        "<h2>Is the pick confirmed?</h2>
-",
-    );
-    if e.n_test_items == 0 {
-        h.push_str("<p>Not confirmed: this experiment has no test split, so every score here comes from the items that ranked the trials, and the best of them is biased upward (the maximum of noisy estimates). Set <code>[limits] test = N</code> to judge the kept trials again on items that did not pick them.</p>
-");
-    } else if !e.selected {
-        let _ = writeln!(
-            h,
-            "<p>Not yet: the {} test items are judged once the dev split is complete.</p>",
-            e.n_test_items
-        );
-    } else {
-        let _ = writeln!(h, "<p>The trials below were kept after the {} dev items and judged on {} test items that played no part in choosing them. A test score well below the dev score is the optimism of choosing.</p>", e.n_items, e.n_test_items);
+    h.push_str("<h2>Is the pick confirmed?</h2>\n");
+    for f in findings.of(&[Kind::Confirmation]) {
+        let _ = writeln!(h, "<p>{}</p>", inline(&f.text));
+    }
+    if e.selected && e.n_test_items > 0 {
         section_table(h, &SectionTable::confirmation(a));
     }
-    if a.summary.race.is_empty() {
+    let Some(race) = findings.of(&[Kind::Race]).next() else {
         return;
-    }
+    };
+    let _ = writeln!(h, "<p>{}</p>", inline(&race.text));
     let s = &e.parsed.selection;
     let dropped: Vec<&judgelab_core::results::TrialSummary> = a
         .summary
@@ -408,18 +413,6 @@ fn confirmation(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
         .iter()
         .filter(|t| t.dropped.is_some())
         .collect();
-    let (stored, grid) = a.summary.race_verdicts().unwrap_or((0, 0));
-    let _ = writeln!(
-        h,
-        "<p>Raced in rounds of {} dev items: after each round from {} items on, a trial was dropped when the paired t test of its {} against the round's leader (jackknife standard error over items) rejected equality at Holm's level for α = {} and it was behind. {} of {} trials were dropped; the race judged {stored} of the {grid} dev verdicts the full grid needs ({:.0}%).</p>",
-        s.round,
-        s.min_items,
-        escape(s.metric.title(a.task)),
-        s.alpha,
-        dropped.len(),
-        a.summary.trials.len(),
-        100.0 * stored as f64 / grid.max(1) as f64,
-    );
     if let Some(svg) = &figures.race {
         let _ = writeln!(h, "<figure>{svg}<figcaption>Each line is a trial's {} minus the round's leader's on the items judged so far, with a 95% interval from the paired jackknife error (the test that drops a trial is stricter: Holm's level over that round's comparisons). A line ends at the round that dropped its trial.</figcaption></figure>", escape(s.metric.title(a.task)));
     }

@@ -21,7 +21,7 @@ pub fn render(
     let mut m = String::new();
     head(&mut m, a);
     pick(&mut m, findings);
-    confirmation(&mut m, a);
+    confirmation(&mut m, a, findings);
     trust(&mut m, findings);
     m.push_str("\n## Trials\n\n");
     let _ = writeln!(
@@ -104,41 +104,20 @@ fn list(m: &mut String, findings: &Findings, kind: Kind, intro: &str) {
     }
 }
 
-/// The kept trials' dev and test scores, and a race's drops.
-fn confirmation(m: &mut String, a: &Analysis<'_>) {
-    let e = &a.summary.experiment;
+/// Whether a test split confirmed the pick, the kept trials' dev and test scores, and
+/// what a race dropped.
+fn confirmation(m: &mut String, a: &Analysis<'_>, findings: &Findings) {
     m.push_str("\n## Is the pick confirmed?\n\n");
-    if e.n_test_items == 0 {
-        m.push_str("Not confirmed: no test split (`[limits] test = N`), so every score comes from the items that ranked the trials.\n");
-    } else if !e.selected {
-        let _ = writeln!(
-            m,
-            "Not yet: the {} test items are judged once the dev split is complete.",
-            e.n_test_items
-        );
-    } else {
+    for f in findings.of(&[Kind::Confirmation]) {
+        let _ = writeln!(m, "{}\n", f.text);
+    }
+    let e = &a.summary.experiment;
+    if e.selected && e.n_test_items > 0 {
         section_table(m, &SectionTable::confirmation(a));
     }
-    if a.summary.race.is_empty() {
-        return;
+    for f in findings.of(&[Kind::Race]) {
+        let _ = writeln!(m, "\n{}", f.text);
     }
-    let dropped: Vec<String> = a
-        .summary
-        .trials
-        .iter()
-        .filter_map(|t| Some(format!("#{} after round {}", t.id, t.dropped?.round)))
-        .collect();
-    let _ = writeln!(
-        m,
-        "\nRaced: {} of {} trials dropped ({}).",
-        dropped.len(),
-        a.summary.trials.len(),
-        if dropped.is_empty() {
-            "none".into()
-        } else {
-            dropped.join(", ")
-        }
-    );
 }
 
 /// Each trusted trial's calibration and what it decides alone, and the cascades.

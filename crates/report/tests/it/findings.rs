@@ -79,6 +79,7 @@ fn each_kind_of_finding_says_what_it_rests_on() {
         Kind::Pick,
         Kind::Selection,
         Kind::Caveat,
+        Kind::Confirmation,
         Kind::Labels,
         Kind::Trust,
         Kind::Cascade,
