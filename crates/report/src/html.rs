@@ -329,7 +329,10 @@ fn section_table(h: &mut String, t: &SectionTable) {
         let _ = write!(h, "<tr><td class=\"l\">{}</td>", escape(&row.name));
         for (cell, c) in row.cells.iter().zip(&t.columns) {
             let text = cell.text(c, Style::Html);
-            let text = if left(c) { escape(&text) } else { text };
+            let text = match cell {
+                Cell::Text(_) => escape(&text),
+                _ => text,
+            };
             let _ = write!(h, "<td{}>{text}</td>", class(c));
         }
         h.push_str("</tr>\n");
@@ -453,34 +456,7 @@ fn parameters(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
 fn latency(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
     let load = a.summary.latency_load();
     let _ = writeln!(h, "<h2>Latency</h2>\n<figure>{}<figcaption>Share of requests answered within a given time, per trial, {load}. A local judge batches a sweep's calls, so a local trial's figures come from a seeded sample of its calls made again alone, one request at a time with nothing cached (its first is a warm-up, left out); a remote trial's come from its own calls, with up to its endpoint's <code>concurrency</code> in flight. The tail (p95, p99) is what users feel, and the least stable figure: each has its 95% bootstrap interval over calls, and p99 needs at least 100 calls.</figcaption></figure>", figures.latency);
-    h.push_str("<table><tr><th class=\"l\">trial</th><th>requests in flight</th><th>calls timed</th><th>p50 (ms)</th><th>p95 (ms)</th><th>p99 (ms)</th><th>TTFT p50</th><th>TTFT p95</th><th>prompt tokens / item</th><th>completion tokens / item</th></tr>\n");
-    for (i, t) in a.summary.trials.iter().enumerate() {
-        let m = &t.metrics;
-        let f = |x: Option<f64>, d: usize| x.map_or("—".into(), |v| format!("{v:.d$}"));
-        let with_ci = |x: Option<f64>, ci: Option<[f64; 2]>| match (x, ci) {
-            (Some(v), Some([lo, hi])) => format!("{v:.0} <small>[{lo:.0}, {hi:.0}]</small>"),
-            (v, _) => f(v, 0),
-        };
-        let p99 = match m.latency_ms.needs(m.latency_ms.p99) {
-            Some(why) => format!("<small>{why}</small>"),
-            None => with_ci(m.latency_ms.p99, m.latency_ms.p99_ci),
-        };
-        let _ = writeln!(
-            h,
-            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&a.labels[i]),
-            m.latency_concurrency.map_or("—".into(), |c| c.to_string()),
-            m.latency_ms.n,
-            with_ci(m.latency_ms.p50, m.latency_ms.p50_ci),
-            with_ci(m.latency_ms.p95, m.latency_ms.p95_ci),
-            p99,
-            f(m.ttft_ms.p50, 0),
-            f(m.ttft_ms.p95, 0),
-            f(m.prompt_tokens_per_item, 0),
-            f(m.completion_tokens_per_item, 1)
-        );
-    }
-    h.push_str("</table>\n");
+    section_table(h, &SectionTable::latency(a));
 }
 
 /// The latest load ramp (`judgelab load`): its charts, each level's figures, the knee and
@@ -508,30 +484,9 @@ fn under_load(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
         })
     );
     let _ = writeln!(h, "<figure>{latency}<figcaption>Time to first token and end-to-end latency per request at each level, with 95% bootstrap intervals over requests; p99 needs 100 requests.</figcaption></figure>\n<figure>{throughput}<figcaption>Verdicts per second at each level; the knee is the lowest level within 10% of the best.</figcaption></figure>");
-    h.push_str("<table><tr><th>requests in flight</th><th>requests</th><th>verdicts / s</th><th>tokens / s</th><th>TTFT p50</th><th>TTFT p95</th><th>TTFT p99</th><th>latency p50</th><th>latency p95</th><th>after first token p95</th><th>errors</th><th>retried</th><th>retried latency p50</th></tr>\n");
-    let f = |x: Option<f64>| x.map_or("—".into(), |v| format!("{v:.0}"));
-    for l in &r.ramp.levels {
-        let _ = writeln!(
-            h,
-            "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            l.concurrency,
-            l.requests,
-            l.throughput_vps,
-            l.tokens_per_s,
-            f(l.ttft_ms.p50),
-            f(l.ttft_ms.p95),
-            l.ttft_ms
-                .needs(l.ttft_ms.p99)
-                .map_or_else(|| f(l.ttft_ms.p99), |why| format!("<small>{why}</small>")),
-            f(l.latency_ms.p50),
-            f(l.latency_ms.p95),
-            f(l.stream_ms.p95),
-            l.errors,
-            l.retried,
-            f(l.retried_latency_ms.p50)
-        );
+    if let Some(table) = SectionTable::load(a) {
+        section_table(h, &table);
     }
-    h.push_str("</table>\n");
     let w = &r.ramp.warmup;
     if let (Some(ttft), Some(latency)) = (w.ttft_ms, w.latency_ms) {
         let _ = writeln!(

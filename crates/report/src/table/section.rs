@@ -1,8 +1,10 @@
 //! The tables a report section shows beside the results table — the kept trials' dev and
-//! test scores, the trusted trials' calibration — as columns and named rows of typed cells
+//! test scores, the trusted trials' calibration, latency per trial and under load — as
+//! columns and named rows of typed cells
 //! ([`Cell`]), built once here and written by each output as the results table's cells
 //! are ([`Cell::text`]), so that no output formats a figure of its own.
 
+use judgelab_core::metrics::latency::Percentiles;
 use judgelab_core::metrics::Estimate;
 
 use super::{Cell, Column, Outputs, Unit};
@@ -125,5 +127,115 @@ impl SectionTable {
             ],
             rows,
         }
+    }
+
+    /// Each trial's latency per request at the load it was timed at, with the percentiles'
+    /// intervals over calls, and its tokens per item.
+    pub fn latency(a: &Analysis<'_>) -> SectionTable {
+        let rows = a
+            .summary
+            .trials
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let m = &t.metrics;
+                SectionRow {
+                    name: a.labels[i].clone(),
+                    cells: vec![
+                        Cell::Count(m.latency_concurrency.map(u64::from)),
+                        Cell::Count(Some(m.latency_ms.n as u64)),
+                        percentile(&m.latency_ms, m.latency_ms.p50, m.latency_ms.p50_ci),
+                        percentile(&m.latency_ms, m.latency_ms.p95, m.latency_ms.p95_ci),
+                        percentile(&m.latency_ms, m.latency_ms.p99, m.latency_ms.p99_ci),
+                        Cell::Value(m.ttft_ms.p50),
+                        Cell::Value(m.ttft_ms.p95),
+                        Cell::Value(m.prompt_tokens_per_item),
+                        Cell::Value(m.completion_tokens_per_item),
+                    ],
+                }
+            })
+            .collect();
+        let ms = |key: &str, title: &str| column(key, title.into(), Unit::Number, 0);
+        SectionTable {
+            subject: "trial".into(),
+            columns: vec![
+                column("concurrency", "requests in flight".into(), Unit::Count, 0),
+                column("timed", "calls timed".into(), Unit::Count, 0),
+                ms("p50", "p50 (ms)"),
+                ms("p95", "p95 (ms)"),
+                ms("p99", "p99 (ms)"),
+                ms("ttft_p50", "TTFT p50"),
+                ms("ttft_p95", "TTFT p95"),
+                ms("prompt_tokens", "prompt tokens / item"),
+                column(
+                    "completion_tokens",
+                    "completion tokens / item".into(),
+                    Unit::Number,
+                    1,
+                ),
+            ],
+            rows,
+        }
+    }
+
+    /// The latest load ramp, a row per level of requests in flight: throughput, the
+    /// percentiles of time to first token, latency and the stream after it, errors and
+    /// retries; none without a ramp.
+    pub fn load(a: &Analysis<'_>) -> Option<SectionTable> {
+        let r = a.summary.load_ramps.last()?;
+        let rows = r
+            .ramp
+            .levels
+            .iter()
+            .map(|l| SectionRow {
+                name: l.concurrency.to_string(),
+                cells: vec![
+                    Cell::Count(Some(l.requests as u64)),
+                    Cell::Value(Some(l.throughput_vps)),
+                    Cell::Value(Some(l.tokens_per_s)),
+                    Cell::Value(l.ttft_ms.p50),
+                    Cell::Value(l.ttft_ms.p95),
+                    l.ttft_ms
+                        .needs(l.ttft_ms.p99)
+                        .map_or(Cell::Value(l.ttft_ms.p99), Cell::Text),
+                    Cell::Value(l.latency_ms.p50),
+                    Cell::Value(l.latency_ms.p95),
+                    Cell::Value(l.stream_ms.p95),
+                    Cell::Count(Some(l.errors as u64)),
+                    Cell::Count(Some(l.retried as u64)),
+                    Cell::Value(l.retried_latency_ms.p50),
+                ],
+            })
+            .collect();
+        let ms = |key: &str, title: &str| column(key, title.into(), Unit::Number, 0);
+        Some(SectionTable {
+            subject: "requests in flight".into(),
+            columns: vec![
+                column("requests", "requests".into(), Unit::Count, 0),
+                column("throughput", "verdicts / s".into(), Unit::Number, 2),
+                ms("tokens_per_s", "tokens / s"),
+                ms("ttft_p50", "TTFT p50"),
+                ms("ttft_p95", "TTFT p95"),
+                ms("ttft_p99", "TTFT p99"),
+                ms("latency_p50", "latency p50"),
+                ms("latency_p95", "latency p95"),
+                ms("stream_p95", "after first token p95"),
+                column("errors", "errors".into(), Unit::Count, 0),
+                column("retried", "retried".into(), Unit::Count, 0),
+                ms("retried_p50", "retried latency p50"),
+            ],
+            rows,
+        })
+    }
+}
+
+/// A latency percentile with its interval; where it is blank for want of calls, why.
+fn percentile(p: &Percentiles, value: Option<f64>, ci: Option<[f64; 2]>) -> Cell {
+    match p.needs(value) {
+        Some(why) => Cell::Text(why),
+        None => Cell::Estimate(Estimate {
+            value,
+            ci: ci.map(|[lo, hi]| (lo, hi)),
+        }),
     }
 }
