@@ -581,6 +581,8 @@ pub enum FindingKind {
     Pick,
     Selection,
     Caveat,
+    Confirmation,
+    Race,
     Labels,
     Humans,
     Trust,
@@ -862,31 +864,31 @@ pub struct TrustView {
     /// The `[trust]` target: accepted verdicts agree this often, with probability 1 − risk.
     pub agreement: f64,
     pub risk: f64,
-    pub trials: Vec<TrustRow>,
+    /// Each trusted trial's calibration and what it decides alone, in a sentence.
+    pub readings: Vec<String>,
+    /// The same as a table: confidence, ECE and Brier with their intervals, threshold,
+    /// what it decides and how often those agree (dev, and test where judged).
+    pub table: SectionTableView,
     pub cascades: Vec<CascadeView>,
     /// Both none where no trial's verdicts carry a confidence.
     pub reliability_svg: Option<String>,
     pub coverage_svg: Option<String>,
 }
 
+/// A table a section shows beside the results table
+/// ([`judgelab_report::table::SectionTable`]): its rows' names under `subject`, then a
+/// cell per column, written as the report writes it.
 #[derive(Debug, Clone, Serialize, Type)]
-pub struct TrustRow {
-    pub trial_id: u32,
-    pub label: String,
-    /// `exact`, `logprobs` or `repeats`.
-    pub confidence_kind: String,
-    /// Verdicts with a confidence, on the dev split.
-    pub n: u32,
-    pub ece: Cell,
-    pub brier: Cell,
-    /// The confidence at and above which its verdicts stand; none: humans check all.
-    pub threshold: Option<f64>,
-    pub coverage: Option<f64>,
-    pub agreement: Option<f64>,
-    pub test_coverage: Option<f64>,
-    pub test_agreement: Option<f64>,
-    /// "at 90% agreement (risk 0.1), this judge decides 64% of items; humans check 36% …"
-    pub reading: String,
+pub struct SectionTableView {
+    pub subject: String,
+    pub columns: Vec<TableColumn>,
+    pub rows: Vec<SectionRowView>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct SectionRowView {
+    pub name: String,
+    pub cells: Vec<TableCell>,
 }
 
 /// A cascade: composed from two trials' stored verdicts, not run.

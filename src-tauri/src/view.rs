@@ -10,14 +10,16 @@ use judgelab_report::analysis::{cascade_label, panel_label, Analysis};
 use judgelab_report::findings::{Finding, Findings, Kind, Subject};
 use judgelab_report::{Chart, ParetoChart};
 
-use judgelab_report::table::{Cell as TableValue, Output, ResultsTable, Row, RowKind, Style, Unit};
+use judgelab_report::table::{
+    Cell as TableValue, Output, ResultsTable, Row, RowKind, SectionTable, Style, Unit,
+};
 
 use crate::dto::{
     CascadeView, Cell, ChartView, Column, ConfirmedView, ContributionView, CorrectedView,
     CriterionChoice, FigureView, FindingKind, FindingView, Hotspot, HumansView, JudgeWithRaterView,
     LabelsView, LoadLevelView, LoadView, PanelView, Param, RaceView, RaterPairView, RaterView,
-    Results, SelectionView, TableCell, TableColumn, TableRow, TableRowKind, TableUnit, TableView,
-    TrialView, TrustRow, TrustView,
+    Results, SectionRowView, SectionTableView, SelectionView, TableCell, TableColumn, TableRow,
+    TableRowKind, TableUnit, TableView, TrialView, TrustView,
 };
 use crate::error::AppResult;
 
@@ -172,36 +174,6 @@ fn trust_view(a: &Analysis<'_>, findings: &Findings) -> AppResult<TrustView> {
             .transpose()
             .map_err(Into::into)
     };
-    let trials = a
-        .trusted()
-        .into_iter()
-        .filter_map(|i| {
-            let t = &a.summary.trials[i];
-            let c = t.calibration.as_ref()?;
-            let s = t.selective.as_ref();
-            let (dev, test) = (s.and_then(|s| s.dev), s.and_then(|s| s.test));
-            Some(TrustRow {
-                trial_id: t.id as u32,
-                label: a.labels[i].clone(),
-                confidence_kind: c.confidence_kind.name().to_string(),
-                n: c.n as u32,
-                ece: cell(Estimate {
-                    value: c.ece,
-                    ci: c.ece_ci.map(|[l, h]| (l, h)),
-                }),
-                brier: cell(Estimate {
-                    value: c.brier,
-                    ci: c.brier_ci.map(|[l, h]| (l, h)),
-                }),
-                threshold: s.and_then(|s| s.threshold),
-                coverage: dev.map(|d| d.coverage),
-                agreement: dev.and_then(|d| d.agreement),
-                test_coverage: test.map(|d| d.coverage),
-                test_agreement: test.and_then(|d| d.agreement),
-                reading: s.map_or_else(String::new, |s| s.reading()),
-            })
-        })
-        .collect();
     let cascades = a
         .summary
         .cascades
@@ -228,7 +200,11 @@ fn trust_view(a: &Analysis<'_>, findings: &Findings) -> AppResult<TrustView> {
     Ok(TrustView {
         agreement: target.agreement,
         risk: target.risk,
-        trials,
+        readings: findings
+            .of(&[Kind::Trust])
+            .map(|f| f.text.clone())
+            .collect(),
+        table: section_view(&SectionTable::trust(a)),
         cascades,
         reliability_svg: svg(a.reliability_chart())?,
         coverage_svg: svg(a.coverage_chart())?,
@@ -468,6 +444,36 @@ impl From<Unit> for TableUnit {
     }
 }
 
+/// A section's table as the app shows it.
+fn section_view(t: &SectionTable) -> SectionTableView {
+    SectionTableView {
+        subject: t.subject.clone(),
+        columns: t
+            .columns
+            .iter()
+            .map(|c| TableColumn {
+                key: c.key.clone(),
+                title: c.title.clone(),
+                unit: c.unit.into(),
+                shown: true,
+            })
+            .collect(),
+        rows: t
+            .rows
+            .iter()
+            .map(|r| SectionRowView {
+                name: r.name.clone(),
+                cells: r
+                    .cells
+                    .iter()
+                    .zip(&t.columns)
+                    .map(|(cell, c)| table_cell(cell, c))
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
 /// The sentence of the finding of `kind` on `subject`; empty where there is none.
 fn reading(findings: &Findings, kind: Kind, subject: &Subject) -> String {
     findings
@@ -501,6 +507,8 @@ impl From<Kind> for FindingKind {
             Kind::Pick => FindingKind::Pick,
             Kind::Selection => FindingKind::Selection,
             Kind::Caveat => FindingKind::Caveat,
+            Kind::Confirmation => FindingKind::Confirmation,
+            Kind::Race => FindingKind::Race,
             Kind::Labels => FindingKind::Labels,
             Kind::Humans => FindingKind::Humans,
             Kind::Trust => FindingKind::Trust,

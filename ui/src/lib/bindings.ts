@@ -434,7 +434,7 @@ export type FigureView = {
 };
 
 /**  What a finding says ([`judgelab_report::findings::Kind`], by the same names). */
-export type FindingKind = "undecided" | "not_ready" | "pick" | "selection" | "caveat" | "labels" | "humans" | "trust" | "cascade" | "panel" | "criterion_weights" | "item_weights" | "drift" | "wording";
+export type FindingKind = "undecided" | "not_ready" | "pick" | "selection" | "caveat" | "confirmation" | "race" | "labels" | "humans" | "trust" | "cascade" | "panel" | "criterion_weights" | "item_weights" | "drift" | "wording";
 
 /**
  *  One finding of the report ([`judgelab_report::findings::Finding`]): its kind, what it
@@ -890,6 +890,22 @@ timed_at_load: number;
 /**  Why this run's calls failed, the most frequent cause first. */
 failures: FailureCauseView[] } | { event: "failed"; error: AppError };
 
+export type SectionRowView = {
+	name: string,
+	cells: TableCell[],
+};
+
+/**
+ *  A table a section shows beside the results table
+ *  ([`judgelab_report::table::SectionTable`]): its rows' names under `subject`, then a
+ *  cell per column, written as the report writes it.
+ */
+export type SectionTableView = {
+	subject: string,
+	columns: TableColumn[],
+	rows: SectionRowView[],
+};
+
 /**
  *  Whether the pick is confirmed on items that did not choose it, how much choosing
  *  inflates its score, and a race's drops.
@@ -1009,25 +1025,6 @@ export type TrialVotesView = {
 	verdicts: (string | null)[],
 };
 
-export type TrustRow = {
-	trial_id: number,
-	label: string,
-	/**  `exact`, `logprobs` or `repeats`. */
-	confidence_kind: string,
-	/**  Verdicts with a confidence, on the dev split. */
-	n: number,
-	ece: Cell,
-	brier: Cell,
-	/**  The confidence at and above which its verdicts stand; none: humans check all. */
-	threshold: number | null,
-	coverage: number | null,
-	agreement: number | null,
-	test_coverage: number | null,
-	test_agreement: number | null,
-	/**  "at 90% agreement (risk 0.1), this judge decides 64% of items; humans check 36% …" */
-	reading: string,
-};
-
 /**
  *  How far to trust the judges (the report's "How far to trust it" section): each trusted
  *  trial's calibration and what it decides alone at the `[trust]` target, the cascades, and
@@ -1037,7 +1034,13 @@ export type TrustView = {
 	/**  The `[trust]` target: accepted verdicts agree this often, with probability 1 − risk. */
 	agreement: number | null,
 	risk: number | null,
-	trials: TrustRow[],
+	/**  Each trusted trial's calibration and what it decides alone, in a sentence. */
+	readings: string[],
+	/**
+	 *  The same as a table: confidence, ECE and Brier with their intervals, threshold,
+	 *  what it decides and how often those agree (dev, and test where judged).
+	 */
+	table: SectionTableView,
 	cascades: CascadeView[],
 	/**  Both none where no trial's verdicts carry a confidence. */
 	reliability_svg: string | null,

@@ -79,7 +79,7 @@ impl SectionTable {
 
     /// The trusted trials ([`Analysis::trusted`]): each one's confidence, its calibration
     /// (ECE and Brier with their intervals) and what it decides alone at the experiment's
-    /// target, on the dev split and, where it judged one, the test split.
+    /// target, on the dev split and, where one judged it, the test split.
     pub fn trust(a: &Analysis<'_>) -> SectionTable {
         let share = |key: &str, title: &str| column(key, title.into(), Unit::Share, 0);
         let rows = a
@@ -112,7 +112,7 @@ impl SectionTable {
                 })
             })
             .collect();
-        SectionTable {
+        let mut table = SectionTable {
             subject: "trial".into(),
             columns: vec![
                 column("confidence", "confidence".into(), Unit::Text, 0),
@@ -126,7 +126,14 @@ impl SectionTable {
                 share("test_agreement", "agreement (test)"),
             ],
             rows,
+        };
+        // The test split's columns, where a trial judged it.
+        let tested = table.rows.iter().any(|r| r.cells[7] != Cell::Value(None));
+        if !tested {
+            table.columns.truncate(7);
+            table.rows.iter_mut().for_each(|r| r.cells.truncate(7));
         }
+        table
     }
 
     /// Each trial's latency per request at the load it was timed at, with the percentiles'
