@@ -37,12 +37,14 @@ pub struct AppState {
     pub tokens: Arc<judgelab_engine::templates::TokenCounter>,
 }
 
-/// What an experiment's reading holds: a new verdict, load ramp, panel, label given in the
-/// queue or edit of its file makes it stale.
+/// What an experiment's reading holds: a new verdict, a failed call judged again, a load
+/// ramp, a panel, a label given in the queue or an edit of its file makes it stale.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpenedKey {
     pub experiment: String,
-    pub n_verdicts: usize,
+    /// Its verdict rows and, of those, its failed calls (a failed call judged again
+    /// replaces its row).
+    pub verdicts: (usize, usize),
     pub n_ramps: usize,
     /// Its file (its `[trust]`, its `[[panels]]`), and the panels added to it.
     pub spec: String,

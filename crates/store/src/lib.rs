@@ -745,6 +745,21 @@ impl Store {
         self.count_of_trials("verdicts", experiment_id).await
     }
 
+    /// What an experiment's verdict rows are now: how many, and how many of them are
+    /// failed calls. A later run that judges a failed call again replaces its row, which
+    /// changes the second and not the first.
+    pub async fn verdicts_state(&self, experiment_id: i64) -> Result<(usize, usize)> {
+        let row = sqlx::query(
+            "SELECT COUNT(*), COUNT(verdicts.error) FROM verdicts
+             JOIN trials ON trials.id = verdicts.trial_id WHERE trials.experiment_id = ?",
+        )
+        .bind(experiment_id)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(self.err())?;
+        Ok((row.get::<i64, _>(0) as usize, row.get::<i64, _>(1) as usize))
+    }
+
     /// How many load ramps an experiment's trials have.
     pub async fn count_load_ramps(&self, experiment_id: i64) -> Result<usize> {
         self.count_of_trials("load_ramps", experiment_id).await

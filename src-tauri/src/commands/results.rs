@@ -50,7 +50,7 @@ pub(crate) async fn summary(
         opened: OpenedKey {
             annotations: state.store.annotations(row.dataset_id).await?,
             experiment: name.to_string(),
-            n_verdicts: state.store.count_verdicts(row.id).await?,
+            verdicts: state.store.verdicts_state(row.id).await?,
             n_ramps: state.store.count_load_ramps(row.id).await?,
             panels: state.store.panels(row.id).await?,
             spec: row.spec,

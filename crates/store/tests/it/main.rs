@@ -213,6 +213,8 @@ async fn verdicts_are_idempotent_and_failed_calls_are_retried() {
     let done = store.done_keys(t).await.unwrap();
     assert_eq!(done.len(), 1);
     assert!(done.contains(&DoneKey::new("x", 0, false, "")));
+    let failed = store.verdicts_state(experiment.id).await.unwrap();
+    assert_eq!(failed, (2, 1));
     // The same item shown with its answers swapped is another verdict.
     let swapped = VerdictRecord {
         swapped: true,
@@ -235,6 +237,8 @@ async fn verdicts_are_idempotent_and_failed_calls_are_retried() {
     assert_eq!(verdicts[2].outcome.label(), Some(Label::Choice(Choice::B)));
     assert_eq!(verdicts[2].outcome.error(), None);
     assert_eq!(store.count_verdicts(experiment.id).await.unwrap(), 3);
+    // The failed call judged again: as many rows, none failed (what the app's cache sees).
+    assert_eq!(store.verdicts_state(experiment.id).await.unwrap(), (3, 0));
 
     // A rubric call keeps its verdict per criterion, a failed criterion as its failure;
     // a checklist's calls on one item, one per criterion, are verdicts of their own.
