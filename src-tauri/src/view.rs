@@ -369,12 +369,7 @@ pub(crate) fn table_view(table: &ResultsTable, keep: impl Fn(&Row) -> bool) -> T
         columns: table
             .columns
             .iter()
-            .map(|c| TableColumn {
-                key: c.key.clone(),
-                title: c.title.clone(),
-                unit: c.unit.into(),
-                shown: c.shown_in(Output::App),
-            })
+            .map(|c| table_column(c, c.shown_in(Output::App)))
             .collect(),
         rows: table.rows.iter().filter(|r| keep(r)).map(row).collect(),
         baselines: table.baselines.iter().map(row).collect(),
@@ -444,20 +439,21 @@ impl From<Unit> for TableUnit {
     }
 }
 
+/// A report column as the app's tables name it; `shown` in the table, or read only.
+fn table_column(c: &judgelab_report::table::Column, shown: bool) -> TableColumn {
+    TableColumn {
+        key: c.key.clone(),
+        title: c.title.clone(),
+        unit: c.unit.into(),
+        shown,
+    }
+}
+
 /// A section's table as the app shows it.
 fn section_view(t: &SectionTable) -> SectionTableView {
     SectionTableView {
         subject: t.subject.clone(),
-        columns: t
-            .columns
-            .iter()
-            .map(|c| TableColumn {
-                key: c.key.clone(),
-                title: c.title.clone(),
-                unit: c.unit.into(),
-                shown: true,
-            })
-            .collect(),
+        columns: t.columns.iter().map(|c| table_column(c, true)).collect(),
         rows: t
             .rows
             .iter()

@@ -318,5 +318,10 @@ pub fn panel_label(p: &Panel) -> String {
 /// A cascade as charts and tables name it: "#2→#5 cascade ≥0.93" (the cheap trial, the
 /// strong one, and the confidence at which the cheap one decides).
 pub fn cascade_label(c: &Cascade) -> String {
-    format!("#{}→#{} cascade ≥{:.2}", c.cheap, c.strong, c.threshold)
+    cascade_name(c.cheap, c.strong, c.threshold)
+}
+
+/// [`cascade_label`] from its parts: the cheap trial, the strong one, the threshold.
+pub fn cascade_name(cheap: i64, strong: i64, threshold: f64) -> String {
+    format!("#{cheap}→#{strong} cascade ≥{threshold:.2}")
 }

@@ -150,7 +150,7 @@ impl Subject {
                 cheap,
                 strong,
                 threshold,
-            } => format!("#{cheap}→#{strong} cascade ≥{threshold:.2}"),
+            } => crate::analysis::cascade_name(*cheap, *strong, *threshold),
             Subject::Panel(name) => name.clone(),
             Subject::Raters(names) => names.join(" and "),
         }

@@ -82,6 +82,11 @@ impl SectionTable {
     /// target, on the dev split and, where one judged it, the test split.
     pub fn trust(a: &Analysis<'_>) -> SectionTable {
         let share = |key: &str, title: &str| column(key, title.into(), Unit::Share, 0);
+        // The test split's columns, where a trial judged it.
+        let tested = a.trusted().into_iter().any(|i| {
+            let t = &a.summary.trials[i];
+            t.calibration.is_some() && t.selective.as_ref().is_some_and(|s| s.test.is_some())
+        });
         let rows = a
             .trusted()
             .into_iter()
@@ -96,44 +101,43 @@ impl SectionTable {
                         ci: ci.map(|[lo, hi]| (lo, hi)),
                     })
                 };
+                let mut cells = vec![
+                    Cell::Text(c.confidence_kind.name().to_string()),
+                    Cell::Count(Some(c.n as u64)),
+                    with(c.ece, c.ece_ci),
+                    with(c.brier, c.brier_ci),
+                    Cell::Value(s.and_then(|s| s.threshold)),
+                    Cell::Value(dev.map(|d| d.coverage)),
+                    Cell::Value(dev.and_then(|d| d.agreement)),
+                ];
+                if tested {
+                    cells.push(Cell::Value(test.map(|d| d.coverage)));
+                    cells.push(Cell::Value(test.and_then(|d| d.agreement)));
+                }
                 Some(SectionRow {
                     name: format!("#{}", t.id),
-                    cells: vec![
-                        Cell::Text(c.confidence_kind.name().to_string()),
-                        Cell::Count(Some(c.n as u64)),
-                        with(c.ece, c.ece_ci),
-                        with(c.brier, c.brier_ci),
-                        Cell::Value(s.and_then(|s| s.threshold)),
-                        Cell::Value(dev.map(|d| d.coverage)),
-                        Cell::Value(dev.and_then(|d| d.agreement)),
-                        Cell::Value(test.map(|d| d.coverage)),
-                        Cell::Value(test.and_then(|d| d.agreement)),
-                    ],
+                    cells,
                 })
             })
             .collect();
-        let mut table = SectionTable {
-            subject: "trial".into(),
-            columns: vec![
-                column("confidence", "confidence".into(), Unit::Text, 0),
-                column("verdicts", "verdicts".into(), Unit::Count, 0),
-                column("ece", "ECE".into(), Unit::Number, 3),
-                column("brier", "Brier".into(), Unit::Number, 3),
-                column("threshold", "threshold".into(), Unit::Number, 3),
-                share("coverage", "decides (dev)"),
-                share("agreement", "agreement (dev)"),
-                share("test_coverage", "decides (test)"),
-                share("test_agreement", "agreement (test)"),
-            ],
-            rows,
-        };
-        // The test split's columns, where a trial judged it.
-        let tested = table.rows.iter().any(|r| r.cells[7] != Cell::Value(None));
-        if !tested {
-            table.columns.truncate(7);
-            table.rows.iter_mut().for_each(|r| r.cells.truncate(7));
+        let mut columns = vec![
+            column("confidence", "confidence".into(), Unit::Text, 0),
+            column("verdicts", "verdicts".into(), Unit::Count, 0),
+            column("ece", "ECE".into(), Unit::Number, 3),
+            column("brier", "Brier".into(), Unit::Number, 3),
+            column("threshold", "threshold".into(), Unit::Number, 3),
+            share("coverage", "decides (dev)"),
+            share("agreement", "agreement (dev)"),
+        ];
+        if tested {
+            columns.push(share("test_coverage", "decides (test)"));
+            columns.push(share("test_agreement", "agreement (test)"));
         }
-        table
+        SectionTable {
+            subject: "trial".into(),
+            columns,
+            rows,
+        }
     }
 
     /// Each trial's latency per request at the load it was timed at, with the percentiles'
