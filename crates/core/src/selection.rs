@@ -228,22 +228,21 @@ pub fn corrected(
         let qualities: Vec<Option<f64>> = counted.iter().map(|c| score(c, &c.all())).collect();
         pick(&qualities, ties).and_then(|i| qualities[i])
     };
-    // A unit's kind is its verdicts in every trial: a resample counts how often it drew
-    // each unit, then sums those counts by kind, in the bag and left out of it.
+    // A unit's kind is its verdicts in every trial: a resample is how many units of each
+    // kind it drew, and how many of each it left out.
     let kinds =
         Kinds::new((0..n_units).map(|u| counted.iter().map(|c| c.unit(u)).collect::<Vec<_>>()));
-    let values = spec.map_resamples(n_units, Resample::default, |r, draws| {
-        r.count(draws, &kinds);
+    let values = spec.map_bags(&kinds.sizes, Vec::new, |counts, bag| {
         let qualities: Vec<Option<f64>> = counted
             .iter()
             .map(|c| {
-                c.recount_kinds(&kinds, &r.in_bag, &mut r.counts);
-                score(c, &r.counts)
+                c.recount_kinds(&kinds, &bag.in_bag, counts);
+                score(c, counts)
             })
             .collect();
         let chosen = pick(&qualities, ties)?;
-        counted[chosen].recount_kinds(&kinds, &r.out_of_bag, &mut r.counts);
-        score(&counted[chosen], &r.counts)
+        counted[chosen].recount_kinds(&kinds, &bag.left_out, counts);
+        score(&counted[chosen], counts)
     });
     let defined: Vec<f64> = values.iter().flatten().copied().collect();
     let value = (!defined.is_empty()).then(|| defined.iter().sum::<f64>() / defined.len() as f64);
@@ -255,54 +254,6 @@ pub fn corrected(
         ci: spec.interval(values),
         optimism: naive.zip(value).map(|(n, v)| n - v),
     })
-}
-
-/// One thread's counts for a resample of [`corrected`]: how often it drew each unit
-/// (modulo 256) and the units whose count wrapped; its units by kind, drawn and left out;
-/// and a trial's distinct values, counted.
-#[derive(Default)]
-struct Resample {
-    times: Vec<u8>,
-    wrapped: Vec<usize>,
-    in_bag: Vec<u64>,
-    out_of_bag: Vec<u64>,
-    counts: Vec<f64>,
-}
-
-impl Resample {
-    /// How many units of each of `kinds` the resample `draws` drew (`in_bag`) and left out
-    /// (`out_of_bag`). A draw only counts its unit, in a byte the cache holds, noting a
-    /// count that wraps past 255; one pass in unit order then sums them by kind.
-    fn count(&mut self, draws: impl IntoIterator<Item = usize>, kinds: &Kinds) {
-        let n_kinds = kinds.sizes.len();
-        self.times.clear();
-        self.times.resize(kinds.of_unit.len(), 0);
-        self.wrapped.clear();
-        for u in draws {
-            let t = &mut self.times[u];
-            *t = t.wrapping_add(1);
-            if *t == 0 {
-                self.wrapped.push(u);
-            }
-        }
-        self.in_bag.clear();
-        self.in_bag.resize(n_kinds, 0);
-        self.out_of_bag.clear();
-        self.out_of_bag.resize(n_kinds, 0);
-        for (&t, &k) in self.times.iter().zip(&kinds.of_unit) {
-            self.in_bag[k as usize] += u64::from(t);
-            self.out_of_bag[k as usize] += u64::from(t == 0);
-        }
-        for &u in &self.wrapped {
-            let k = kinds.of_unit[u] as usize;
-            self.in_bag[k] += 256;
-            // Drawn a multiple of 256 times, it was counted as left out: once, not per wrap.
-            if self.times[u] == 0 {
-                self.out_of_bag[k] -= 1;
-                self.times[u] = 1;
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -338,37 +289,6 @@ mod tests {
         );
         assert_eq!(kept(Some(9)).len(), 4);
         assert_eq!(Role::Best(3).name(), "best 3");
-    }
-
-    #[test]
-    fn a_resample_counts_units_by_kind_even_when_one_is_drawn_hundreds_of_times() {
-        let kinds = Kinds::new([7, 8, 7, 9, 8]);
-        let mut r = Resample::default();
-        // Unit 0 drawn 512 times (two wraps), unit 1 300 times, unit 3 once; 2 and 4 never.
-        let draws = std::iter::repeat_n(0, 512)
-            .chain(std::iter::repeat_n(1, 300))
-            .chain([3]);
-        r.count(draws, &kinds);
-        assert_eq!(r.in_bag, vec![512, 300, 1]);
-        assert_eq!(r.out_of_bag, vec![1, 1, 0]);
-        // As counted draw by draw, on a resample of 1,000 units of 5 kinds.
-        let mut rng = SplitMix64::new(9);
-        let kinds = Kinds::new((0..1000).map(|_| rng.below(5)));
-        let draws: Vec<usize> = (0..1000).map(|_| rng.below(1000) as usize).collect();
-        r.count(draws.iter().copied(), &kinds);
-        let (mut in_bag, mut out_of_bag) = (vec![0; 5], kinds.sizes.clone());
-        let mut seen = vec![false; 1000];
-        for &u in &draws {
-            let k = kinds.of_unit[u] as usize;
-            in_bag[k] += 1;
-            if !std::mem::replace(&mut seen[u], true) {
-                out_of_bag[k] -= 1;
-            }
-        }
-        assert_eq!(
-            (r.in_bag.clone(), r.out_of_bag.clone()),
-            (in_bag, out_of_bag)
-        );
     }
 
     #[test]

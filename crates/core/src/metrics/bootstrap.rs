@@ -8,7 +8,9 @@
 //!   takes, for statistics that read units only by kind (a verdict against its label):
 //!   drawing `n` units uniformly takes a multinomial number of each kind, drawn as
 //!   binomials ([`SplitMix64::binomial`]), in time that grows with the kinds, not with
-//!   the units (a million verdicts have a dozen kinds).
+//!   the units (a million verdicts have a dozen kinds);
+//! - [`BootstrapSpec::map_bags`] draws those counts and, for each kind, how many of its
+//!   units the resample left out, for the out-of-bag estimate of a selection.
 //!
 //! The same seed gives the same resamples on every machine and in the Python reference
 //! (`tools/reference_common.py`), which draws them the same way. A resample on which the
@@ -177,6 +179,64 @@ impl BootstrapSpec {
         }
     }
 
+    /// `f` on each resample of units of `sizes.len()` kinds as its [`Bag`]: how many
+    /// units of each kind it drew, counting repeats (as [`Self::for_each_count`] draws
+    /// them), and how many of each kind it never drew ([`left_out`]). Resample `r` draws
+    /// from its own stretch of the generator (2^40 numbers from `r * 2^40`), so that the
+    /// resamples, on as many threads as there are cores, do not depend on the threads.
+    pub fn map_bags<S, T: Send>(
+        &self,
+        sizes: &[u64],
+        init: impl Fn() -> S + Sync,
+        f: impl Fn(&mut S, &Bag) -> T + Sync,
+    ) -> Vec<T> {
+        let n: u64 = sizes.iter().sum();
+        if n == 0 {
+            return Vec::new();
+        }
+        let resamples = self.resamples as usize;
+        let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+        let share = resamples.div_ceil(threads).max(1);
+        let run = |first: usize| -> Vec<T> {
+            let mut state = init();
+            let mut bag = Bag {
+                in_bag: vec![0; sizes.len()],
+                left_out: vec![0; sizes.len()],
+            };
+            (first..(first + share).min(resamples))
+                .map(|r| {
+                    let mut rng = SplitMix64::new(self.seed);
+                    rng.skip((r as u64) << 40);
+                    let (mut draws_left, mut units_left) = (n, n);
+                    for (k, &size) in sizes.iter().enumerate() {
+                        let drawn = if size == units_left {
+                            draws_left
+                        } else {
+                            rng.binomial(draws_left, size as f64 / units_left as f64)
+                        };
+                        bag.in_bag[k] = drawn;
+                        draws_left -= drawn;
+                        units_left -= size;
+                    }
+                    for (k, &size) in sizes.iter().enumerate() {
+                        bag.left_out[k] = left_out(&mut rng, size, bag.in_bag[k]);
+                    }
+                    f(&mut state, &bag)
+                })
+                .collect()
+        };
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..resamples)
+                .step_by(share)
+                .map(|first| scope.spawn(move || run(first)))
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("a resampling thread panicked"))
+                .collect()
+        })
+    }
+
     /// The percentile interval of a statistic's values over the resamples (`None` values
     /// dropped); `None` when no resample defines it.
     pub fn interval(&self, values: impl IntoIterator<Item = Option<f64>>) -> Option<(f64, f64)> {
@@ -200,6 +260,34 @@ impl BootstrapSpec {
         self.for_each_resample(n, |idx| values.push(statistic(idx)));
         self.interval(values)
     }
+}
+
+/// One resample of units by kind ([`BootstrapSpec::map_bags`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bag {
+    /// How many draws each kind took, repeats counted.
+    pub in_bag: Vec<u64>,
+    /// How many of each kind's units no draw took.
+    pub left_out: Vec<u64>,
+}
+
+/// How many of `units` units `draws` uniform draws among them leave undrawn: the draws
+/// are thrown one by one, the units drawn so far numbered first, so a draw takes a new
+/// unit when it lands at or past their number. Exact, and it touches no memory: counting
+/// each unit's draws in an array was most of the time of a million-verdict BBC.
+pub fn left_out(rng: &mut SplitMix64, units: u64, draws: u64) -> u64 {
+    if units == 0 {
+        return 0;
+    }
+    let below = Below::new(units);
+    let mut drawn = 0;
+    for _ in 0..draws {
+        drawn += u64::from(below.draw(rng) >= drawn);
+        if drawn == units {
+            break;
+        }
+    }
+    units - drawn
 }
 
 /// One resample's draws of unit indices, in the order [`BootstrapSpec::for_each_resample`]
@@ -320,6 +408,86 @@ mod tests {
             );
             assert_eq!(drawn, sequential, "{threads} threads");
         }
+    }
+
+    /// A bag has the law of drawing units one by one: on 5 units of kinds [0, 1, 1, 2, 2],
+    /// the frequencies of each (drawn, left out) over 40,000 resamples match the exact
+    /// ones (every one of the 5^5 draws enumerated) by a chi-square test at 0.1%; and a
+    /// bag does not depend on the threads that drew it.
+    #[test]
+    fn bags_are_drawn_as_units_are() {
+        let (sizes, of_unit) = ([1u64, 2, 2], [0usize, 1, 1, 2, 2]);
+        let mut exact: HashMap<(Vec<u64>, Vec<u64>), f64> = HashMap::new();
+        for d in 0..5usize.pow(5) {
+            let draws: Vec<usize> = (0..5).map(|i| d / 5usize.pow(i) % 5).collect();
+            let mut in_bag = vec![0; 3];
+            let mut left_out = sizes.to_vec();
+            for (u, &k) in of_unit.iter().enumerate() {
+                let times = draws.iter().filter(|&&x| x == u).count() as u64;
+                in_bag[k] += times;
+                left_out[k] -= u64::from(times > 0);
+            }
+            *exact.entry((in_bag, left_out)).or_default() += 1.0 / 3125.0;
+        }
+        let spec = BootstrapSpec {
+            resamples: 40_000,
+            ..BootstrapSpec::default()
+        };
+        let bags = spec.map_bags(&sizes, || (), |_, b| (b.in_bag.clone(), b.left_out.clone()));
+        let mut seen: HashMap<(Vec<u64>, Vec<u64>), f64> = HashMap::new();
+        for bag in &bags {
+            assert!(exact.contains_key(bag), "{bag:?} cannot be drawn");
+            *seen.entry(bag.clone()).or_default() += 1.0;
+        }
+        let (mut chi2, mut cells, mut rest) = (0.0, 0, (0.0, 0.0));
+        for (bag, p) in &exact {
+            let (o, e) = (seen.get(bag).copied().unwrap_or(0.0), p * 40_000.0);
+            if e >= 5.0 {
+                chi2 += (o - e).powi(2) / e;
+                cells += 1;
+            } else {
+                rest = (rest.0 + o, rest.1 + e);
+            }
+        }
+        if rest.1 > 0.0 {
+            chi2 += (rest.0 - rest.1).powi(2) / rest.1;
+            cells += 1;
+        }
+        let df = f64::from(cells - 1);
+        let critical = df * (1.0 - 2.0 / (9.0 * df) + 3.09 * (2.0 / (9.0 * df)).sqrt()).powi(3);
+        assert!(
+            cells > 20 && chi2 < critical,
+            "chi-square {chi2:.1} over {cells} cells, critical {critical:.1}"
+        );
+        let first: Vec<_> = bags[..5].to_vec();
+        let few = BootstrapSpec {
+            resamples: 5,
+            ..spec
+        };
+        assert_eq!(
+            few.map_bags(&sizes, || (), |_, b| (b.in_bag.clone(), b.left_out.clone())),
+            first
+        );
+    }
+
+    /// The units left out of `draws` among `units`, against their expected number,
+    /// `units * (1 - 1/units)^draws`, where a unit is drawn hundreds of times too.
+    #[test]
+    fn left_out_is_as_many_as_expected() {
+        let mut rng = SplitMix64::new(5);
+        for (units, draws) in [(1_000u64, 1_000u64), (3, 900), (1, 0), (50, 10)] {
+            let mean = (0..2_000)
+                .map(|_| left_out(&mut rng, units, draws) as f64)
+                .sum::<f64>()
+                / 2_000.0;
+            let want = units as f64 * (1.0 - 1.0 / units as f64).powf(draws as f64);
+            assert!(
+                (mean - want).abs() < 0.02 * units as f64,
+                "{units} units, {draws} draws: {mean} left out, {want} expected"
+            );
+        }
+        assert_eq!(left_out(&mut rng, 0, 0), 0);
+        assert_eq!(left_out(&mut rng, 4, 0), 4);
     }
 
     #[test]

@@ -67,12 +67,21 @@ pub(super) fn findings(a: &Analysis<'_>) -> Vec<Finding> {
                     Figure::new("selection-corrected", corrected),
                     Figure::point("optimism", Some(optimism)),
                 ],
-                text: format!(
-                    "Trial {} was picked as the best of {} on the same items, so its {q} of {naive:.3} overstates what it will score on new items: picking again on bootstrap resamples and scoring each pick on the items left out gives {}, {optimism:.3} less (bootstrap bias-corrected out-of-bag estimate, Tsamardinos et al. 2018).",
-                    a.name(best),
-                    c.n_trials,
-                    estimate_text(corrected),
-                ),
+                text: if optimism >= 0.0005 {
+                    format!(
+                        "Trial {} was picked as the best of {} on the same items, so its {q} of {naive:.3} overstates what it will score on new items: picking again on bootstrap resamples and scoring each pick on the items left out gives {}, {optimism:.3} less (bootstrap bias-corrected out-of-bag estimate, Tsamardinos et al. 2018).",
+                        a.name(best),
+                        c.n_trials,
+                        estimate_text(corrected),
+                    )
+                } else {
+                    format!(
+                        "Trial {} was picked as the best of {} on the same items; picking again on bootstrap resamples and scoring each pick on the items left out gives {}, no less than its {q} of {naive:.3}: the choice did not inflate it (bootstrap bias-corrected out-of-bag estimate, Tsamardinos et al. 2018).",
+                        a.name(best),
+                        c.n_trials,
+                        estimate_text(corrected),
+                    )
+                },
             });
         }
     }
