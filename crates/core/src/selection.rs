@@ -219,7 +219,7 @@ pub fn corrected(
         .unwrap_or(0);
     let counted: Vec<metrics::CountedUnits> = trials
         .iter()
-        .map(|t| metrics::CountedUnits::new(&metrics::scored_by_unit(task, t, n_units)))
+        .map(|t| metrics::CountedUnits::by_unit(task, t, n_units))
         .collect();
     let score = |c: &metrics::CountedUnits, counts: &[f64]| {
         quality::value_tally(task, c.distinct.as_tally(counts), metric)

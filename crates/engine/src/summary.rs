@@ -42,7 +42,7 @@ pub async fn summarize_against(
 ) -> Result<ExperimentSummary, EngineError> {
     open(store, name)
         .await?
-        .into_summary(bootstrap, labels, criterion)
+        .summarize(bootstrap, labels, criterion)
 }
 
 /// A stored experiment as read, before any figure is computed from it: what its summaries
@@ -102,33 +102,25 @@ pub async fn open(store: &Store, name: &str) -> Result<Opened, EngineError> {
 
 impl Opened {
     /// Its summary against `labels`, on `criterion` or the item's one label, with
-    /// intervals drawn as `bootstrap` says; what it read stays as it was.
+    /// intervals drawn as `bootstrap` says; what it read stays as it was (the verdicts are
+    /// shared, the dataset is copied once, to be relabelled).
     pub fn summarize(
         &self,
         bootstrap: &BootstrapSpec,
         labels: &Labels,
         criterion: Option<&str>,
     ) -> Result<ExperimentSummary, EngineError> {
-        self.clone().into_summary(bootstrap, labels, criterion)
-    }
-
-    /// [`Self::summarize`], spending what it read.
-    pub fn into_summary(
-        self,
-        bootstrap: &BootstrapSpec,
-        labels: &Labels,
-        criterion: Option<&str>,
-    ) -> Result<ExperimentSummary, EngineError> {
         let Opened {
-            mut stored,
+            stored,
             ramps,
             original,
             annotations,
             trials,
             questions,
         } = self;
-        stored.load_ramps = measured_ramps(ramps, bootstrap);
-        let dataset = annotation::relabel(original.clone(), &annotations, labels)?;
+        let (mut stored, trials) = (stored.clone(), trials.clone());
+        stored.load_ramps = measured_ramps(ramps.clone(), bootstrap);
+        let dataset = annotation::relabel(original.clone(), annotations, labels)?;
         if let Some(criterion) = criterion {
             return on_criterion(stored, dataset, trials, bootstrap, labels, criterion);
         }
@@ -142,13 +134,13 @@ impl Opened {
         for (trial, scores) in summary.trials.iter_mut().zip(scores) {
             trial.criteria = scores;
         }
-        learn_weights(&mut summary, &questions);
+        learn_weights(&mut summary, questions);
         // The pick with each rater: the trial a researcher would take, against each person.
         let pick = summary.pick(metric).map(|i| summary.trials[i].judged());
-        let from_file = humans::from_file(&original, None);
+        let from_file = humans::from_file(original, None);
         summary.humans = humans::human_agreement(
-            &original,
-            &annotations,
+            original,
+            annotations,
             &from_file,
             pick.as_ref(),
             bootstrap,
@@ -156,7 +148,7 @@ impl Opened {
         summary.labels = LabelsUsed {
             labels: labels.clone(),
             description: labels.describe(),
-            annotators: annotation::annotators(&annotations),
+            annotators: annotation::annotators(annotations),
             n_labelled,
             criterion: None,
             criteria: asked,

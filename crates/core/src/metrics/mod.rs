@@ -322,6 +322,45 @@ impl CountedUnits {
         }
     }
 
+    /// `values` laid out by unit already: unit u's are `values[starts[u]..starts[u + 1]]`.
+    pub fn from_runs(values: impl Iterator<Item = Scored>, starts: Vec<usize>) -> CountedUnits {
+        let mut distinct = quality::Distinct::default();
+        let ids = values.map(|s| distinct.id(s)).collect();
+        CountedUnits {
+            distinct,
+            ids,
+            starts,
+        }
+    }
+
+    /// A trial's scored verdicts by unit, as [`scored_by_unit`] lists them (`n_units`
+    /// units, empty where it has none), laid out by a counting sort: no list per unit.
+    pub fn by_unit(task: Task, observations: &[Observation], n_units: usize) -> CountedUnits {
+        let judged: Vec<(usize, Scored)> = group(observations)
+            .into_iter()
+            .filter_map(|g| {
+                Some((
+                    g.unit,
+                    Scored::new(task, g.calls[0].human, g.verdict?.label()),
+                ))
+            })
+            .collect();
+        let mut starts = vec![0; n_units + 1];
+        for &(u, _) in &judged {
+            starts[u + 1] += 1;
+        }
+        for u in 0..n_units {
+            starts[u + 1] += starts[u];
+        }
+        let mut next = starts.clone();
+        let mut order = vec![0u32; judged.len()];
+        for (i, &(u, _)) in judged.iter().enumerate() {
+            order[next[u]] = i as u32;
+            next[u] += 1;
+        }
+        CountedUnits::from_runs(order.iter().map(|&i| judged[i as usize].1), starts)
+    }
+
     /// Unit `u`'s verdicts, by their number in `distinct`.
     pub fn unit(&self, u: usize) -> &[u32] {
         &self.ids[self.starts[u]..self.starts[u + 1]]

@@ -30,8 +30,7 @@ pub fn compare(
     metric: Quality,
     spec: &BootstrapSpec,
 ) -> PairedComparison {
-    let units = paired_units(task, first, second);
-    let pairs: Vec<(Scored, Scored)> = units.iter().flatten().copied().collect();
+    let (pairs, starts) = paired_units(task, first, second);
     let first_only = pairs
         .iter()
         .filter(|(x, y)| x.correct() && !y.correct())
@@ -43,8 +42,7 @@ pub fn compare(
     // Each side's verdicts counted by value, unit by unit, so that a resample is a recount
     // (see `quality::Tally`).
     let side = |pick: fn(&(Scored, Scored)) -> Scored| {
-        let units: Vec<Vec<Scored>> = units.iter().map(|u| u.iter().map(pick).collect()).collect();
-        CountedUnits::new(&units)
+        CountedUnits::from_runs(pairs.iter().map(pick), starts.clone())
     };
     let (side_a, side_b) = (side(|p| p.0), side(|p| p.1));
     let defined = Quality::for_task(task).contains(&metric);
@@ -59,7 +57,7 @@ pub fn compare(
     let ci = (spec.resamples > 0)
         .then(|| {
             // A unit's kind is its verdicts on both sides.
-            let kinds = Kinds::new((0..units.len()).map(|u| (side_a.unit(u), side_b.unit(u))));
+            let kinds = Kinds::new((0..starts.len() - 1).map(|u| (side_a.unit(u), side_b.unit(u))));
             let (mut counts_a, mut counts_b) = (Vec::new(), Vec::new());
             let mut values = Vec::with_capacity(spec.resamples as usize);
             spec.for_each_count(&kinds.sizes, |drawn| {
@@ -83,48 +81,88 @@ pub fn compare(
     }
 }
 
-/// The verdicts both trials have, by item in order; an item holds its pairs over its
-/// repeats.
+/// The verdicts both trials have, by item in order, each item's in order of repeat: one
+/// flat list, item u's pairs at `starts[u]..starts[u + 1]` (items are those with a pair).
 fn paired_units(
     task: Task,
     first: &[Observation],
     second: &[Observation],
-) -> Vec<Vec<(Scored, Scored)>> {
-    // Each side's verdicts by (item, repeat), sorted, then joined.
-    let keyed = |obs: &[Observation]| -> Vec<((usize, u32), Scored)> {
-        let mut keyed: Vec<_> = group(obs)
+) -> (Vec<(Scored, Scored)>, Vec<usize>) {
+    let n_units = first
+        .iter()
+        .chain(second)
+        .map(|o| o.unit + 1)
+        .max()
+        .unwrap_or(0);
+    let (a, b) = (
+        ByUnit::new(task, first, n_units),
+        ByUnit::new(task, second, n_units),
+    );
+    let mut pairs = Vec::with_capacity(a.verdicts.len().min(b.verdicts.len()));
+    let mut starts = vec![0];
+    for u in 0..n_units {
+        let theirs = b.unit(u);
+        for (repeat, x) in a.unit(u) {
+            if let Some((_, y)) = theirs.iter().find(|(r, _)| r == repeat) {
+                pairs.push((*x, *y));
+            }
+        }
+        if pairs.len() > *starts.last().expect("a start") {
+            starts.push(pairs.len());
+        }
+    }
+    (pairs, starts)
+}
+
+/// One trial's judged verdicts with their repeats, laid out by unit (a counting sort: no
+/// list per unit), each unit's in order of repeat.
+struct ByUnit {
+    verdicts: Vec<(u32, Scored)>,
+    starts: Vec<usize>,
+}
+
+impl ByUnit {
+    fn new(task: Task, observations: &[Observation], n_units: usize) -> ByUnit {
+        let judged: Vec<(usize, u32, Scored)> = group(observations)
             .into_iter()
             .filter_map(|g| {
                 let verdict = g.verdict?;
-                let key = (g.unit, g.calls[0].repeat);
-                Some((key, Scored::new(task, g.calls[0].human, verdict.label())))
+                let scored = Scored::new(task, g.calls[0].human, verdict.label());
+                Some((g.unit, g.calls[0].repeat, scored))
             })
             .collect();
-        keyed.sort_unstable_by_key(|(key, _)| *key);
-        keyed
-    };
-    let (a, b) = (keyed(first), keyed(second));
-    // Units are items, in order; a unit holds the item's pairs over its repeats.
-    let mut units: Vec<Vec<(Scored, Scored)>> = Vec::new();
-    let mut last_unit = None;
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].0.cmp(&b[j].0) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                let unit = a[i].0 .0;
-                if last_unit != Some(unit) {
-                    units.push(Vec::with_capacity(1));
-                    last_unit = Some(unit);
-                }
-                units.last_mut().expect("pushed").push((a[i].1, b[j].1));
-                i += 1;
-                j += 1;
+        let mut starts = vec![0; n_units + 1];
+        for &(u, _, _) in &judged {
+            starts[u + 1] += 1;
+        }
+        for u in 0..n_units {
+            starts[u + 1] += starts[u];
+        }
+        let mut next = starts.clone();
+        let blank = (
+            0,
+            Scored {
+                human: (0, 0.0),
+                judge: None,
+            },
+        );
+        let mut verdicts = vec![blank; judged.len()];
+        for (u, repeat, scored) in judged {
+            verdicts[next[u]] = (repeat, scored);
+            next[u] += 1;
+        }
+        for u in 0..n_units {
+            let unit = &mut verdicts[starts[u]..starts[u + 1]];
+            if unit.len() > 1 {
+                unit.sort_unstable_by_key(|(repeat, _)| *repeat);
             }
         }
+        ByUnit { verdicts, starts }
     }
-    units
+
+    fn unit(&self, u: usize) -> &[(u32, Scored)] {
+        &self.verdicts[self.starts[u]..self.starts[u + 1]]
+    }
 }
 
 /// McNemar's exact test: the two-sided binomial test of `b` successes in `b + c` trials at
