@@ -230,8 +230,13 @@ pub fn corrected(
     };
     // A unit's kind is its verdicts in every trial: a resample is how many units of each
     // kind it drew, and how many of each it left out.
-    let kinds =
-        Kinds::new((0..n_units).map(|u| counted.iter().map(|c| c.unit(u)).collect::<Vec<_>>()));
+    let kinds_in: Vec<Kinds> = counted.iter().map(metrics::CountedUnits::kinds).collect();
+    let kinds = Kinds::new((0..n_units).map(|u| {
+        kinds_in
+            .iter()
+            .map(|k| k.of_unit[u])
+            .collect::<smallvec::SmallVec<[u32; 8]>>()
+    }));
     let values = spec.map_bags(&kinds.sizes, Vec::new, |counts, bag| {
         let qualities: Vec<Option<f64>> = counted
             .iter()

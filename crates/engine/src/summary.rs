@@ -138,13 +138,8 @@ impl Opened {
         // The pick with each rater: the trial a researcher would take, against each person.
         let pick = summary.pick(metric).map(|i| summary.trials[i].judged());
         let from_file = humans::from_file(original, None);
-        summary.humans = humans::human_agreement(
-            original,
-            annotations,
-            &from_file,
-            pick.as_ref(),
-            bootstrap,
-        );
+        summary.humans =
+            humans::human_agreement(original, annotations, &from_file, pick.as_ref(), bootstrap);
         summary.labels = LabelsUsed {
             labels: labels.clone(),
             description: labels.describe(),

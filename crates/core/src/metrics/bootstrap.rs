@@ -274,15 +274,25 @@ pub struct Bag {
 /// How many of `units` units `draws` uniform draws among them leave undrawn: the draws
 /// are thrown one by one, the units drawn so far numbered first, so a draw takes a new
 /// unit when it lands at or past their number. Exact, and it touches no memory: counting
-/// each unit's draws in an array was most of the time of a million-verdict BBC.
+/// each unit's draws in an array was most of the time of a million-verdict BBC. A draw
+/// is Lemire's multiply-and-shift ("Fast random integer generation in an interval",
+/// 2019), with the rejection that makes it uniform: one multiplication, not
+/// [`Below`]'s four.
 pub fn left_out(rng: &mut SplitMix64, units: u64, draws: u64) -> u64 {
     if units == 0 {
         return 0;
     }
-    let below = Below::new(units);
+    // 2^64 mod units: products whose low half falls below it are the surplus.
+    let surplus = units.wrapping_neg() % units;
     let mut drawn = 0;
     for _ in 0..draws {
-        drawn += u64::from(below.draw(rng) >= drawn);
+        let unit = loop {
+            let product = u128::from(rng.next_u64()) * u128::from(units);
+            if product as u64 >= surplus {
+                break (product >> 64) as u64;
+            }
+        };
+        drawn += u64::from(unit >= drawn);
         if drawn == units {
             break;
         }
