@@ -551,6 +551,7 @@ pub enum TableUnit {
     Milliseconds,
     Usd,
     Number,
+    Probability,
     Standing,
     Role,
 }

@@ -433,6 +433,7 @@ impl From<Unit> for TableUnit {
             Unit::Milliseconds => TableUnit::Milliseconds,
             Unit::Usd => TableUnit::Usd,
             Unit::Number => TableUnit::Number,
+            Unit::Probability => TableUnit::Probability,
             Unit::Standing => TableUnit::Standing,
             Unit::Role => TableUnit::Role,
         }

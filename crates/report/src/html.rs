@@ -3,26 +3,15 @@
 
 use std::fmt::Write;
 
-use judgelab_core::metrics::Quality;
 use judgelab_core::pareto::FrontStatus;
 use judgelab_core::results::comparison::Comparison;
 
-use judgelab_core::metrics::Estimate;
 use judgelab_core::sweep::Axis;
 
 use crate::analysis::Analysis;
 use crate::escape::escape;
 use crate::findings::{Findings, Kind};
 use crate::table::{Cell, Column, Output, ResultsTable, RowKind, SectionTable, Style, Unit};
-
-/// A table cell's content: the value, its interval on a smaller second line.
-fn cell(e: Estimate) -> String {
-    match (e.value, e.ci) {
-        (Some(v), Some((lo, hi))) => format!("{v:.3}<br><small>[{lo:.2}, {hi:.2}]</small>"),
-        (Some(v), None) => format!("{v:.3}"),
-        (None, _) => "—".into(),
-    }
-}
 
 /// The charts, as inline SVG, that the page embeds.
 pub struct Figures {
@@ -410,37 +399,12 @@ fn confirmation(h: &mut String, a: &Analysis<'_>, findings: &Findings, figures: 
     };
     let _ = writeln!(h, "<p>{}</p>", inline(&race.text));
     let s = &e.parsed.selection;
-    let dropped: Vec<&judgelab_core::results::TrialSummary> = a
-        .summary
-        .trials
-        .iter()
-        .filter(|t| t.dropped.is_some())
-        .collect();
     if let Some(svg) = &figures.race {
         let _ = writeln!(h, "<figure>{svg}<figcaption>Each line is a trial's {} minus the round's leader's on the items judged so far, with a 95% interval from the paired jackknife error (the test that drops a trial is stricter: Holm's level over that round's comparisons). A line ends at the round that dropped its trial.</figcaption></figure>", escape(s.metric.title(a.task)));
     }
-    if !dropped.is_empty() {
-        h.push_str("<table><tr><th class=\"l\">trial</th><th>dropped after round</th><th>dev items</th><th>difference</th><th>p</th><th>Holm level</th></tr>
-");
-        for t in dropped {
-            let d = t.dropped.expect("filtered");
-            let num =
-                |x: Option<f64>, digits: usize| x.map_or("—".into(), |v| format!("{v:.digits$}"));
-            let _ = writeln!(
-                h,
-                "<tr><td class=\"l\">#{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                t.id,
-                d.round,
-                d.n_items,
-                num(d.difference, 3),
-                d.p_value.map_or("—".into(), |p| format!("{p:.2e}")),
-                d.threshold.map_or("—".into(), |p| format!("{p:.2e}")),
-            );
-        }
-        h.push_str(
-            "</table>
-",
-        );
+    let dropped = SectionTable::dropped(a);
+    if !dropped.rows.is_empty() {
+        section_table(h, &dropped);
     }
 }
 
@@ -501,25 +465,9 @@ fn under_load(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
 fn confusion(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
     let _ = writeln!(h, "<h2>Where the recommended judge goes wrong</h2>\n<figure>{}<figcaption>Rows: the human label; columns: the judge's verdict, with unparsable outputs in a column of their own.</figcaption></figure>", figures.confusion);
     h.push_str("<details><summary>Confusion matrices of every trial</summary>\n");
-    for (i, t) in a.summary.trials.iter().enumerate() {
-        let c = &t.metrics.confusion;
-        let _ = write!(
-            h,
-            "<p><b>{}</b></p><table><tr><th class=\"l\">human \\ judge</th>",
-            escape(&a.labels[i])
-        );
-        for col in &c.columns {
-            let _ = write!(h, "<th>{}</th>", escape(col));
-        }
-        h.push_str("</tr>\n");
-        for (label, row) in c.labels.iter().zip(&c.counts) {
-            let _ = write!(h, "<tr><td class=\"l\">{}</td>", escape(label));
-            for n in row {
-                let _ = write!(h, "<td>{n}</td>");
-            }
-            h.push_str("</tr>\n");
-        }
-        h.push_str("</table>\n");
+    for (i, label) in a.labels.iter().enumerate() {
+        let _ = write!(h, "<p><b>{}</b></p>", escape(label));
+        section_table(h, &SectionTable::confusion(a, i));
     }
     h.push_str("</details>\n");
 }
@@ -527,49 +475,12 @@ fn confusion(h: &mut String, a: &Analysis<'_>, figures: &Figures) {
 /// Position bias, where answers were shown in both orders, and every metric of every trial.
 fn position(h: &mut String, a: &Analysis<'_>) {
     if a.has_orders() {
-        h.push_str("<h2>Position bias</h2>\n<p class=\"note\">Consistency: items judged in both orders whose two verdicts agree. First preferred: verdicts that chose the answer shown first (50% is unbiased; ties choose neither).</p><table><tr><th class=\"l\">trial</th><th>consistency</th><th>first preferred</th><th>verdicts</th></tr>\n");
-        for (i, t) in a.summary.trials.iter().enumerate() {
-            if let Some(p) = &t.metrics.position {
-                let pct = |x: Option<f64>| x.map_or("—".into(), |v| format!("{:.0}%", v * 100.0));
-                let _ = writeln!(
-                    h,
-                    "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    escape(&a.labels[i]),
-                    pct(p.consistency),
-                    pct(p.first_preferred),
-                    p.n_verdicts
-                );
-            }
-        }
-        h.push_str("</table>\n");
+        h.push_str("<h2>Position bias</h2>\n<p class=\"note\">Consistency: items judged in both orders whose two verdicts agree. First preferred: verdicts that chose the answer shown first (50% is unbiased; ties choose neither).</p>");
+        section_table(h, &SectionTable::position(a));
     }
-
-    h.push_str("<details><summary>Every agreement metric, with 95% intervals</summary><div class=\"wide\"><table><tr><th class=\"l\">trial</th>");
-    // Exact agreement where it is defined, within half a point where the ratings are not
-    // whole points.
-    let qualities: Vec<Quality> = Quality::for_task(a.task)
-        .iter()
-        .copied()
-        .filter(|&q| {
-            !matches!(q, Quality::Accuracy | Quality::WithinHalfPoint)
-                || a.summary
-                    .trials
-                    .iter()
-                    .any(|t| t.metrics.value(q).is_some())
-        })
-        .collect();
-    for &qq in &qualities {
-        let _ = write!(h, "<th>{}</th>", escape(qq.title(a.task)));
-    }
-    h.push_str("</tr>\n");
-    for (i, t) in a.summary.trials.iter().enumerate() {
-        let _ = write!(h, "<tr><td class=\"l\">{}</td>", escape(&a.labels[i]));
-        for &qq in &qualities {
-            let _ = write!(h, "<td>{}</td>", cell(t.metrics.estimate(qq)));
-        }
-        h.push_str("</tr>\n");
-    }
-    h.push_str("</table></div></details>\n");
+    h.push_str("<details><summary>Every agreement metric, with 95% intervals</summary><div class=\"wide\">");
+    section_table(h, &SectionTable::every_metric(a));
+    h.push_str("</div></details>\n");
 }
 
 /// How to read the numbers, and the experiment file that reproduces the run.

@@ -63,8 +63,10 @@ pub enum Unit {
     Milliseconds,
     /// US dollars per 1,000 items.
     Usd,
-    /// A plain number (a p-value, an error, an entropy in bits, a threshold).
+    /// A plain number (an error, an entropy in bits, a threshold).
     Number,
+    /// A p-value or a significance level, in scientific notation (`3.20e-7`).
+    Probability,
     /// Where a row stands against a Pareto front.
     Standing,
     /// Why a trial judged the test split, or where a race dropped it.
@@ -83,6 +85,7 @@ judgelab_core::names!(Unit {
     Milliseconds => "milliseconds",
     Usd => "usd",
     Number => "number",
+    Probability => "probability",
     Standing => "standing",
     Role => "role",
 });

@@ -968,7 +968,7 @@ export type TableRow = {
 export type TableRowKind = "trial" | "cascade" | "panel" | "baseline";
 
 /**  What a column's values are ([`judgelab_report::table::Unit`], by the same names). */
-export type TableUnit = "text" | "param" | "count" | "estimate" | "difference" | "share" | "tokens" | "milliseconds" | "usd" | "number" | "standing" | "role";
+export type TableUnit = "text" | "param" | "count" | "estimate" | "difference" | "share" | "tokens" | "milliseconds" | "usd" | "number" | "probability" | "standing" | "role";
 
 /**
  *  The results table (`report::table`) as the app renders it: every column with its key,

@@ -53,40 +53,45 @@ pub(super) fn findings(a: &Analysis<'_>) -> Vec<Finding> {
         "If you must pick one now, take".to_string()
     };
     out.push(recommendation(a, &verb, best, pick));
-    if let Some(c) = a.selection.filter(|c| c.n_trials > 1) {
-        if let (Some(naive), Some(optimism)) = (c.naive, c.optimism) {
-            let corrected = Estimate {
-                value: c.value,
-                ci: c.ci,
-            };
-            out.push(Finding {
-                kind: Kind::Selection,
-                subject: Subject::Trial(a.trial(best).id),
-                figures: vec![
-                    Figure::point(a.quality.name(), Some(naive)),
-                    Figure::new("selection-corrected", corrected),
-                    Figure::point("optimism", Some(optimism)),
-                ],
-                text: if optimism >= 0.0005 {
-                    format!(
-                        "Trial {} was picked as the best of {} on the same items, so its {q} of {naive:.3} overstates what it will score on new items: picking again on bootstrap resamples and scoring each pick on the items left out gives {}, {optimism:.3} less (bootstrap bias-corrected out-of-bag estimate, Tsamardinos et al. 2018).",
-                        a.name(best),
-                        c.n_trials,
-                        estimate_text(corrected),
-                    )
-                } else {
-                    format!(
-                        "Trial {} was picked as the best of {} on the same items; picking again on bootstrap resamples and scoring each pick on the items left out gives {}, no less than its {q} of {naive:.3}: the choice did not inflate it (bootstrap bias-corrected out-of-bag estimate, Tsamardinos et al. 2018).",
-                        a.name(best),
-                        c.n_trials,
-                        estimate_text(corrected),
-                    )
-                },
-            });
-        }
-    }
+    out.extend(selection(a, best));
     out.extend(caveats(a, pick, ready));
     out
+}
+
+/// The best's score corrected for having been picked among the trials (BBC), where it was
+/// picked among several.
+fn selection(a: &Analysis<'_>, best: usize) -> Option<Finding> {
+    let c = a.selection.filter(|c| c.n_trials > 1)?;
+    let (naive, optimism) = (c.naive?, c.optimism?);
+    let q = a.quality_title();
+    let corrected = Estimate {
+        value: c.value,
+        ci: c.ci,
+    };
+    Some(Finding {
+        kind: Kind::Selection,
+        subject: Subject::Trial(a.trial(best).id),
+        figures: vec![
+            Figure::point(a.quality.name(), Some(naive)),
+            Figure::new("selection-corrected", corrected),
+            Figure::point("optimism", Some(optimism)),
+        ],
+        text: if optimism >= 0.0005 {
+            format!(
+                "Trial {} was picked as the best of {} on the same items, so its {q} of {naive:.3} overstates what it will score on new items: picking again on bootstrap resamples and scoring each pick on the items left out gives {}, {optimism:.3} less (bootstrap bias-corrected out-of-bag estimate, Tsamardinos et al. 2018).",
+                a.name(best),
+                c.n_trials,
+                estimate_text(corrected),
+            )
+        } else {
+            format!(
+                "Trial {} was picked as the best of {} on the same items; picking again on bootstrap resamples and scoring each pick on the items left out gives {}, no less than its {q} of {naive:.3}: the choice did not inflate it (bootstrap bias-corrected out-of-bag estimate, Tsamardinos et al. 2018).",
+                a.name(best),
+                c.n_trials,
+                estimate_text(corrected),
+            )
+        },
+    })
 }
 
 /// The pick: the best, or a cheaper trial the data cannot tell from it.

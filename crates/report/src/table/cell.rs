@@ -138,6 +138,7 @@ impl Cell {
 fn number(unit: Unit, v: f64, digits: usize) -> String {
     match unit {
         Unit::Share => format!("{:.digits$}%", v * 100.0),
+        Unit::Probability => format!("{v:.digits$e}"),
         _ => format!("{v:.digits$}"),
     }
 }

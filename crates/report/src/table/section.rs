@@ -5,7 +5,7 @@
 //! are ([`Cell::text`]), so that no output formats a figure of its own.
 
 use judgelab_core::metrics::latency::Percentiles;
-use judgelab_core::metrics::Estimate;
+use judgelab_core::metrics::{Estimate, Quality};
 
 use super::{Cell, Column, Outputs, Unit};
 use crate::analysis::Analysis;
@@ -237,6 +237,131 @@ impl SectionTable {
             ],
             rows,
         })
+    }
+}
+
+impl SectionTable {
+    /// The trials a race dropped: the round after which it dropped each, the dev items
+    /// judged by then, the difference from the round's leader, its p-value and the Holm
+    /// level that p fell below.
+    pub fn dropped(a: &Analysis<'_>) -> SectionTable {
+        let rows = a
+            .summary
+            .trials
+            .iter()
+            .filter_map(|t| {
+                let d = t.dropped?;
+                Some(SectionRow {
+                    name: format!("#{}", t.id),
+                    cells: vec![
+                        Cell::Count(Some(u64::from(d.round))),
+                        Cell::Count(Some(d.n_items as u64)),
+                        Cell::Value(d.difference),
+                        Cell::Value(d.p_value),
+                        Cell::Value(d.threshold),
+                    ],
+                })
+            })
+            .collect();
+        SectionTable {
+            subject: "trial".into(),
+            columns: vec![
+                column("round", "dropped after round".into(), Unit::Count, 0),
+                column("dev_items", "dev items".into(), Unit::Count, 0),
+                column("difference", "difference".into(), Unit::Number, 3),
+                column("p", "p".into(), Unit::Probability, 2),
+                column("holm", "Holm level".into(), Unit::Probability, 2),
+            ],
+            rows,
+        }
+    }
+
+    /// Position bias of the trials that showed answers in both orders: how often an
+    /// item's two verdicts agree, how often a verdict chose the answer shown first, and
+    /// the verdicts.
+    pub fn position(a: &Analysis<'_>) -> SectionTable {
+        let rows = a
+            .summary
+            .trials
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| {
+                let p = t.metrics.position.as_ref()?;
+                Some(SectionRow {
+                    name: a.labels[i].clone(),
+                    cells: vec![
+                        Cell::Value(p.consistency),
+                        Cell::Value(p.first_preferred),
+                        Cell::Count(Some(p.n_verdicts as u64)),
+                    ],
+                })
+            })
+            .collect();
+        SectionTable {
+            subject: "trial".into(),
+            columns: vec![
+                column("consistency", "consistency".into(), Unit::Share, 0),
+                column("first_preferred", "first preferred".into(), Unit::Share, 0),
+                column("verdicts", "verdicts".into(), Unit::Count, 0),
+            ],
+            rows,
+        }
+    }
+
+    /// Every agreement metric of the task for every trial, with its interval: exact
+    /// agreement where some trial has it, within half a point where ratings are not whole
+    /// points.
+    pub fn every_metric(a: &Analysis<'_>) -> SectionTable {
+        let trials = &a.summary.trials;
+        let qualities: Vec<Quality> = Quality::for_task(a.task)
+            .iter()
+            .copied()
+            .filter(|&q| {
+                !matches!(q, Quality::Accuracy | Quality::WithinHalfPoint)
+                    || trials.iter().any(|t| t.metrics.value(q).is_some())
+            })
+            .collect();
+        SectionTable {
+            subject: "trial".into(),
+            columns: qualities
+                .iter()
+                .map(|q| column(q.name(), q.title(a.task).into(), Unit::Estimate, 3))
+                .collect(),
+            rows: trials
+                .iter()
+                .enumerate()
+                .map(|(i, t)| SectionRow {
+                    name: a.labels[i].clone(),
+                    cells: qualities
+                        .iter()
+                        .map(|&q| Cell::Estimate(t.metrics.estimate(q)))
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Trial `i`'s confusion matrix: a row per human label, a column per verdict (a parse
+    /// failure its own), each cell the verdicts.
+    pub fn confusion(a: &Analysis<'_>, i: usize) -> SectionTable {
+        let c = &a.summary.trials[i].metrics.confusion;
+        SectionTable {
+            subject: "human \\ judge".into(),
+            columns: c
+                .columns
+                .iter()
+                .map(|name| column(name, name.clone(), Unit::Count, 0))
+                .collect(),
+            rows: c
+                .labels
+                .iter()
+                .zip(&c.counts)
+                .map(|(label, counts)| SectionRow {
+                    name: label.clone(),
+                    cells: counts.iter().map(|&n| Cell::Count(Some(n))).collect(),
+                })
+                .collect(),
+        }
     }
 }
 

@@ -78,3 +78,58 @@ fn every_section_of_the_reports() {
     snapshot_sections("sweep", &fixture::renderers());
     snapshot_sections("chance", &fixture::chance());
 }
+
+/// The section tables no fixture's report shows (a race's dropped trials, position bias),
+/// as HTML writes their cells: a p-value in scientific notation, shares as percentages.
+#[test]
+fn the_race_and_position_tables() {
+    use judgelab_core::metrics::position::PositionBias;
+    use judgelab_core::race::RoundStanding;
+    use judgelab_report::analysis::Analysis;
+    use judgelab_report::table::{SectionTable, Style};
+
+    let mut s = fixture::renderers();
+    let id = s.trials[2].id;
+    s.trials[2].dropped = Some(RoundStanding {
+        trial_id: id,
+        round: 2,
+        n_items: 40,
+        leader: false,
+        value: Some(0.7),
+        difference: Some(-0.25),
+        std_error: Some(0.05),
+        p_value: Some(3.2e-7),
+        threshold: Some(0.05 / 3.0),
+        dropped: true,
+    });
+    s.trials[0].metrics.position = Some(PositionBias {
+        n_both: 80,
+        consistency: Some(0.8125),
+        n_verdicts: 160,
+        first_preferred: Some(0.55),
+    });
+    let a = Analysis::new(&s, Quality::Accuracy);
+    let text = |t: &SectionTable| {
+        let mut out = format!(
+            "{} | {}\n",
+            t.subject,
+            t.columns
+                .iter()
+                .map(|c| c.title.as_str())
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
+        for row in &t.rows {
+            let cells: Vec<String> = row
+                .cells
+                .iter()
+                .zip(&t.columns)
+                .map(|(cell, c)| cell.text(c, Style::Html))
+                .collect();
+            out.push_str(&format!("{} | {}\n", row.name, cells.join(" | ")));
+        }
+        out
+    };
+    insta::assert_snapshot!("race_dropped", text(&SectionTable::dropped(&a)));
+    insta::assert_snapshot!("position_bias", text(&SectionTable::position(&a)));
+}
