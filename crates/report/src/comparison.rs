@@ -11,6 +11,7 @@ use judgelab_core::results::comparison::{Compared, Comparison};
 use judgelab_core::Task;
 
 use crate::escape::escape;
+use crate::table::SectionTable;
 
 /// A side's name: `experiment:trial`.
 pub fn side(s: &Compared) -> String {
@@ -72,22 +73,14 @@ pub(crate) fn html(h: &mut String, c: &Comparison, task: Task) {
         let _ = writeln!(h, "<li>{}</li>", escape(&s));
     }
     h.push_str("</ul>\n");
-    if !d.categories.is_empty() {
+    if let Some(flips) = SectionTable::flips(d) {
         let _ = writeln!(
             h,
-            "<table><caption class=\"note\">Flip matrix: rows {}, columns {}</caption>\n<tr><th></th>{}</tr>",
+            "<p class=\"note\">Flip matrix: rows {}, columns {}</p>",
             escape(&a),
-            escape(&b),
-            d.categories
-                .iter()
-                .map(|c| format!("<th>{}</th>", escape(c)))
-                .collect::<String>()
+            escape(&b)
         );
-        for (c, row) in d.categories.iter().zip(&d.matrix) {
-            let cells: String = row.iter().map(|n| format!("<td>{n}</td>")).collect();
-            let _ = writeln!(h, "<tr><th>{}</th>{cells}</tr>", escape(c));
-        }
-        h.push_str("</table>\n");
+        crate::html::section_table(h, &flips);
     }
     let by = by_human(d);
     if !by.is_empty() {
@@ -97,28 +90,9 @@ pub(crate) fn html(h: &mut String, c: &Comparison, task: Task) {
         }
         h.push_str("</ul>\n");
     }
-    let moved = moved(d);
-    if !moved.is_empty() {
-        let _ = writeln!(
-            h,
-            "<table><caption class=\"note\">The calls whose beliefs moved most (Jensen–Shannon)</caption>\n<tr><th class=\"l\">item</th><th>human</th><th>{}</th><th>{}</th><th>KL</th><th>JS</th></tr>",
-            escape(&a),
-            escape(&b)
-        );
-        for m in moved {
-            let _ = writeln!(
-                h,
-                "<tr><td class=\"l\">{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td></tr>",
-                escape(&m.item_id),
-                escape(&slot(m)),
-                escape(&m.human),
-                escape(&m.first),
-                escape(&m.second),
-                m.kl.map_or("∞".into(), |k| format!("{k:.3}")),
-                m.js
-            );
-        }
-        h.push_str("</table>\n");
+    if let Some(moved) = SectionTable::moved(d, &a, &b) {
+        h.push_str("<p class=\"note\">The calls whose beliefs moved most (Jensen–Shannon)</p>\n");
+        crate::html::section_table(h, &moved);
     }
 }
 
@@ -142,42 +116,18 @@ pub(crate) fn markdown(m: &mut String, c: &Comparison, task: Task) {
             let _ = writeln!(m, "- {s}");
         }
     }
-    if !d.categories.is_empty() {
-        let _ = writeln!(
-            m,
-            "\nFlip matrix (rows {a}, columns {b}):\n\n| | {} |\n|---|{}",
-            d.categories.join(" | "),
-            "---:|".repeat(d.categories.len())
-        );
-        for (c, row) in d.categories.iter().zip(&d.matrix) {
-            let cells: Vec<String> = row.iter().map(usize::to_string).collect();
-            let _ = writeln!(m, "| **{c}** | {} |", cells.join(" | "));
-        }
+    if let Some(flips) = SectionTable::flips(d) {
+        let _ = writeln!(m, "\nFlip matrix (rows {a}, columns {b}):\n");
+        crate::markdown::section_table(m, &flips);
     }
-    let moved = moved(d);
-    if !moved.is_empty() {
-        let _ = writeln!(
-            m,
-            "\nThe calls whose beliefs moved most:\n\n| item | human | {a} | {b} | KL | JS |\n|---|---|---|---|---:|---:|"
-        );
-        for v in moved {
-            let _ = writeln!(
-                m,
-                "| {}{} | {} | {} | {} | {} | {:.3} |",
-                v.item_id,
-                slot(v),
-                v.human,
-                v.first,
-                v.second,
-                v.kl.map_or("∞".into(), |k| format!("{k:.3}")),
-                v.js
-            );
-        }
+    if let Some(moved) = SectionTable::moved(d, &a, &b) {
+        m.push_str("\nThe calls whose beliefs moved most:\n\n");
+        crate::markdown::section_table(m, &moved);
     }
 }
 
 /// A call's answer order and repeat, where they are not the first.
-fn slot(m: &Moved) -> String {
+pub(crate) fn slot(m: &Moved) -> String {
     let mut out = String::new();
     if m.swapped {
         out += " (B first)";

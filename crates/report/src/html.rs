@@ -306,7 +306,7 @@ fn drift(h: &mut String, a: &Analysis<'_>, findings: &Findings, figures: &Figure
 
 /// A section's table: its rows' names, then each cell as HTML writes it (an interval in
 /// small print), text to the left.
-fn section_table(h: &mut String, t: &SectionTable) {
+pub(crate) fn section_table(h: &mut String, t: &SectionTable) {
     let left = |c: &Column| matches!(c.unit, Unit::Text | Unit::Role);
     let class = |c: &Column| if left(c) { " class=\"l\"" } else { "" };
     let _ = write!(h, "<table><tr><th class=\"l\">{}</th>", escape(&t.subject));

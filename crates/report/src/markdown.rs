@@ -191,7 +191,7 @@ fn baselines(m: &mut String, a: &Analysis<'_>, table: &ResultsTable) {
 }
 
 /// A section's table: its rows' names, then each cell as the report writes it.
-fn section_table(m: &mut String, t: &SectionTable) {
+pub(crate) fn section_table(m: &mut String, t: &SectionTable) {
     let mut header = vec![t.subject.clone()];
     header.extend(t.columns.iter().map(|c| c.title.clone()));
     let _ = writeln!(m, "| {} |", header.join(" | "));

@@ -1244,7 +1244,7 @@ fn an_exact_grid_costs_the_calls_of_one_point() {
     let md = std::fs::read_to_string(report.join("report.md")).unwrap();
     for expected in [
         &format!("## Compared: point:{} and {worded}", c["first"]["trial"])[..],
-        "| **A** |",
+        "\n| A | ",
         "McNemar exact p = ",
         "The calls whose beliefs moved most:",
     ] {

@@ -4,6 +4,7 @@
 //! ([`Cell`]), built once here and written by each output as the results table's cells
 //! are ([`Cell::text`]), so that no output formats a figure of its own.
 
+use judgelab_core::metrics::drift::Drift;
 use judgelab_core::metrics::latency::Percentiles;
 use judgelab_core::metrics::{Estimate, Quality};
 
@@ -27,7 +28,7 @@ pub struct SectionRow {
 }
 
 /// A column of a section's table: shown wherever the table is.
-fn column(key: &str, title: String, unit: Unit, digits: usize) -> Column {
+pub(crate) fn column(key: &str, title: String, unit: Unit, digits: usize) -> Column {
     Column {
         key: key.into(),
         short: key.into(),
@@ -362,6 +363,61 @@ impl SectionTable {
                 })
                 .collect(),
         }
+    }
+}
+
+impl SectionTable {
+    /// Two judges' flip matrix: a row per verdict of the first, a column per verdict of
+    /// the second, each cell the calls; none without calls both made.
+    pub fn flips(d: &Drift) -> Option<SectionTable> {
+        (!d.categories.is_empty()).then(|| SectionTable {
+            subject: String::new(),
+            columns: d
+                .categories
+                .iter()
+                .map(|k| column(k, k.clone(), Unit::Count, 0))
+                .collect(),
+            rows: d
+                .categories
+                .iter()
+                .zip(&d.matrix)
+                .map(|(k, row)| SectionRow {
+                    name: k.clone(),
+                    cells: row.iter().map(|&n| Cell::Count(Some(n as u64))).collect(),
+                })
+                .collect(),
+        })
+    }
+
+    /// The calls whose beliefs moved most between two judges, `first` and `second`: the
+    /// human label, each judge's verdict, and how far the belief moved (KL, infinite where
+    /// the second gives no weight to what the first believed; Jensen–Shannon); none where
+    /// no belief was compared.
+    pub fn moved(d: &Drift, first: &str, second: &str) -> Option<SectionTable> {
+        let moved = d.divergence.as_ref().map_or(&[][..], |v| &v.moved);
+        (!moved.is_empty()).then(|| SectionTable {
+            subject: "item".into(),
+            columns: vec![
+                column("human", "human".into(), Unit::Text, 0),
+                column("first", first.into(), Unit::Text, 0),
+                column("second", second.into(), Unit::Text, 0),
+                column("kl", "KL".into(), Unit::Number, 3),
+                column("js", "JS".into(), Unit::Number, 3),
+            ],
+            rows: moved
+                .iter()
+                .map(|m| SectionRow {
+                    name: format!("{}{}", m.item_id, crate::comparison::slot(m)),
+                    cells: vec![
+                        Cell::Text(m.human.clone()),
+                        Cell::Text(m.first.clone()),
+                        Cell::Text(m.second.clone()),
+                        m.kl.map_or(Cell::Text("∞".into()), |k| Cell::Value(Some(k))),
+                        Cell::Value(Some(m.js)),
+                    ],
+                })
+                .collect(),
+        })
     }
 }
 

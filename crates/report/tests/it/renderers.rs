@@ -75,6 +75,17 @@ fn renderers() {
     insta::assert_snapshot!("markdown", trials);
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     insta::assert_snapshot!("html", section(&html, "<h2>Trials</h2>", "<h3>Panels</h3>"));
+    // The comparison's section: its sentences, flip matrix and the calls that moved most.
+    let compared = |text: &str, heading: &str| {
+        let start = text.find(heading).expect("a Compared section");
+        let rest = &text[start + heading.len()..];
+        let end = rest
+            .find(&heading[..heading.len() - "Compared".len()])
+            .unwrap_or(rest.len());
+        text[start..start + heading.len() + end].to_string()
+    };
+    insta::assert_snapshot!("compared_markdown", compared(&md, "\n## Compared"));
+    insta::assert_snapshot!("compared_html", compared(&html, "<h2>Compared"));
 }
 
 /// The part of `text` from `from` up to `to`.
