@@ -908,57 +908,19 @@ pub struct CascadeView {
 }
 
 /// Whether the pick is confirmed on items that did not choose it, how much choosing
-/// inflates its score, and a race's drops.
+/// inflates its score, and a race's drops: the report's findings of those kinds and its
+/// tables, as "Is the pick confirmed?" shows them.
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct SelectionView {
-    /// `grid` or `race`.
-    pub strategy: String,
-    /// The metric that ranks, races and confirms.
-    pub metric: String,
-    pub metric_title: String,
-    pub n_dev_items: u32,
-    /// 0: no test split, so the pick is not confirmed.
-    pub n_test_items: u32,
-    /// The trials that judge the test split are chosen (after the dev split).
-    pub selected: bool,
-    pub confirmed: Vec<ConfirmedView>,
-    /// The pick's score corrected for having been chosen (BBC); none without intervals.
-    pub corrected: Option<CorrectedView>,
-    pub race: Option<RaceView>,
-}
-
-#[derive(Debug, Clone, Serialize, Type)]
-pub struct ConfirmedView {
-    pub trial_id: u32,
-    pub label: String,
-    pub role: String,
-    pub dev: Cell,
-    pub test: Cell,
-    /// Dev minus test: the optimism of choosing.
-    pub gap: Option<f64>,
-}
-
-#[derive(Debug, Clone, Serialize, Type)]
-pub struct CorrectedView {
-    pub n_trials: u32,
-    /// The pick's score on the items that chose it.
-    pub naive: Option<f64>,
-    /// Its out-of-bag estimate on new items, with an interval.
-    pub estimate: Cell,
-    pub optimism: Option<f64>,
-}
-
-#[derive(Debug, Clone, Serialize, Type)]
-pub struct RaceView {
-    pub round: u32,
-    pub min_items: u32,
-    pub alpha: f64,
-    pub n_dropped: u32,
-    /// Dev verdicts the race stored, of those the full grid needs.
-    pub stored: u32,
-    pub grid: u32,
+    /// Confirmation (or why there is none yet), the selection-corrected estimate, the race.
+    pub findings: Vec<FindingView>,
+    /// The trials kept for the test split: dev and test scores and their gap; no rows
+    /// before the test split is judged.
+    pub kept: SectionTableView,
+    /// The trials a race dropped, and when.
+    pub dropped: SectionTableView,
     /// Survivors' differences from the leader by round (the report's race chart).
-    pub svg: String,
+    pub race_svg: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]

@@ -15,11 +15,11 @@ use judgelab_report::table::{
 };
 
 use crate::dto::{
-    CascadeView, Cell, ChartView, Column, ConfirmedView, ContributionView, CorrectedView,
-    CriterionChoice, FigureView, FindingKind, FindingView, Hotspot, HumansView, JudgeWithRaterView,
-    LabelsView, LoadLevelView, LoadView, PanelView, Param, RaceView, RaterPairView, RaterView,
-    Results, SectionRowView, SectionTableView, SelectionView, TableCell, TableColumn, TableRow,
-    TableRowKind, TableUnit, TableView, TrialView, TrustView,
+    CascadeView, Cell, ChartView, Column, ContributionView, CriterionChoice, FigureView,
+    FindingKind, FindingView, Hotspot, HumansView, JudgeWithRaterView, LabelsView, LoadLevelView,
+    LoadView, PanelView, Param, RaterPairView, RaterView, Results, SectionRowView,
+    SectionTableView, SelectionView, TableCell, TableColumn, TableRow, TableRowKind, TableUnit,
+    TableView, TrialView, TrustView,
 };
 use crate::error::AppResult;
 
@@ -60,7 +60,7 @@ pub fn results(summary: &ExperimentSummary, q: Quality) -> AppResult<Results> {
         cost_title: a.cost.title(task),
         resamples: summary.bootstrap.resamples,
         load: load_view(&a)?,
-        selection: selection_view(&a)?,
+        selection: selection_view(&a, &findings)?,
         trust: trust_view(&a, &findings)?,
         panels: (0..summary.panels.len())
             .map(|i| panel_view(&a, &findings, i))
@@ -212,61 +212,28 @@ fn trust_view(a: &Analysis<'_>, findings: &Findings) -> AppResult<TrustView> {
 }
 
 /// The report's "Is the pick confirmed?" section, as data.
-fn selection_view(a: &Analysis<'_>) -> AppResult<SelectionView> {
+fn selection_view(a: &Analysis<'_>, findings: &Findings) -> AppResult<SelectionView> {
     let e = &a.summary.experiment;
-    let s = &e.parsed.selection;
-    let race = match a.race_chart() {
-        Some(chart) => {
-            let (stored, grid) = a.summary.race_verdicts().unwrap_or((0, 0));
-            Some(RaceView {
-                round: s.round as u32,
-                min_items: s.min_items as u32,
-                alpha: s.alpha,
-                n_dropped: a
-                    .summary
-                    .trials
-                    .iter()
-                    .filter(|t| t.dropped.is_some())
-                    .count() as u32,
-                stored: stored as u32,
-                grid: grid as u32,
-                svg: judgelab_report::svg(&Chart::Lines(chart), CHART.0, CHART.1)?,
-            })
+    let kept = if e.selected && e.n_test_items > 0 {
+        SectionTable::confirmation(a)
+    } else {
+        SectionTable {
+            rows: Vec::new(),
+            ..SectionTable::confirmation(a)
         }
-        None => None,
     };
     Ok(SelectionView {
-        strategy: if s.is_race() { "race" } else { "grid" }.to_string(),
-        metric: a.quality.name().to_string(),
-        metric_title: a.quality_title().to_string(),
-        n_dev_items: e.n_items as u32,
-        n_test_items: e.n_test_items as u32,
-        selected: e.selected,
-        confirmed: a
-            .confirmed()
-            .into_iter()
-            .map(|c| ConfirmedView {
-                trial_id: c.trial.id as u32,
-                label: a
-                    .summary
-                    .trial_index(c.trial.id)
-                    .map_or_else(|_| format!("#{}", c.trial.id), |i| a.labels[i].clone()),
-                role: c.role.to_string(),
-                dev: cell(c.dev),
-                test: cell(c.test),
-                gap: c.gap,
-            })
+        findings: [Kind::Confirmation, Kind::Selection, Kind::Race]
+            .iter()
+            .flat_map(|kind| findings.of(std::slice::from_ref(kind)))
+            .map(finding_view)
             .collect(),
-        corrected: a.selection.map(|c| CorrectedView {
-            n_trials: c.n_trials as u32,
-            naive: c.naive,
-            estimate: cell(Estimate {
-                value: c.value,
-                ci: c.ci,
-            }),
-            optimism: c.optimism,
-        }),
-        race,
+        kept: section_view(&kept),
+        dropped: section_view(&SectionTable::dropped(a)),
+        race_svg: a
+            .race_chart()
+            .map(|chart| judgelab_report::svg(&Chart::Lines(chart), CHART.0, CHART.1))
+            .transpose()?,
     })
 }
 

@@ -274,7 +274,7 @@ fn the_whole_workflow_in_the_real_app() {
     // The pick is confirmed on the test split, and the race drawn round by round.
     let status = s.wait(&testid("selection-status"), 30).text();
     assert!(
-        status.contains("Kept after 6 dev items and judged on 2 test items"),
+        status.contains("kept after the 6 dev items and judged on 2 test items"),
         "{status}"
     );
     assert!(s.count(&testid("confirmed-row")) >= 1);

@@ -212,16 +212,6 @@ export type ComputeInfo = {
 	gpus: string[],
 };
 
-export type ConfirmedView = {
-	trial_id: number,
-	label: string,
-	role: string,
-	dev: Cell,
-	test: Cell,
-	/**  Dev minus test: the optimism of choosing. */
-	gap: number | null,
-};
-
 export type ConfusionView = {
 	rows: string[],
 	columns: string[],
@@ -235,15 +225,6 @@ export type ContributionView = {
 	without: Cell,
 	/**  The panel's metric minus `without`, with its paired interval. */
 	difference: Cell,
-};
-
-export type CorrectedView = {
-	n_trials: number,
-	/**  The pick's score on the items that chose it. */
-	naive: number | null,
-	/**  Its out-of-bag estimate on new items, with an interval. */
-	estimate: Cell,
-	optimism: number | null,
 };
 
 export type Count = {
@@ -784,18 +765,6 @@ export type RacePlan = {
 	min_calls: number,
 };
 
-export type RaceView = {
-	round: number,
-	min_items: number,
-	alpha: number | null,
-	n_dropped: number,
-	/**  Dev verdicts the race stored, of those the full grid needs. */
-	stored: number,
-	grid: number,
-	/**  Survivors' differences from the leader by round (the report's race chart). */
-	svg: string,
-};
-
 export type RaterPairView = {
 	first: string,
 	second: string,
@@ -908,23 +877,21 @@ export type SectionTableView = {
 
 /**
  *  Whether the pick is confirmed on items that did not choose it, how much choosing
- *  inflates its score, and a race's drops.
+ *  inflates its score, and a race's drops: the report's findings of those kinds and its
+ *  tables, as "Is the pick confirmed?" shows them.
  */
 export type SelectionView = {
-	/**  `grid` or `race`. */
-	strategy: string,
-	/**  The metric that ranks, races and confirms. */
-	metric: string,
-	metric_title: string,
-	n_dev_items: number,
-	/**  0: no test split, so the pick is not confirmed. */
-	n_test_items: number,
-	/**  The trials that judge the test split are chosen (after the dev split). */
-	selected: boolean,
-	confirmed: ConfirmedView[],
-	/**  The pick's score corrected for having been chosen (BBC); none without intervals. */
-	corrected: CorrectedView | null,
-	race: RaceView | null,
+	/**  Confirmation (or why there is none yet), the selection-corrected estimate, the race. */
+	findings: FindingView[],
+	/**
+	 *  The trials kept for the test split: dev and test scores and their gap; no rows
+	 *  before the test split is judged.
+	 */
+	kept: SectionTableView,
+	/**  The trials a race dropped, and when. */
+	dropped: SectionTableView,
+	/**  Survivors' differences from the leader by round (the report's race chart). */
+	race_svg: string | null,
 };
 
 /**  A cell as the report writes it, with its number for sorting and its interval. */
