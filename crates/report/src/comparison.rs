@@ -1,16 +1,15 @@
-//! Two judges compared ([`Comparison`]) in words: what `judgelab compare` prints and the
-//! report's "Compared" sections show. Each side is named `experiment:trial`; the sentences
-//! (what was left out, the flips toward and away from the humans, kappa between the judges,
-//! McNemar's exact test and the paired difference, how far the beliefs moved) are shared,
-//! and the flip matrix and the calls that moved most are drawn as each format draws a table.
+//! Two judges compared ([`Comparison`]) in words: the sentences `judgelab compare` prints
+//! and the report's "Compared" sections show (what was left out, the flips toward and away
+//! from the humans, kappa between the judges, McNemar's exact test and the paired
+//! difference, how far the beliefs moved), each side named `experiment:trial`, and the
+//! terminal's text. The flip matrix and the calls that moved most are section tables
+//! ([`SectionTable::flips`], [`SectionTable::moved`]); `markdown` and `html` lay out their
+//! own "Compared" sections from these sentences and tables.
 
-use std::fmt::Write;
-
-use judgelab_core::metrics::drift::{Drift, Moved};
+use judgelab_core::metrics::drift::Drift;
 use judgelab_core::results::comparison::{Compared, Comparison};
 use judgelab_core::Task;
 
-use crate::escape::escape;
 use crate::table::SectionTable;
 
 /// A side's name: `experiment:trial`.
@@ -27,123 +26,23 @@ pub fn text(c: &Comparison, task: Task) -> String {
     for line in by_human(d) {
         out += &format!("  {line}\n");
     }
-    out += &matrix_text(d, &a, &b);
+    if let Some(flips) = SectionTable::flips(d) {
+        out += &format!("flip matrix (rows: {a}, columns: {b})\n");
+        out += &crate::terminal::section(&flips);
+    }
     for line in paired(c, task) {
         out += &format!("{line}\n");
     }
     out += &format!("{}\n", divergence(d));
-    let moved = moved(d);
-    if !moved.is_empty() {
+    if let Some(moved) = SectionTable::moved(d, &a, &b) {
         out += "moved most:\n";
-    }
-    for m in moved {
-        let kl = m.kl.map_or("∞".into(), |k| format!("{k:.3}"));
-        out += &format!(
-            "  {}{}  humans {}: {} → {}  KL {kl}  JS {:.3}\n",
-            m.item_id,
-            slot(m),
-            m.human,
-            m.first,
-            m.second,
-            m.js
-        );
+        out += &crate::terminal::section(&moved);
     }
     out
-}
-
-/// The report's section on one comparison, in HTML.
-pub(crate) fn html(h: &mut String, c: &Comparison, task: Task) {
-    let (a, b) = (side(&c.first), side(&c.second));
-    let d = &c.drift;
-    let _ = writeln!(
-        h,
-        "<h2>Compared: {} and {}</h2>\n<p class=\"note\">{}: {}<br>{}: {}</p>",
-        escape(&a),
-        escape(&b),
-        escape(&a),
-        escape(&c.first.params),
-        escape(&b),
-        escape(&c.second.params)
-    );
-    h.push_str("<ul>\n");
-    let mut sentences = vec![calls(d, &a, &b), flips(d)];
-    sentences.extend(paired(c, task));
-    sentences.push(divergence(d));
-    for s in sentences {
-        let _ = writeln!(h, "<li>{}</li>", escape(&s));
-    }
-    h.push_str("</ul>\n");
-    if let Some(flips) = SectionTable::flips(d) {
-        let _ = writeln!(
-            h,
-            "<p class=\"note\">Flip matrix: rows {}, columns {}</p>",
-            escape(&a),
-            escape(&b)
-        );
-        crate::html::section_table(h, &flips);
-    }
-    let by = by_human(d);
-    if !by.is_empty() {
-        h.push_str("<ul class=\"note\">\n");
-        for line in by {
-            let _ = writeln!(h, "<li>{}</li>", escape(&line));
-        }
-        h.push_str("</ul>\n");
-    }
-    if let Some(moved) = SectionTable::moved(d, &a, &b) {
-        h.push_str("<p class=\"note\">The calls whose beliefs moved most (Jensen–Shannon)</p>\n");
-        crate::html::section_table(h, &moved);
-    }
-}
-
-/// The report's section on one comparison, in Markdown.
-pub(crate) fn markdown(m: &mut String, c: &Comparison, task: Task) {
-    let (a, b) = (side(&c.first), side(&c.second));
-    let d = &c.drift;
-    let _ = writeln!(
-        m,
-        "\n## Compared: {a} and {b}\n\n`{a}`: {}  \n`{b}`: {}\n",
-        c.first.params, c.second.params
-    );
-    let mut sentences = vec![calls(d, &a, &b), flips(d)];
-    sentences.extend(by_human(d).into_iter().map(|l| format!("  - {l}")));
-    sentences.extend(paired(c, task));
-    sentences.push(divergence(d));
-    for s in sentences {
-        if s.starts_with("  - ") {
-            let _ = writeln!(m, "{s}");
-        } else {
-            let _ = writeln!(m, "- {s}");
-        }
-    }
-    if let Some(flips) = SectionTable::flips(d) {
-        let _ = writeln!(m, "\nFlip matrix (rows {a}, columns {b}):\n");
-        crate::markdown::section_table(m, &flips);
-    }
-    if let Some(moved) = SectionTable::moved(d, &a, &b) {
-        m.push_str("\nThe calls whose beliefs moved most:\n\n");
-        crate::markdown::section_table(m, &moved);
-    }
-}
-
-/// A call's answer order and repeat, where they are not the first.
-pub(crate) fn slot(m: &Moved) -> String {
-    let mut out = String::new();
-    if m.swapped {
-        out += " (B first)";
-    }
-    if m.repeat > 0 {
-        out += &format!(" repeat {}", m.repeat);
-    }
-    out
-}
-
-fn moved(d: &Drift) -> &[Moved] {
-    d.divergence.as_ref().map_or(&[], |v| &v.moved)
 }
 
 /// On how many calls, and what was left out.
-fn calls(d: &Drift, a: &str, b: &str) -> String {
+pub(crate) fn calls(d: &Drift, a: &str, b: &str) -> String {
     let mut parts = Vec::new();
     if d.only_first > 0 {
         parts.push(format!("{} calls only {a} made", d.only_first));
@@ -170,7 +69,7 @@ fn percent(x: f64) -> String {
 }
 
 /// The flips, with their rate and direction, and kappa between the judges.
-fn flips(d: &Drift) -> String {
+pub(crate) fn flips(d: &Drift) -> String {
     let rate = match (d.flip_rate.value, d.flip_rate.ci) {
         (Some(r), Some((lo, hi))) => format!(
             "{}, 95% bootstrap interval over items [{}, {}]",
@@ -190,7 +89,7 @@ fn flips(d: &Drift) -> String {
 }
 
 /// The flips on the items of each human label.
-fn by_human(d: &Drift) -> Vec<String> {
+pub(crate) fn by_human(d: &Drift) -> Vec<String> {
     d.by_human
         .iter()
         .map(|h| {
@@ -207,37 +106,8 @@ fn by_human(d: &Drift) -> Vec<String> {
         .collect()
 }
 
-/// The flip matrix as the terminal prints it: rows the first judge's verdicts, columns the
-/// second's.
-fn matrix_text(d: &Drift, a: &str, b: &str) -> String {
-    if d.categories.is_empty() {
-        return String::new();
-    }
-    let width = d
-        .categories
-        .iter()
-        .map(String::len)
-        .chain(d.matrix.iter().flatten().map(|n| n.to_string().len()))
-        .max()
-        .unwrap_or(1)
-        .max(4);
-    let mut out = format!("flip matrix (rows: {a}, columns: {b})\n  {:>width$}", "");
-    for c in &d.categories {
-        out += &format!(" {c:>width$}");
-    }
-    out.push('\n');
-    for (c, row) in d.categories.iter().zip(&d.matrix) {
-        out += &format!("  {c:>width$}");
-        for n in row {
-            out += &format!(" {n:>width$}");
-        }
-        out.push('\n');
-    }
-    out
-}
-
 /// The metric on each side and their paired difference; McNemar's exact test.
-fn paired(c: &Comparison, task: Task) -> [String; 2] {
+pub(crate) fn paired(c: &Comparison, task: Task) -> [String; 2] {
     let p = &c.paired;
     let value = |v: Option<f64>| v.map_or("undefined".into(), |v| format!("{v:.3}"));
     let difference = match (p.difference.value, p.difference.ci) {
@@ -268,7 +138,7 @@ fn paired(c: &Comparison, task: Task) -> [String; 2] {
 }
 
 /// How far the beliefs moved, where the verdicts carry them.
-fn divergence(d: &Drift) -> String {
+pub(crate) fn divergence(d: &Drift) -> String {
     let Some(v) = &d.divergence else {
         return "no divergence: the verdicts carry no belief (exact trials and judges that return log-probabilities do)".into();
     };

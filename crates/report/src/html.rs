@@ -5,10 +5,12 @@ use std::fmt::Write;
 
 use judgelab_core::pareto::FrontStatus;
 use judgelab_core::results::comparison::Comparison;
+use judgelab_core::Task;
 
 use judgelab_core::sweep::Axis;
 
 use crate::analysis::Analysis;
+use crate::comparison;
 use crate::escape::escape;
 use crate::findings::{Findings, Kind};
 use crate::table::{Cell, Column, Output, ResultsTable, RowKind, SectionTable, Style, Unit};
@@ -80,7 +82,7 @@ pub fn render(
     drift(&mut h, a, findings, figures);
     wording(&mut h, findings);
     for c in comparisons {
-        crate::comparison::html(&mut h, c, a.summary.experiment.task_kind);
+        compared(&mut h, c, a.summary.experiment.task_kind);
     }
     parameters(&mut h, a, figures);
     latency(&mut h, a, figures);
@@ -495,4 +497,49 @@ fn reading(h: &mut String, a: &Analysis<'_>) {
         escape(&e.spec)
     );
     h.push_str("<p class=\"note\">Files beside this report: trials.csv (one row per trial), verdicts.csv (one row per call), report.md, and each chart as SVG and PNG.</p>\n</body></html>\n");
+}
+
+/// The report's section on one comparison, in HTML.
+fn compared(h: &mut String, c: &Comparison, task: Task) {
+    let (a, b) = (comparison::side(&c.first), comparison::side(&c.second));
+    let d = &c.drift;
+    let _ = writeln!(
+        h,
+        "<h2>Compared: {} and {}</h2>\n<p class=\"note\">{}: {}<br>{}: {}</p>",
+        escape(&a),
+        escape(&b),
+        escape(&a),
+        escape(&c.first.params),
+        escape(&b),
+        escape(&c.second.params)
+    );
+    h.push_str("<ul>\n");
+    let mut sentences = vec![comparison::calls(d, &a, &b), comparison::flips(d)];
+    sentences.extend(comparison::paired(c, task));
+    sentences.push(comparison::divergence(d));
+    for s in sentences {
+        let _ = writeln!(h, "<li>{}</li>", escape(&s));
+    }
+    h.push_str("</ul>\n");
+    if let Some(flips) = SectionTable::flips(d) {
+        let _ = writeln!(
+            h,
+            "<p class=\"note\">Flip matrix: rows {}, columns {}</p>",
+            escape(&a),
+            escape(&b)
+        );
+        section_table(h, &flips);
+    }
+    let by = comparison::by_human(d);
+    if !by.is_empty() {
+        h.push_str("<ul class=\"note\">\n");
+        for line in by {
+            let _ = writeln!(h, "<li>{}</li>", escape(&line));
+        }
+        h.push_str("</ul>\n");
+    }
+    if let Some(moved) = SectionTable::moved(d, &a, &b) {
+        h.push_str("<p class=\"note\">The calls whose beliefs moved most (Jensen–Shannon)</p>\n");
+        section_table(h, &moved);
+    }
 }

@@ -4,8 +4,10 @@
 use std::fmt::Write;
 
 use judgelab_core::results::comparison::Comparison;
+use judgelab_core::Task;
 
 use crate::analysis::Analysis;
+use crate::comparison;
 use crate::findings::{Findings, Kind};
 use crate::table::{Output, ResultsTable, Row, RowKind, SectionTable, Style};
 
@@ -41,7 +43,7 @@ pub fn render(
         "\n## Wording\n\nTemplates that mean the same, worded otherwise (`[robustness]`): the items whose verdict no rewording changes, on the same calls:\n\n",
     );
     for c in comparisons {
-        crate::comparison::markdown(&mut m, c, a.summary.experiment.task_kind);
+        compared(&mut m, c, a.summary.experiment.task_kind);
     }
     m.push_str("\n## Charts\n\n");
     for (file, caption) in charts {
@@ -238,4 +240,38 @@ fn text(table: &ResultsTable, row: &Row, c: Option<usize>) -> String {
     c.map_or("—".into(), |c| {
         row.cells[c].text(&table.columns[c], Style::Report)
     })
+}
+
+/// The report's section on one comparison, in Markdown.
+fn compared(m: &mut String, c: &Comparison, task: Task) {
+    let (a, b) = (comparison::side(&c.first), comparison::side(&c.second));
+    let d = &c.drift;
+    let _ = writeln!(
+        m,
+        "\n## Compared: {a} and {b}\n\n`{a}`: {}  \n`{b}`: {}\n",
+        c.first.params, c.second.params
+    );
+    let mut sentences = vec![comparison::calls(d, &a, &b), comparison::flips(d)];
+    sentences.extend(
+        comparison::by_human(d)
+            .into_iter()
+            .map(|l| format!("  - {l}")),
+    );
+    sentences.extend(comparison::paired(c, task));
+    sentences.push(comparison::divergence(d));
+    for s in sentences {
+        if s.starts_with("  - ") {
+            let _ = writeln!(m, "{s}");
+        } else {
+            let _ = writeln!(m, "- {s}");
+        }
+    }
+    if let Some(flips) = SectionTable::flips(d) {
+        let _ = writeln!(m, "\nFlip matrix (rows {a}, columns {b}):\n");
+        section_table(m, &flips);
+    }
+    if let Some(moved) = SectionTable::moved(d, &a, &b) {
+        m.push_str("\nThe calls whose beliefs moved most:\n\n");
+        section_table(m, &moved);
+    }
 }

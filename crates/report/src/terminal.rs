@@ -1,7 +1,7 @@
 //! The results table as the CLI prints it (`run`, `show`): the terminal's columns in a
 //! fixed-width grid, text to the left and figures to the right.
 
-use crate::table::{Output, ResultsTable, Style, Unit};
+use crate::table::{Output, ResultsTable, SectionTable, Style, Unit};
 
 /// One line per row (trials, cascades, panels) under a header of short column names.
 pub fn grid(table: &ResultsTable) -> String {
@@ -28,6 +28,37 @@ pub fn grid(table: &ResultsTable) -> String {
         }))
         .collect();
     aligned(&lines, &left)
+}
+
+/// A section's table as the terminal prints it: indented two spaces, its rows' names to
+/// the left, text to the left and figures to the right.
+pub fn section(t: &SectionTable) -> String {
+    let mut lines = vec![std::iter::once(t.subject.clone())
+        .chain(t.columns.iter().map(|c| c.title.clone()))
+        .collect::<Vec<_>>()];
+    for row in &t.rows {
+        lines.push(
+            std::iter::once(row.name.clone())
+                .chain(
+                    row.cells
+                        .iter()
+                        .zip(&t.columns)
+                        .map(|(cell, c)| cell.text(c, Style::Terminal)),
+                )
+                .collect(),
+        );
+    }
+    let left: Vec<bool> = std::iter::once(true)
+        .chain(
+            t.columns
+                .iter()
+                .map(|c| matches!(c.unit, Unit::Text | Unit::Role)),
+        )
+        .collect();
+    aligned(&lines, &left)
+        .lines()
+        .map(|l| format!("  {l}\n"))
+        .collect()
 }
 
 /// `lines` as a fixed-width grid, two spaces between columns: a column to the left where

@@ -1209,7 +1209,8 @@ fn an_exact_grid_costs_the_calls_of_one_point() {
         "on 3 calls of 3 items both judged",
         "flip matrix (rows: point:",
         "McNemar exact p = ",
-        "moved most:\n  llmbar_natural-",
+        "moved most:\n  item ",
+        "\n  llmbar_natural-",
     ] {
         assert!(said.contains(expected), "{expected:?} in {said}");
     }

@@ -4,7 +4,7 @@
 //! ([`Cell`]), built once here and written by each output as the results table's cells
 //! are ([`Cell::text`]), so that no output formats a figure of its own.
 
-use judgelab_core::metrics::drift::Drift;
+use judgelab_core::metrics::drift::{Drift, Moved};
 use judgelab_core::metrics::latency::Percentiles;
 use judgelab_core::metrics::{Estimate, Quality};
 
@@ -407,7 +407,7 @@ impl SectionTable {
             rows: moved
                 .iter()
                 .map(|m| SectionRow {
-                    name: format!("{}{}", m.item_id, crate::comparison::slot(m)),
+                    name: format!("{}{}", m.item_id, slot(m)),
                     cells: vec![
                         Cell::Text(m.human.clone()),
                         Cell::Text(m.first.clone()),
@@ -430,4 +430,16 @@ fn percentile(p: &Percentiles, value: Option<f64>, ci: Option<[f64; 2]>) -> Cell
             ci: ci.map(|[lo, hi]| (lo, hi)),
         }),
     }
+}
+
+/// A call's answer order and repeat, where they are not the first.
+fn slot(m: &Moved) -> String {
+    let mut out = String::new();
+    if m.swapped {
+        out += " (B first)";
+    }
+    if m.repeat > 0 {
+        out += &format!(" repeat {}", m.repeat);
+    }
+    out
 }

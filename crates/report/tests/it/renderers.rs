@@ -64,10 +64,15 @@ fn renderers() {
     insta::assert_snapshot!("json", serde_json::to_string_pretty(&t).unwrap());
     let dir = tempfile::tempdir().unwrap();
     // #4 (its parse failures its flips) against #1, as `report --compare 1 4` adds it.
-    let compared = judgelab_core::results::comparison::compare((&s, 1), (&s, 4), Quality::Accuracy);
+    let compared =
+        judgelab_core::results::comparison::compare((&s, 1), (&s, 4), Quality::Accuracy).unwrap();
+    insta::assert_snapshot!(
+        "compared_terminal",
+        judgelab_report::comparison::text(&compared, s.experiment.task_kind)
+    );
     let options = judgelab_report::ReportOptions {
         quality: Quality::Accuracy,
-        comparisons: vec![compared.unwrap()],
+        comparisons: vec![compared],
     };
     judgelab_report::write_report(&s, dir.path(), &options).unwrap();
     let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
