@@ -346,23 +346,12 @@ impl SectionTable {
     /// failure its own), each cell the verdicts.
     pub fn confusion(a: &Analysis<'_>, i: usize) -> SectionTable {
         let c = &a.summary.trials[i].metrics.confusion;
-        SectionTable {
-            subject: "human \\ judge".into(),
-            columns: c
-                .columns
-                .iter()
-                .map(|name| column(name, name.clone(), Unit::Count, 0))
-                .collect(),
-            rows: c
-                .labels
-                .iter()
-                .zip(&c.counts)
-                .map(|(label, counts)| SectionRow {
-                    name: label.clone(),
-                    cells: counts.iter().map(|&n| Cell::Count(Some(n))).collect(),
-                })
-                .collect(),
-        }
+        matrix(
+            "human \\ judge",
+            &c.columns,
+            &c.labels,
+            c.counts.iter().cloned(),
+        )
     }
 }
 
@@ -370,22 +359,12 @@ impl SectionTable {
     /// Two judges' flip matrix: a row per verdict of the first, a column per verdict of
     /// the second, each cell the calls; none without calls both made.
     pub fn flips(d: &Drift) -> Option<SectionTable> {
-        (!d.categories.is_empty()).then(|| SectionTable {
-            subject: String::new(),
-            columns: d
-                .categories
+        (!d.categories.is_empty()).then(|| {
+            let counts = d
+                .matrix
                 .iter()
-                .map(|k| column(k, k.clone(), Unit::Count, 0))
-                .collect(),
-            rows: d
-                .categories
-                .iter()
-                .zip(&d.matrix)
-                .map(|(k, row)| SectionRow {
-                    name: k.clone(),
-                    cells: row.iter().map(|&n| Cell::Count(Some(n as u64))).collect(),
-                })
-                .collect(),
+                .map(|row| row.iter().map(|&n| n as u64).collect());
+            matrix("", &d.categories, &d.categories, counts)
         })
     }
 
@@ -418,6 +397,31 @@ impl SectionTable {
                 })
                 .collect(),
         })
+    }
+}
+
+/// A matrix of counts under `subject`: a row per name of `rows`, with its `counts`, a
+/// column per name of `columns`.
+fn matrix(
+    subject: &str,
+    columns: &[String],
+    rows: &[String],
+    counts: impl Iterator<Item = Vec<u64>>,
+) -> SectionTable {
+    SectionTable {
+        subject: subject.into(),
+        columns: columns
+            .iter()
+            .map(|name| column(name, name.clone(), Unit::Count, 0))
+            .collect(),
+        rows: rows
+            .iter()
+            .zip(counts)
+            .map(|(name, counts)| SectionRow {
+                name: name.clone(),
+                cells: counts.into_iter().map(|n| Cell::Count(Some(n))).collect(),
+            })
+            .collect(),
     }
 }
 
