@@ -12,8 +12,10 @@
 //! - [`BootstrapSpec::map_bags`] draws those counts and, for each kind, how many of its
 //!   units the resample left out, for the out-of-bag estimate of a selection.
 //!
-//! The same seed gives the same resamples on every machine and in the Python reference
-//! (`tools/reference_common.py`), which draws them the same way. A resample on which the
+//! The same seed gives the same resamples on every machine and, but for the bags (which
+//! only the selection-corrected estimate draws, checked by a chi-square test and its own
+//! simulation), in the Python reference (`tools/reference_common.py`), which draws them
+//! the same way. A resample on which the
 //! statistic is undefined (say, every resampled verdict is the same label, so kappa is
 //! 0/0) is left out, as it would be in a NaN-skipping reference.
 

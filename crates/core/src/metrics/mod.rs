@@ -345,20 +345,8 @@ impl CountedUnits {
                 ))
             })
             .collect();
-        let mut starts = vec![0; n_units + 1];
-        for &(u, _) in &judged {
-            starts[u + 1] += 1;
-        }
-        for u in 0..n_units {
-            starts[u + 1] += starts[u];
-        }
-        let mut next = starts.clone();
-        let mut order = vec![0u32; judged.len()];
-        for (i, &(u, _)) in judged.iter().enumerate() {
-            order[next[u]] = i as u32;
-            next[u] += 1;
-        }
-        CountedUnits::from_runs(order.iter().map(|&i| judged[i as usize].1), starts)
+        let (order, starts) = unit_order(n_units, judged.iter().map(|&(u, _)| u));
+        CountedUnits::from_runs(order.iter().map(|&i| judged[i].1), starts)
     }
 
     /// Unit `u`'s verdicts, by their number in `distinct`.
@@ -391,6 +379,29 @@ impl CountedUnits {
         }
         counts
     }
+}
+
+/// Things on units `0..n_units` laid out unit by unit, by a counting sort (no list per
+/// unit): the things' places in that order, and where each unit's start (unit u's are
+/// `order[starts[u]..starts[u + 1]]`, in the order given).
+pub fn unit_order(
+    n_units: usize,
+    units: impl Iterator<Item = usize> + Clone,
+) -> (Vec<usize>, Vec<usize>) {
+    let mut starts = vec![0; n_units + 1];
+    for u in units.clone() {
+        starts[u + 1] += 1;
+    }
+    for u in 0..n_units {
+        starts[u + 1] += starts[u];
+    }
+    let mut next = starts.clone();
+    let mut order = vec![0; starts[n_units]];
+    for (i, u) in units.enumerate() {
+        order[next[u]] = i;
+        next[u] += 1;
+    }
+    (order, starts)
 }
 
 /// A trial's scored verdicts by unit: `n_units` lists, the unit's index its place (empty

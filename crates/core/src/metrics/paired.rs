@@ -5,7 +5,8 @@ use serde::Serialize;
 
 use crate::dataset::Task;
 use crate::metrics::{
-    group, quality, BootstrapSpec, CountedUnits, Estimate, Kinds, Observation, Quality, Scored,
+    group, quality, unit_order, BootstrapSpec, CountedUnits, Estimate, Kinds, Observation, Quality,
+    Scored,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -131,26 +132,9 @@ impl ByUnit {
                 Some((g.unit, g.calls[0].repeat, scored))
             })
             .collect();
-        let mut starts = vec![0; n_units + 1];
-        for &(u, _, _) in &judged {
-            starts[u + 1] += 1;
-        }
-        for u in 0..n_units {
-            starts[u + 1] += starts[u];
-        }
-        let mut next = starts.clone();
-        let blank = (
-            0,
-            Scored {
-                human: (0, 0.0),
-                judge: None,
-            },
-        );
-        let mut verdicts = vec![blank; judged.len()];
-        for (u, repeat, scored) in judged {
-            verdicts[next[u]] = (repeat, scored);
-            next[u] += 1;
-        }
+        let (order, starts) = unit_order(n_units, judged.iter().map(|&(u, _, _)| u));
+        let mut verdicts: Vec<(u32, Scored)> =
+            order.iter().map(|&i| (judged[i].1, judged[i].2)).collect();
         for u in 0..n_units {
             let unit = &mut verdicts[starts[u]..starts[u + 1]];
             if unit.len() > 1 {
