@@ -1,6 +1,7 @@
 //! Project tasks, run as `cargo xtask <task>`: `demo`, `app`, `test`, `bench`, `fetch-model`,
 //! `deps`, and what ships: `bundle` (the Debian package, `bundle.rs`) and `gpu cuda` (the
-//! CUDA build, `gpu.rs`; its device check, `gpu_check.rs`).
+//! CUDA build, `gpu.rs`; its device check, `gpu_check.rs`). The test servers are built by
+//! `servers.rs`.
 //!
 //! Every task installs what it needs first and skips what is already there, so that a
 //! fresh machine and a warm one run the same commands.
@@ -15,43 +16,8 @@ use sha2::{Digest, Sha256};
 mod bundle;
 mod gpu;
 mod gpu_check;
+mod servers;
 
-/// The OpenAI-compatible server the remote-judge tests run against. 0.3.16 because 0.3.36,
-/// built with the default native CPU flags, crashes in `llama_decode` on this project's CI
-/// machine (AVX-512/AMX); it works with `CMAKE_ARGS=-DGGML_NATIVE=OFF`.
-const LLAMA_SERVER_PACKAGE: &str = "llama-cpp-python[server]==0.3.16";
-const LLAMA_SERVER_VENV: &str = "llama-server-venv-0316";
-/// Where llama.cpp's own `llama-server` comes from. llama-cpp-sys-2 packages only the
-/// library parts of llama.cpp (its crate has no `tools/server` sources), and GitHub is not
-/// reachable from every machine that runs the tests; the llama-cpp-python sdist on PyPI
-/// vendors the whole llama.cpp tree. 0.3.36's is ggml 0.25.3, the nearest to
-/// llama-cpp-sys-2 0.1.160's ggml 0.26.0 that any registry carries.
-const LLAMA_CPP_SOURCE: &str = "llama-cpp-python==0.3.36";
-const LLAMA_CPP_SOURCE_SHA256: &str =
-    "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e";
-const LLAMA_CPP_SOURCE_DIR: &str = "llama_cpp_python-0.3.36/vendor/llama.cpp";
-const LLAMA_CPP_SERVER_DIR: &str = "llama-server-ggml-0.25.3";
-
-/// How `llama-server` is built: with the CPU kernels the local judge has (x86-64-v3, not
-/// the build machine's own: a native build of this llama.cpp crashed on this project's CI
-/// CPU), the server and nothing else (no tests, no examples, no HTTPS).
-const LLAMA_SERVER_FLAGS: &[&str] = &[
-    "-DCMAKE_BUILD_TYPE=Release",
-    "-DBUILD_SHARED_LIBS=OFF",
-    "-DGGML_NATIVE=OFF",
-    "-DGGML_SSE42=ON",
-    "-DGGML_AVX=ON",
-    "-DGGML_AVX2=ON",
-    "-DGGML_BMI2=ON",
-    "-DGGML_FMA=ON",
-    "-DGGML_F16C=ON",
-    "-DLLAMA_BUILD_TESTS=OFF",
-    "-DLLAMA_BUILD_EXAMPLES=OFF",
-    "-DLLAMA_BUILD_TOOLS=ON",
-    "-DLLAMA_BUILD_SERVER=ON",
-    "-DLLAMA_OPENSSL=OFF",
-    "-Wno-dev",
-];
 /// Debian packages the build and the tests need: llama.cpp's toolchain (`make` because
 /// CMake's default generator is Makefiles; apt does not bring it with cmake when
 /// recommendations are off), Tauri's WebKitGTK stack, and what the app's end-to-end test
@@ -484,7 +450,7 @@ fn bench_peer(root: &Path) -> Result<()> {
     deps()?;
     let model = fetch_model()?;
     let floor = floor_tool(root)?;
-    let python = llama_server()?;
+    let python = servers::python_server()?;
     run(cargo().args(["build", "--quiet", "--package", "judgelab-cli"]))?;
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
@@ -537,7 +503,7 @@ fn judgelab_bench(flag: &str, port: Option<u16>) -> Command {
 fn bench_saturation() -> Result<()> {
     deps()?;
     let model = fetch_model()?;
-    let bin = llama_cpp_server()?;
+    let bin = servers::llama_server()?;
     run(cargo().args(["build", "--quiet", "--package", "judgelab-cli"]))?;
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
@@ -775,10 +741,10 @@ fn test() -> Result<()> {
     ui(&root, true)?;
     let driver = tauri_driver()?;
     eprintln!("tauri-driver: {}", driver.display());
-    let server = llama_server()?;
-    eprintln!("OpenAI-compatible test server: {}", server.display());
-    let llama_cpp_server = llama_cpp_server()?;
+    let llama_cpp_server = servers::llama_server()?;
     eprintln!("llama.cpp's llama-server: {}", llama_cpp_server.display());
+    let server = servers::python_server()?;
+    eprintln!("llama-cpp-python's server: {}", server.display());
     let has_rustfmt = cargo()
         .args(["fmt", "--version"])
         .output()
@@ -797,116 +763,6 @@ fn test() -> Result<()> {
     let model = fetch_model_with(&target_dir(&root).join("debug").join("judgelab"))?;
     eprintln!("default model: {}", model.display());
     cargo_test(&server, &llama_cpp_server, &driver)
-}
-
-/// llama.cpp's `llama-server` (continuous batching, `--parallel` slots, prompt caching,
-/// usage in streams), built once with CMake into `<user cache>/judgelab/tools`, with the
-/// CPU kernels the local judge has (x86-64-v3, not the build machine's own: a native build
-/// of this llama.cpp crashed on this project's CI CPU) and nothing else: no tests, no
-/// examples, no HTTPS. About ten minutes on two cores; the source and the build folder are
-/// removed after, the binary is all that stays.
-fn llama_cpp_server() -> Result<PathBuf> {
-    let dir = tools_dir()?.join(LLAMA_CPP_SERVER_DIR);
-    let bin = dir.join("bin").join("llama-server");
-    let runs = |bin: &Path| {
-        Command::new(bin)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if runs(&bin) {
-        return Ok(bin);
-    }
-    let work = dir.join("build");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).with_context(|| format!("while creating {}", work.display()))?;
-    eprintln!("building llama.cpp's llama-server from {LLAMA_CPP_SOURCE}'s sources (once, about ten minutes)");
-    run(Command::new("python3")
-        .args([
-            "-m",
-            "pip",
-            "download",
-            "--quiet",
-            "--no-deps",
-            "--no-binary",
-            ":all:",
-        ])
-        .args(["--dest"])
-        .arg(&work)
-        .arg(LLAMA_CPP_SOURCE))
-    .context("while downloading llama.cpp's sources from PyPI")?;
-    let sdist = std::fs::read_dir(&work)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
-        .context("pip downloaded no sdist")?;
-    let sha = sha256_file(&sdist)?;
-    if sha != LLAMA_CPP_SOURCE_SHA256 {
-        bail!(
-            "{} has sha256 {sha}, expected {LLAMA_CPP_SOURCE_SHA256}",
-            sdist.display()
-        );
-    }
-    run(Command::new("tar")
-        .arg("-xzf")
-        .arg(&sdist)
-        .arg("-C")
-        .arg(&work)
-        .arg(LLAMA_CPP_SOURCE_DIR))?;
-    let build = work.join("cmake");
-    run(Command::new("cmake")
-        .arg("-S")
-        .arg(work.join(LLAMA_CPP_SOURCE_DIR))
-        .arg("-B")
-        .arg(&build)
-        .args(LLAMA_SERVER_FLAGS))?;
-    let jobs = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .to_string();
-    run(Command::new("cmake").arg("--build").arg(&build).args([
-        "--target",
-        "llama-server",
-        "--parallel",
-        &jobs,
-    ]))?;
-    std::fs::create_dir_all(dir.join("bin"))?;
-    std::fs::copy(build.join("bin").join("llama-server"), &bin)
-        .context("the build made no llama-server")?;
-    std::fs::remove_dir_all(&work).with_context(|| format!("while removing {}", work.display()))?;
-    if !runs(&bin) {
-        bail!("{} was built but does not run", bin.display());
-    }
-    Ok(bin)
-}
-
-/// Installs `llama-cpp-python[server]` into a virtualenv in the user cache directory, once:
-/// it builds llama.cpp from source (minutes on two cores), and pip keeps the built wheel.
-/// Returns the virtualenv's Python.
-fn llama_server() -> Result<PathBuf> {
-    let venv = cache_dir()?.join(LLAMA_SERVER_VENV);
-    let python = venv.join("bin").join("python");
-    let works = |python: &Path| {
-        Command::new(python)
-            .args(["-c", "import llama_cpp.server"])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if works(&python) {
-        return Ok(python);
-    }
-    if !python.is_file() {
-        run(Command::new("python3").args(["-m", "venv"]).arg(&venv)).context(
-            "while creating the test server's virtualenv (on Debian: apt-get install python3-venv)",
-        )?;
-    }
-    eprintln!("installing {LLAMA_SERVER_PACKAGE} (it builds llama.cpp: several minutes, once)");
-    run(Command::new(&python).args(["-m", "pip", "install", "--quiet", LLAMA_SERVER_PACKAGE]))?;
-    if !works(&python) {
-        bail!(
-            "{LLAMA_SERVER_PACKAGE} installed into {} but cannot be imported",
-            venv.display()
-        );
-    }
-    Ok(python)
 }
 
 /// Runs every test, passing cargo's output through, and closes with one line that sums the
