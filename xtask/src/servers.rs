@@ -136,9 +136,11 @@ fn build(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(&work).with_context(|| format!("while creating {}", work.display()))?;
     let sdist = dir.join(SDIST);
     if !sdist.is_file() || sha256_file(&sdist)? != SOURCE_SHA256 {
+        // The sdist, whose metadata pip prepares with wheels of its build tools (with
+        // `--no-binary :all:` it built those from source too: a minute more).
         run(Command::new("python3")
             .args(["-m", "pip", "download", "--quiet", "--no-deps"])
-            .args(["--no-binary", ":all:", "--dest"])
+            .args(["--no-binary", "llama-cpp-python", "--dest"])
             .arg(dir)
             .arg(SOURCE))
         .context("while downloading llama.cpp's sources from PyPI")?;

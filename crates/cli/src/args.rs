@@ -1,5 +1,6 @@
-//! What several commands take: whose labels the metrics are against, how intervals are
-//! drawn, an experiment named or given as its file, and the parsers of metric names.
+//! What several commands take: whose labels the metrics are against, how many threads a
+//! local model computes with, how intervals are drawn, an experiment named or given as its
+//! file, and the parsers of metric names.
 
 use std::path::Path;
 
@@ -42,6 +43,20 @@ impl LabelsArgs {
         let labels = self.labels()?;
         let criterion = self.criterion.as_deref();
         Ok(judgelab_engine::summarize_against(store, name, bootstrap, &labels, criterion).await?)
+    }
+}
+
+/// The CPU threads a local model computes with.
+#[derive(clap::Args, Clone, Copy)]
+pub struct ThreadsArgs {
+    /// CPU threads for local models [default: all cores]
+    #[arg(long, env = "JUDGELAB_THREADS", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    threads: Option<u16>,
+}
+
+impl ThreadsArgs {
+    pub fn get(self) -> Option<usize> {
+        self.threads.map(usize::from)
     }
 }
 

@@ -17,12 +17,14 @@ pub struct Slots {
 }
 
 impl Default for Slots {
-    /// Four slots of 2,048 tokens, with prompt caching (llama-server's default).
+    /// Four slots of 2,048 tokens, with prompt caching (llama-server's default), on one
+    /// thread: tests run two at a time, and a server computing on both cores beside
+    /// another test's work spends much of its time waiting for its other thread.
     fn default() -> Slots {
         Slots {
             parallel: 4,
             ctx_size: 8192,
-            threads: 2,
+            threads: 1,
         }
     }
 }

@@ -16,6 +16,15 @@ use crate::dto::{ExperimentListing, Plan, RacePlan, RunUpdate};
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
 
+/// Calls of each local trial timed alone after judging: `JUDGELAB_TIMED_CALLS` where it is
+/// a number, as for the CLI, else the engine's default.
+fn timed_calls() -> usize {
+    std::env::var("JUDGELAB_TIMED_CALLS")
+        .ok()
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(judgelab_engine::DEFAULT_TIMED_CALLS)
+}
+
 /// Validates the experiment text and writes it to `experiments/<name>.toml`, where its
 /// relative paths resolve as they would beside the database.
 fn write_spec(state: &AppState, spec: &str) -> AppResult<(String, PathBuf)> {
@@ -39,13 +48,8 @@ fn write_spec(state: &AppState, spec: &str) -> AppResult<(String, PathBuf)> {
 #[specta::specta]
 pub async fn plan_experiment(state: State<'_, AppState>, spec: String) -> AppResult<Plan> {
     let (_, path) = write_spec(&state, &spec)?;
-    let plan = judgelab_engine::plan(
-        &state.store,
-        &path,
-        Some(&LocalModels),
-        judgelab_engine::DEFAULT_TIMED_CALLS,
-    )
-    .await?;
+    let plan =
+        judgelab_engine::plan(&state.store, &path, Some(&LocalModels), timed_calls()).await?;
     Ok(Plan {
         name: plan.experiment,
         dataset: plan.dataset,
@@ -91,6 +95,7 @@ pub async fn start_run(
     let options = RunOptions {
         replace,
         cancel,
+        timed_calls: timed_calls(),
         ..RunOptions::default()
     };
     spawn_run(

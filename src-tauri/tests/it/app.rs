@@ -73,7 +73,16 @@ fn the_whole_workflow_in_the_real_app() {
     let db = tmp.path().join("judgelab.sqlite");
     let (display, _xvfb) = display();
     let app = Path::new(env!("CARGO_BIN_EXE_judgelab-app"));
-    let s = Session::start(app, &display, &[("JUDGELAB_DB", &db)]);
+    // Two calls of each local trial timed alone: the timing phase runs, in a tenth of the
+    // default's time.
+    let s = Session::start(
+        app,
+        &display,
+        &[
+            ("JUDGELAB_DB", &db),
+            ("JUDGELAB_TIMED_CALLS", Path::new("2")),
+        ],
+    );
 
     // Datasets: a bad file is refused with its line; LLMBar Natural imports.
     s.find(&testid("nav-datasets")).click();

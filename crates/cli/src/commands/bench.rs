@@ -23,9 +23,8 @@ pub struct Args {
     /// Print the JSON summary only
     #[arg(long)]
     json: bool,
-    /// CPU threads for the model (default: all cores)
-    #[arg(long)]
-    threads: Option<u16>,
+    #[command(flatten)]
+    threads: crate::args::ThreadsArgs,
     /// The LLMBar Natural file [default: datasets/llmbar_natural.jsonl of this checkout]
     #[arg(long, value_name = "FILE")]
     dataset: Option<PathBuf>,
@@ -130,7 +129,7 @@ pub async fn command(store: &Store, args: Args) -> Result<ExitCode> {
         };
         return saturation(options, json).await;
     }
-    let threads = threads.map(usize::from);
+    let threads = threads.get();
     if let Some(file) = latency_file {
         return latency(store, &file, timed_calls, threads, json).await;
     }

@@ -28,9 +28,8 @@ pub struct Args {
     /// Also say how many labelled items give an interval this wide (0.1: ±0.05)
     #[arg(long, value_name = "W")]
     width: Option<f64>,
-    /// CPU threads for local models [default: all cores]
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
-    threads: Option<u16>,
+    #[command(flatten)]
+    threads: crate::args::ThreadsArgs,
     /// Call remote judges even where the response cache already has the answer
     #[arg(long)]
     no_cache: bool,
@@ -50,7 +49,7 @@ pub async fn command(store: &Store, args: Args) -> Result<ExitCode> {
         width: args.width,
     };
     let options = RunOptions {
-        threads: args.threads.map(usize::from),
+        threads: args.threads.get(),
         no_cache: args.no_cache,
         ..RunOptions::default()
     };

@@ -40,9 +40,8 @@ pub struct Args {
     /// Keep the knee where p99 time to first token is at most this
     #[arg(long, value_name = "MS")]
     slo_ms: Option<f64>,
-    /// CPU threads for a local model [default: all cores]
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
-    threads: Option<u16>,
+    #[command(flatten)]
+    threads: crate::args::ThreadsArgs,
     /// Let the server's prompt cache answer what it holds, as it did the sweep's
     /// requests [default: no request is answered from a prompt cache]
     #[arg(long)]
@@ -62,7 +61,7 @@ pub async fn command(store: &Store, args: Args) -> Result<ExitCode> {
         warmup: args.warmup,
         slo_ms: args.slo_ms,
         prompt_cache: args.prompt_cache,
-        threads: args.threads.map(usize::from),
+        threads: args.threads.get(),
         judges: None,
         cancel: Default::default(),
     };

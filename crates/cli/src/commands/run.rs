@@ -19,9 +19,8 @@ pub struct Args {
     /// Discard a stored experiment of the same name whose content differs
     #[arg(long)]
     replace: bool,
-    /// CPU threads for local models [default: all cores]
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
-    threads: Option<u16>,
+    #[command(flatten)]
+    threads: crate::args::ThreadsArgs,
     /// Call remote judges even where the response cache already has the answer
     #[arg(long)]
     no_cache: bool,
@@ -47,7 +46,7 @@ pub async fn command(store: &Store, args: Args) -> Result<ExitCode> {
     }
     let options = RunOptions {
         replace: args.replace,
-        threads: args.threads.map(usize::from),
+        threads: args.threads.get(),
         no_cache: args.no_cache,
         timed_calls: args.timed_calls,
         ..RunOptions::default()

@@ -1,7 +1,8 @@
 //! The rules of `ARCHITECTURE.md` that code can check: which crate of ours may depend on
 //! which and what `core` and `report` must never compile (read from `cargo metadata`), no
-//! circle of files importing each other, how long a function may grow, and that every
-//! file opens with what it is for (read from the sources).
+//! circle of files importing each other, how long a function may grow, that every file
+//! opens with what it is for, and that no unit test sits where none is built (read from
+//! the sources).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -212,6 +213,52 @@ fn every_source_file_says_what_it_is_for() {
     assert!(
         silent.is_empty(),
         "files that do not open with a `//!` line saying what they are for: {silent:?}"
+    );
+}
+
+/// A library or binary built without a unit-test binary (`test = false`, so that the
+/// workspace's tests do not build it twice) has no unit test that would then never run.
+#[test]
+fn targets_built_without_unit_tests_have_none() {
+    let root = workspace_root();
+    let m = metadata();
+    let mut unseen = Vec::new();
+    for package in m["packages"].as_array().unwrap() {
+        if !package["source"].is_null() {
+            continue;
+        }
+        let targets: Vec<&Value> = package["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| {
+                t["kind"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|k| k == "lib" || k == "bin")
+            })
+            .collect();
+        for target in targets.iter().filter(|t| t["test"] == false) {
+            let main = Path::new(target["src_path"].as_str().unwrap());
+            let dir = main.parent().unwrap();
+            // Its files: its folder's, unless another target shares the folder.
+            let shared = targets.iter().any(|t| {
+                t["src_path"] != target["src_path"]
+                    && Path::new(t["src_path"].as_str().unwrap()).parent() == Some(dir)
+            });
+            let files = source::crates(&root, &BTreeSet::from([dir.to_path_buf()]));
+            for file in files.into_values().flatten() {
+                let mine = !shared || root.join(&file.path) == main;
+                if mine && file.code.contains("#[cfg(test)]") {
+                    unseen.push(file.path.display().to_string());
+                }
+            }
+        }
+    }
+    assert!(
+        unseen.is_empty(),
+        "unit tests in targets built with `test = false` (they never run): {unseen:?}"
     );
 }
 

@@ -47,7 +47,10 @@ impl Env {
         cmd.arg("--db")
             .arg(self.db())
             .args(args)
-            .env("JUDGELAB_TIMED_CALLS", "0");
+            .env("JUDGELAB_TIMED_CALLS", "0")
+            // Tests run two at a time on the machine's cores: a judge on both beside
+            // another test's took half as long again as one on its own core.
+            .env("JUDGELAB_THREADS", "1");
         cmd
     }
 
@@ -2190,12 +2193,9 @@ fn injected_anomalies_show_in_a_load_ramp() {
             env.dir.path(),
             &judgelab_engine::default_model_path(),
             0,
-            // One thread: the figures move with what else the two cores run, not with
-            // how a second thread of this server is scheduled beside it.
-            Slots {
-                threads: 1,
-                ..Slots::default()
-            },
+            // One thread (the default): the figures move with what else the two cores
+            // run, not with how a second thread of this server is scheduled beside it.
+            Slots::default(),
             Faults { skip: 4, ..faults },
         );
         let file = env.file(

@@ -69,21 +69,27 @@ fn metrics(env: &Env, name: &str) -> Vec<String> {
 
 #[test]
 fn a_sampled_sweep_decoded_alone_or_killed_many_times_ends_as_one_run_straight_through() {
+    // The sweep straight through, and decoded one sequence at a time, run beside the
+    // killed one (three judges at once: the test is often the last one running).
     let straight = Env::new();
     let exp = experiment(&straight, "seeded", "", SWEEP);
-    let out = straight.run(&["run", exp.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let expected = verdicts(&straight, "seeded");
-    assert_eq!(expected.len(), 48);
-
+    let straight_run = straight
+        .cmd(&["run", exp.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     // `parallel` is speed only: one sequence at a time, the same verdicts. (Decoded beside
     // others, a sampled generation's logits differ in their last bits from its own, and
     // nine of 48 such verdicts differed when they were.)
     let alone = Env::new();
     let exp = experiment(&alone, "seeded", "parallel = 1", SWEEP);
-    let out = alone.run(&["run", exp.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(verdicts(&alone, "seeded"), expected);
+    let alone_run = alone
+        .cmd(&["run", exp.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
 
     let env = Env::new();
     let exp = experiment(&env, "seeded", "", SWEEP);
@@ -129,6 +135,14 @@ fn a_sampled_sweep_decoded_alone_or_killed_many_times_ends_as_one_run_straight_t
     // Killed mid-sweep several times, not only before the first verdict or after the last.
     let mid = stored_between.iter().filter(|&&n| n > 0 && n < 48).count();
     assert!(kills >= 5 && mid >= 3, "{kills} kills: {stored_between:?}");
+    let out = straight_run.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let expected = verdicts(&straight, "seeded");
+    assert_eq!(expected.len(), 48);
+    let out = alone_run.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(verdicts(&alone, "seeded"), expected);
+
     let out = env.run(&["run", exp]);
     assert!(
         text(&out.stderr).contains("nothing to judge"),

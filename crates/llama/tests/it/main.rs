@@ -25,6 +25,9 @@ fn model_path() -> PathBuf {
 fn options(path: PathBuf) -> LlamaOptions {
     LlamaOptions {
         context_size: 2048,
+        // Tests run two at a time: a judge on both cores beside another's waits for its
+        // second thread.
+        threads: Some(1),
         ..LlamaOptions::new("default", path)
     }
 }
