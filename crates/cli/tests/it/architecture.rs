@@ -231,13 +231,7 @@ fn targets_built_without_unit_tests_have_none() {
             .as_array()
             .unwrap()
             .iter()
-            .filter(|t| {
-                t["kind"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .any(|k| k == "lib" || k == "bin")
-            })
+            .filter(|t| is_code(t))
             .collect();
         for target in targets.iter().filter(|t| t["test"] == false) {
             let main = Path::new(target["src_path"].as_str().unwrap());
@@ -262,6 +256,15 @@ fn targets_built_without_unit_tests_have_none() {
     );
 }
 
+/// A library or a binary (not a test, bench, example or build script).
+fn is_code(target: &Value) -> bool {
+    target["kind"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|k| k == "lib" || k == "bin")
+}
+
 /// The `src` folders of the workspace's libraries and binaries.
 fn source_roots(m: &Value) -> BTreeSet<std::path::PathBuf> {
     m["packages"]
@@ -270,13 +273,7 @@ fn source_roots(m: &Value) -> BTreeSet<std::path::PathBuf> {
         .iter()
         .filter(|p| p["source"].is_null())
         .flat_map(|p| p["targets"].as_array().unwrap())
-        .filter(|t| {
-            t["kind"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|k| k == "lib" || k == "bin")
-        })
+        .filter(|t| is_code(t))
         .map(|t| {
             Path::new(t["src_path"].as_str().unwrap())
                 .parent()

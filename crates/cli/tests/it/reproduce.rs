@@ -71,25 +71,21 @@ fn metrics(env: &Env, name: &str) -> Vec<String> {
 fn a_sampled_sweep_decoded_alone_or_killed_many_times_ends_as_one_run_straight_through() {
     // The sweep straight through, and decoded one sequence at a time, run beside the
     // killed one (three judges at once: the test is often the last one running).
+    let spawn_sweep = |env: &Env, extra: &str| {
+        let exp = experiment(env, "seeded", extra, SWEEP);
+        env.cmd(&["run", exp.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
     let straight = Env::new();
-    let exp = experiment(&straight, "seeded", "", SWEEP);
-    let straight_run = straight
-        .cmd(&["run", exp.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let straight_run = spawn_sweep(&straight, "");
     // `parallel` is speed only: one sequence at a time, the same verdicts. (Decoded beside
     // others, a sampled generation's logits differ in their last bits from its own, and
     // nine of 48 such verdicts differed when they were.)
     let alone = Env::new();
-    let exp = experiment(&alone, "seeded", "parallel = 1", SWEEP);
-    let alone_run = alone
-        .cmd(&["run", exp.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let alone_run = spawn_sweep(&alone, "parallel = 1");
 
     let env = Env::new();
     let exp = experiment(&env, "seeded", "", SWEEP);
