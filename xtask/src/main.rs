@@ -145,6 +145,19 @@ fn run(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
+/// Builds CMake target `target` of the build folder `build` on every core.
+fn cmake_build(build: &Path, target: &str) -> Result<()> {
+    let jobs = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .to_string();
+    run(Command::new("cmake").arg("--build").arg(build).args([
+        "--target",
+        target,
+        "--parallel",
+        &jobs,
+    ]))
+}
+
 fn shown(cmd: &Command) -> String {
     std::iter::once(cmd.get_program())
         .chain(cmd.get_args())
@@ -625,15 +638,7 @@ fn floor_tool(root: &Path) -> Result<PathBuf> {
             .args(["-DCMAKE_BUILD_TYPE=Release", "-Wno-dev"]))?;
     }
     // Incremental: only a changed floor.cpp is compiled again.
-    let jobs = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .to_string();
-    run(Command::new("cmake").arg("--build").arg(&build).args([
-        "--target",
-        "judgelab-floor",
-        "--parallel",
-        &jobs,
-    ]))?;
+    cmake_build(&build, "judgelab-floor")?;
     if !bin.is_file() {
         bail!("the floor tool's build made no {}", bin.display());
     }

@@ -16,7 +16,7 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
-use crate::{cache_dir, run, sha256_file, tools_dir};
+use crate::{cache_dir, cmake_build, run, sha256_file, tools_dir};
 
 const SOURCE: &str = "llama-cpp-python==0.3.36";
 const SOURCE_SHA256: &str = "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e";
@@ -168,15 +168,7 @@ fn build(dir: &Path) -> Result<()> {
         .arg("-B")
         .arg(&cmake)
         .args(FLAGS))?;
-    let jobs = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .to_string();
-    run(Command::new("cmake").arg("--build").arg(&cmake).args([
-        "--target",
-        "llama-server",
-        "--parallel",
-        &jobs,
-    ]))?;
+    cmake_build(&cmake, "llama-server")?;
     let bin = dir.join("bin");
     let _ = std::fs::remove_dir_all(&bin);
     std::fs::create_dir_all(&bin)?;
