@@ -9,6 +9,7 @@
 mod annotations;
 mod import;
 mod lock;
+mod migrations;
 mod panels;
 mod race;
 mod rows;
@@ -101,8 +102,6 @@ pub struct Store {
     path: PathBuf,
 }
 
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
-
 /// A dataset's row with its count of items without a human label (the row's `n_items`
 /// counts the labelled ones).
 const SELECT_DATASETS: &str = "SELECT datasets.*, (SELECT COUNT(*) FROM items WHERE items.dataset_id = datasets.id AND items.human_label IS NULL) AS n_unlabelled, (SELECT COUNT(*) FROM items WHERE items.dataset_id = datasets.id AND items.reference IS NOT NULL AND items.reference != '') AS n_with_reference FROM datasets";
@@ -137,7 +136,8 @@ impl Store {
                 path: shown.clone(),
                 source,
             })?;
-        MIGRATOR
+        migrations::migrator()
+            .await
             .run(&pool)
             .await
             .map_err(|source| StoreError::Migrate {
