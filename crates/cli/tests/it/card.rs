@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::{check_invalid, experiment, llmbar_lines, text, Env};
+use super::{check_invalid, experiment, lines, llmbar, text, Env};
 
 #[test]
 fn a_judge_card_runs_unchanged_on_other_items() {
@@ -66,7 +66,7 @@ fn a_judge_card_runs_unchanged_on_other_items() {
         })
     };
     let tuned_calls = stored(trial["id"].as_i64().unwrap());
-    let lines = llmbar_lines();
+    let lines = lines(llmbar());
     let row = |id: &str| -> Value {
         lines
             .iter()

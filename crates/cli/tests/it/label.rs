@@ -11,7 +11,7 @@ use std::process::Stdio;
 use judgelab_core::Label;
 use serde_json::Value;
 
-use super::{check_invalid, llmbar_lines, text, Env};
+use super::{check_invalid, lines, llmbar_short, text, Env};
 
 fn stored(env: &Env, trial_id: i64) -> Vec<judgelab_core::results::VerdictRecord> {
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -37,7 +37,7 @@ fn close(got: &Value, want: f64, what: &str) {
 fn five_items_labelled_from_the_queue_change_the_metrics_and_export_as_a_dataset() {
     let env = Env::new();
     // Twelve labelled LLMBar items and two without a label.
-    let mut lines: Vec<String> = llmbar_lines().into_iter().take(14).collect();
+    let mut lines: Vec<String> = lines(llmbar_short()).into_iter().take(14).collect();
     for line in &mut lines[12..] {
         let mut v: Value = serde_json::from_str(line).unwrap();
         v["human_label"] = Value::Null;

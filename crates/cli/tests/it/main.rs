@@ -109,13 +109,20 @@ fn llmbar() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/llmbar_natural.jsonl")
 }
 
+/// The 40 of `llmbar()`'s items shortest to read: the tests that run a model judge these,
+/// in about half the time its longer items take.
+fn llmbar_short() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/llmbar_short.jsonl")
+}
+
 /// Topical-Chat USR: ratings that are means of three annotators, on six criteria.
 fn topical() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/topical_chat_usr.jsonl")
 }
 
-fn llmbar_lines() -> Vec<String> {
-    std::fs::read_to_string(llmbar())
+/// A JSON Lines file's lines.
+fn lines(path: PathBuf) -> Vec<String> {
+    std::fs::read_to_string(path)
         .unwrap()
         .lines()
         .map(String::from)
@@ -216,7 +223,7 @@ fn files_of_other_shapes_import_through_a_mapping() {
 #[test]
 fn import_is_validated_all_or_nothing_and_idempotent() {
     let env = Env::new();
-    let lines = llmbar_lines();
+    let lines = lines(llmbar());
 
     // One malformed line in the middle: its number is reported and nothing is imported.
     let mut bad = lines[..10].to_vec();
@@ -325,7 +332,7 @@ fn experiment(env: &Env, name: &str, extra_judge: &str, sweep: &str) -> PathBuf 
         &format!("{name}.toml"),
         format!(
             "name = \"{name}\"\ndataset = \"{}\"\n[judge]\nbackend = \"llama\"\nmodel = \"default\"\ntemplate = \"pairwise\"\n{extra_judge}\n[sweep]\n{sweep}\n",
-            llmbar().display()
+            llmbar_short().display()
         ),
     )
 }
@@ -505,7 +512,7 @@ fn sweep_interrupt_resume_and_show() {
         )),
         "{stderr}"
     );
-    assert!(text(&out.stdout).contains("experiment \"grid\" on llmbar_natural"));
+    assert!(text(&out.stdout).contains("experiment \"grid\" on llmbar_short"));
 
     let v = env.show("grid");
     let e = &v["experiment"];
@@ -1542,7 +1549,7 @@ fn a_local_and_a_remote_judge_in_one_experiment() {
     .unwrap()
     .replace(
         "\"../datasets/llmbar_natural.jsonl\"",
-        &format!("{:?}", llmbar().display().to_string()),
+        &format!("{:?}", llmbar_short().display().to_string()),
     )
     .replace("http://127.0.0.1:8080/v1", &base_url)
     .replace("items = 12", "items = 4");
@@ -1761,7 +1768,7 @@ fn a_load_ramp_against_a_real_llama_server() {
         "ramp.toml",
         format!(
             "name = \"ramp\"\ndataset = {:?}\n[judge]\nbackend = \"openai\"\nbase_url = {:?}\nmodel = \"smollm2\"\nconcurrency = 4\ntemplate = \"pairwise\"\n[sweep]\nmax_tokens = 4\n[limits]\nitems = 4\n",
-            llmbar().display().to_string(),
+            llmbar_short().display().to_string(),
             server.base_url
         ),
     );
@@ -1866,7 +1873,7 @@ fn a_concurrency_sweep_shares_its_verdicts_and_times_each_load() {
         "loads.toml",
         format!(
             "name = \"loads\"\ndataset = {:?}\n[judge]\nbackend = \"openai\"\nbase_url = {:?}\nmodel = \"smollm2\"\nconcurrency = 2\ntemplate = \"pairwise\"\n[sweep]\nmax_tokens = 4\nconcurrency = [1, 4]\n[limits]\nitems = 12\n",
-            llmbar().display().to_string(),
+            llmbar_short().display().to_string(),
             server.base_url
         ),
     );
@@ -2091,7 +2098,7 @@ fn a_pool_of_three_llama_servers_loses_none_when_one_is_killed() {
         "pool.toml",
         format!(
             "name = \"pool\"\ndataset = {:?}\n[judge]\nbackend = \"openai\"\nbase_url = {urls:?}\nmodel = \"smollm2\"\nconcurrency = 3\ntemplate = \"pairwise\"\n[sweep]\nmax_tokens = 4\ntemperature = [0.0, 0.7]\n[limits]\nitems = 12\n",
-            llmbar().display().to_string(),
+            llmbar_short().display().to_string(),
         ),
     );
     let mut run = env
@@ -2202,7 +2209,7 @@ fn injected_anomalies_show_in_a_load_ramp() {
             &format!("{name}.toml"),
             format!(
                 "name = \"{name}\"\ndataset = {:?}\n[judge]\nbackend = \"openai\"\nbase_url = {:?}\nmodel = \"smollm2\"\nconcurrency = 4\ntemplate = \"pairwise\"\n[sweep]\nmax_tokens = 4\n[limits]\nitems = 4\n",
-                llmbar().display().to_string(),
+                llmbar_short().display().to_string(),
                 server.base_url
             ),
         );
@@ -2411,7 +2418,7 @@ fn remote_judges_against_a_real_llama_cpp_python_server() {
             &format!("{name}.toml"),
             format!(
                 "name = \"{name}\"\ndataset = \"{}\"\n[judge]\nbackend = \"openai\"\nbase_url = \"{}\"\nmodel = \"smollm2\"\ntemplate = \"pairwise\"\napi_key_env = \"JUDGELAB_SENTINEL_KEY\"\nstream = {stream}\nconcurrency = 1\n[judge.prices.smollm2]\ninput = 0.5\noutput = 1.5\n[sweep]\ntemperature = [0.0, 0.7]\nfew_shot = [0, 1]\nmax_tokens = 4\n[limits]\nitems = 3\n",
-                llmbar().display(),
+                llmbar_short().display(),
                 server.base_url
             ),
         )
@@ -2481,15 +2488,19 @@ fn remote_judges_against_a_real_llama_cpp_python_server() {
         );
     }
 
-    // A streamed prompt longer than the server's context (16 few-shot examples, some
-    // 3,000 tokens in 2,048): llama-cpp-python cuts the stream before any content, and the
-    // same request unstreamed says why. A `prompt_too_long` verdict after those two
-    // requests, not five retries of a cut stream.
+    // A streamed prompt longer than the server's context (16 few-shot examples of the
+    // longer items, some 3,000 tokens in 2,048): llama-cpp-python cuts the stream before
+    // any content, and the same request unstreamed says why. A `prompt_too_long` verdict
+    // after those two requests, not five retries of a cut stream.
     let long = env.file(
         "remote-long.toml",
         std::fs::read_to_string(&streamed)
             .unwrap()
             .replace("remote-stream", "remote-long")
+            .replace(
+                &llmbar_short().display().to_string(),
+                &llmbar().display().to_string(),
+            )
             .replace("few_shot = [0, 1]", "few_shot = 16")
             .replace("temperature = [0.0, 0.7]", "temperature = 0.0")
             .replace("items = 3", "items = 1"),

@@ -9,7 +9,7 @@ use judgelab_core::results::{Outcome, VerdictRecord};
 use judgelab_core::{Choice, Label, Verdict};
 use serde_json::Value;
 
-use super::{check_invalid, llmbar, llmbar_lines, text, Env};
+use super::{check_invalid, lines, llmbar_short, text, Env};
 
 /// Every verdict of `trial_id`, read straight from the database.
 fn stored(env: &Env, trial_id: i64) -> Vec<VerdictRecord> {
@@ -55,7 +55,7 @@ fn a_panel_of_three_real_trials_votes_as_by_hand() {
     let env = Env::new();
     let spec = format!(
         "name = \"vote\"\ndataset = {:?}\n[judge]\ntemplate = \"pairwise\"\nexact = true\n[sweep]\ntemperature = [0.0, 0.9, 1.5]\n[limits]\nitems = 12\n",
-        llmbar().display().to_string()
+        llmbar_short().display().to_string()
     );
     let file = env.file("vote.toml", &spec);
     let out = env.run(&["run", file.to_str().unwrap()]);
@@ -71,7 +71,7 @@ fn a_panel_of_three_real_trials_votes_as_by_hand() {
     let members = format!("{},{},{}", ids[0], ids[1], ids[2]);
 
     // The votes by hand: each item's three stored verdicts, the most given, a split a tie.
-    let humans: BTreeMap<String, Label> = llmbar_lines()
+    let humans: BTreeMap<String, Label> = lines(llmbar_short())
         .iter()
         .map(|l| {
             let v: Value = serde_json::from_str(l).unwrap();
