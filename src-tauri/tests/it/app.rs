@@ -1,9 +1,9 @@
 //! The real app, driven end to end under X (Xvfb when no display is set) through
 //! tauri-driver and WebKitWebDriver, on a fresh database and the real default model: import
-//! LLMBar Natural, preview a template, build a 2×2 sweep on 8 items, run it, see four points
-//! on the Pareto chart, open a verdict, export the report; then a local and a remote judge
-//! (a real llama-cpp-python server) in one experiment, run and resumed. A screenshot of each screen goes
-//! to `target/e2e-screenshots/`.
+//! LLMBar Natural's 40 shortest items, preview a template, build a 2×2 sweep on 8 items, run
+//! it, see four points on the Pareto chart, open a verdict, export the report; then a local
+//! and a remote judge (a real llama-cpp-python server) in one experiment, run and resumed. A
+//! screenshot of each screen goes to `target/e2e-screenshots/`.
 
 use std::path::{Path, PathBuf};
 
@@ -97,20 +97,20 @@ fn the_whole_workflow_in_the_real_app() {
     s.find(&testid("import-button")).click();
     let error = s.find(&testid("error-panel")).text();
     assert!(error.contains("bad.jsonl:2"), "error panel: {error}");
-    let llmbar = root().join("datasets").join("llmbar_natural.jsonl");
+    let llmbar = root().join("datasets").join("llmbar_short.jsonl");
     s.find(&testid("import-path"))
         .fill(llmbar.to_str().expect("utf-8"));
-    s.find(&testid("import-name")).fill("llmbar_natural");
+    s.find(&testid("import-name")).fill("llmbar_short");
     s.find(&testid("import-button")).click();
     s.wait(
-        "[data-testid=\"dataset-row\"][data-name=\"llmbar_natural\"]",
+        "[data-testid=\"dataset-row\"][data-name=\"llmbar_short\"]",
         30,
     )
     .click();
     s.wait(&testid("item-row"), 15);
     s.wait_until(
         "the first items are shown",
-        "return document.body.innerText.includes('llmbar_natural-0000')",
+        "return document.body.innerText.includes('llmbar_natural-0001')",
         json!([]),
         15,
     );
@@ -169,7 +169,7 @@ fn the_whole_workflow_in_the_real_app() {
         "{mapping}"
     );
     shot(&s, "01c-dataset-mapped");
-    s.find("[data-testid=\"dataset-row\"][data-name=\"llmbar_natural\"]")
+    s.find("[data-testid=\"dataset-row\"][data-name=\"llmbar_short\"]")
         .click();
 
     // Templates: the built-in pairwise template, previewed with its token count.
@@ -204,7 +204,7 @@ fn the_whole_workflow_in_the_real_app() {
     // of 2 (24 calls at most), the kept trials confirmed on the other 2.
     s.find(&testid("nav-builder")).click();
     s.find(&testid("exp-name")).fill("e2e-sweep");
-    select(&s, "exp-dataset", "llmbar_natural");
+    select(&s, "exp-dataset", "llmbar_short");
     check(&s, "exp-judge-default", true);
     check(&s, "exp-template-pairwise", true);
     s.find(&testid("exp-temperature")).fill("0, 0.7");
@@ -329,7 +329,7 @@ fn the_whole_workflow_in_the_real_app() {
     let lines: String = std::fs::read_to_string(&llmbar)
         .expect("llmbar")
         .lines()
-        .skip(50)
+        .skip(20)
         .take(4)
         .enumerate()
         .map(|(i, line)| {
@@ -674,7 +674,7 @@ fn labelling_queue(s: &Session, dir: &Path, shot: &dyn Fn(&Session, &str)) {
     text_is(
         s,
         "label-progress",
-        "e2e has labelled 5 of 100 items of llmbar_natural",
+        "e2e has labelled 5 of 40 items of llmbar_short",
         15,
     );
     shot(s, "09-label");
@@ -724,10 +724,7 @@ fn labelling_queue(s: &Session, dir: &Path, shot: &dyn Fn(&Session, &str)) {
     select(s, "label-export-who", "e2e");
     s.find(&testid("label-export")).click();
     let done = s.wait(&testid("label-exported"), 30).text();
-    assert!(
-        done.contains("wrote 100 items (100 with a label)"),
-        "{done}"
-    );
+    assert!(done.contains("wrote 40 items (40 with a label)"), "{done}");
     let text = std::fs::read_to_string(&file).expect("the labels file");
     for id in &labelled {
         assert!(
