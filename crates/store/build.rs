@@ -14,6 +14,12 @@ fn main() {
         .filter(|path| path.extension().is_some_and(|e| e == "sql"))
         .map(|path| {
             let stem = path.file_stem().unwrap().to_str().unwrap();
+            // sqlx's reversible migrations (`.up.sql`, `.down.sql`) are not embedded here.
+            assert!(
+                !stem.contains('.'),
+                "{}: only simple migrations, <version>_<description>.sql",
+                path.display()
+            );
             let (version, description) = stem
                 .split_once('_')
                 .unwrap_or_else(|| panic!("{}: not <version>_<description>.sql", path.display()));

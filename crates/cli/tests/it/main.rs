@@ -115,6 +115,30 @@ fn llmbar_short() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/llmbar_short.jsonl")
 }
 
+/// `llmbar_short()` is what its README row says: the 40 items of `llmbar()` shortest in
+/// question and answers together, unchanged and in its order.
+#[test]
+fn the_short_llmbar_file_is_the_whole_files_40_shortest_items() {
+    let whole = lines(llmbar());
+    let length = |line: &String| {
+        let v: Value = serde_json::from_str(line).unwrap();
+        ["question", "answer_a", "answer_b"]
+            .iter()
+            .map(|k| v[k].as_str().unwrap().chars().count())
+            .sum::<usize>()
+    };
+    let mut by_length: Vec<(usize, usize)> = whole
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (length(l), i))
+        .collect();
+    by_length.sort();
+    let mut shortest: Vec<usize> = by_length[..40].iter().map(|&(_, i)| i).collect();
+    shortest.sort();
+    let expected: Vec<String> = shortest.into_iter().map(|i| whole[i].clone()).collect();
+    assert_eq!(lines(llmbar_short()), expected);
+}
+
 /// Topical-Chat USR: ratings that are means of three annotators, on six criteria.
 fn topical() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/topical_chat_usr.jsonl")
