@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::metrics::{Observation, TimedRequest};
 use crate::sampling::VerdictDistribution;
+use crate::sweep::Order;
 use crate::trust::Belief;
 use crate::verdict::{FailureKind, Verdict};
 use crate::{Label, Task};
@@ -141,10 +142,11 @@ impl VerdictRecord {
         }
     }
 
-    /// The record as the metrics see it, with `human` the item's label and `unit` its index
-    /// among the judged items.
-    pub fn observation(&self, task: Task, human: Label, unit: usize) -> Observation {
+    /// The record as the metrics see it, with `human` the item's label, `unit` its index
+    /// among the judged items and `order` its trial's answer order.
+    pub fn observation(&self, task: Task, order: Order, human: Label, unit: usize) -> Observation {
         Observation {
+            order,
             unit,
             repeat: self.repeat,
             swapped: self.swapped,

@@ -26,11 +26,11 @@ use crate::pareto::{self, Cost, FrontStatus, Objective};
 use crate::race::RoundStanding;
 pub use crate::record::{Outcome, TimedCall, VerdictRecord};
 use crate::selection::{self, Corrected, Ties};
+use crate::sweep::Order;
 use crate::trust::cascade::Cascade;
 use crate::trust::estimate::EstimateError;
 use crate::trust::unlabelled::{self, Population};
 use crate::trust::{self, confidence, Calibration, Selective};
-use crate::verdict::Verdict;
 use crate::{Dataset, Experiment, Item, Label, Task, TrialParams};
 
 pub mod comparison;
@@ -334,6 +334,7 @@ impl TrialSummary {
     pub fn judged(&self) -> Judged<'_> {
         Judged {
             trial_id: self.id,
+            order: self.params.order,
             records: self
                 .verdicts
                 .iter()
@@ -499,7 +500,7 @@ impl<'a> TrialFrame<'a> {
             .map(|v| self.items.get(v.item_id.as_str()))
             .collect();
         let unlabelled_verdicts = take_unlabelled(&mut t.verdicts, &mut places);
-        let (observations, test_observations) = self.observed(&t.verdicts, &places);
+        let (observations, test_observations) = self.observed(&t.verdicts, &places, t.params.order);
         let dropped = self
             .stored
             .race
@@ -577,6 +578,7 @@ impl<'a> TrialFrame<'a> {
         &self,
         verdicts: &[VerdictRecord],
         places: &[Option<&Place<'_>>],
+        order: Order,
     ) -> (Vec<Observation>, Vec<Observation>) {
         let (mut dev, mut test) = (Vec::with_capacity(verdicts.len()), Vec::new());
         for (v, place) in verdicts.iter().zip(places) {
@@ -585,10 +587,10 @@ impl<'a> TrialFrame<'a> {
             };
             let label = place.item.human_label;
             if let Some(unit) = place.unit {
-                dev.push(v.observation(self.task, label, unit));
+                dev.push(v.observation(self.task, order, label, unit));
             }
             if let Some(unit) = place.test_unit {
-                test.push(v.observation(self.task, label, unit));
+                test.push(v.observation(self.task, order, label, unit));
             }
         }
         (dev, test)
@@ -874,13 +876,15 @@ impl ExperimentSummary {
         level: f64,
     ) -> Result<Population, ResultsError> {
         let trial = self.trial(trial_id)?;
-        let call =
-            |unit: usize, repeat: u32, swapped: bool, verdict: Option<Verdict>| unlabelled::Call {
-                unit,
-                repeat,
-                swapped,
-                verdict,
-            };
+        let order = trial.params.order;
+        let call = |unit: usize, repeat: u32, swapped: bool, verdict, belief| unlabelled::Call {
+            unit,
+            repeat,
+            swapped,
+            verdict,
+            belief,
+            order,
+        };
         // The test split's units follow the dev split's.
         let offset = self.experiment.judged.len();
         let labelled_observations = trial
@@ -892,7 +896,7 @@ impl ExperimentSummary {
         let mut labelled = Vec::new();
         for (unit, o) in labelled_observations {
             humans.insert(unit, o.human);
-            labelled.push(call(unit, o.repeat, o.swapped, o.verdict));
+            labelled.push(call(unit, o.repeat, o.swapped, o.verdict, o.belief.clone()));
         }
         let units: HashMap<&str, usize> = unlabelled
             .iter()
@@ -904,7 +908,8 @@ impl ExperimentSummary {
             .iter()
             .filter_map(|v| {
                 let unit = *units.get(v.item_id.as_str())?;
-                Some(call(unit, v.repeat, v.swapped, v.outcome.verdict()))
+                let belief = v.belief(self.experiment.task_kind);
+                Some(call(unit, v.repeat, v.swapped, v.outcome.verdict(), belief))
             })
             .collect();
         unlabelled::population(

@@ -72,12 +72,18 @@ pub enum Order {
     /// Both orders, two calls per item; the verdict is kept when they agree and is a tie
     /// when they do not (as MT-Bench does).
     Both,
+    /// Both orders, two calls per item, combined by probability: the two calls' beliefs in
+    /// A, B and tie averaged, the most likely one the verdict
+    /// ([`crate::metrics::position::debias`]). A call without a belief is certain of its
+    /// verdict, so that two such calls combine as `Both` does.
+    Debiased,
 }
 
 crate::names!(Order {
     Ab => "ab",
     Ba => "ba",
     Both => "both",
+    Debiased => "debiased",
 });
 
 impl Order {
@@ -86,7 +92,7 @@ impl Order {
         match self {
             Order::Ab => &[false],
             Order::Ba => &[true],
-            Order::Both => &[false, true],
+            Order::Both | Order::Debiased => &[false, true],
         }
     }
 
@@ -493,11 +499,11 @@ static AXES: [AxisInfo; 13] = [
         section: Section::Sweep,
         short: "order",
         title: "answer order",
-        help: "pairwise answer order: ab, ba, or both (each item judged twice)",
+        help: "pairwise answer order: ab, ba, both (each item judged twice, a tie where the orders disagree) or debiased (judged twice, the two orders' probabilities averaged)",
         default: "ab",
         kind: Kind::Choice,
         applies: Applies::Pairwise,
-        choices: &["ab", "ba", "both"],
+        choices: &["ab", "ba", "both", "debiased"],
         changes_prompt: true,
         identity: true,
         numeric: false,

@@ -65,12 +65,13 @@ pub async fn queue(
             Some(scale) => criteria::gather(&dataset.criteria, scale, verdicts),
             None => verdicts,
         };
-        records.push((t.id, verdicts));
+        records.push((t.id, t.params.order, verdicts));
     }
     let trials: Vec<annotation::Judged<'_>> = records
         .iter()
-        .map(|(id, r)| annotation::Judged {
+        .map(|(id, order, r)| annotation::Judged {
             trial_id: *id,
+            order: *order,
             records: r.iter().collect(),
         })
         .collect();

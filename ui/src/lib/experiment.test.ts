@@ -262,7 +262,7 @@ template = "pairwise"
     [{ top_p: "0" }, "top_p: 0 must be above 0 and at most 1"],
     [{ max_tokens: "0" }, "max_tokens: 0 must be between 1 and 65536"],
     [{ few_shot: "1, 1" }, "few_shot: 1 is listed twice"],
-    [{ order: "ab, sideways" }, 'order: "sideways" is not one of "ab", "ba", "both"'],
+    [{ order: "ab, sideways" }, 'order: "sideways" is not one of "ab", "ba", "both", "debiased"'],
     [{ constraint: "regex" }, 'constraint: "regex" is not one of "none", "grammar"'],
     [{ repeats: "0" }, "repeats: 0 must be between 1 and 10000"],
     [{ seed: "-1" }, "seed: -1 must be between 0 and 9007199254740991"],

@@ -237,7 +237,7 @@ fn judge_with(
             let human = *labels.get(&v.item_id)?;
             let next = unit_of.len();
             let unit = *unit_of.entry(v.item_id.as_str()).or_insert(next);
-            Some(v.observation(task, human, unit))
+            Some(v.observation(task, trial.order, human, unit))
         })
         .collect();
     let units = metrics::scored_units(task, &metrics::group(&observations));

@@ -29,6 +29,8 @@ use crate::record::VerdictRecord;
 /// the human ceiling sets beside the people.
 pub struct Judged<'a> {
     pub trial_id: i64,
+    /// How its two answer orders' calls combine into a verdict.
+    pub order: crate::sweep::Order,
     pub records: Vec<&'a VerdictRecord>,
 }
 

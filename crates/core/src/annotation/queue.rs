@@ -16,6 +16,7 @@ use super::{Annotation, Judged};
 use crate::dataset::{Choice, Dataset, Label, Task};
 use crate::metrics;
 use crate::record::VerdictRecord;
+use crate::sweep::Order;
 
 /// One trial's verdicts on one item (a verdict per repeat; `None`: a parse failure or a
 /// failed call).
@@ -81,7 +82,7 @@ pub fn disagreement(task: Task, votes: &[Label]) -> Option<f64> {
 type Votes = BTreeMap<String, Vec<Option<Label>>>;
 
 /// A trial's verdicts per item and repeat, both orders combined.
-fn trial_votes(task: Task, records: &[&VerdictRecord]) -> Votes {
+fn trial_votes(task: Task, order: Order, records: &[&VerdictRecord]) -> Votes {
     // The human label does not enter a verdict; any label will do to group the calls.
     let placeholder = match task {
         Task::Pairwise => Label::Choice(Choice::A),
@@ -96,7 +97,7 @@ fn trial_votes(task: Task, records: &[&VerdictRecord]) -> Votes {
                 ids.push(r.item_id.as_str());
                 ids.len() - 1
             });
-            r.observation(task, placeholder, unit)
+            r.observation(task, order, placeholder, unit)
         })
         .collect();
     let mut out: BTreeMap<String, Vec<Option<Label>>> = BTreeMap::new();
@@ -128,7 +129,7 @@ pub fn queue(
         .collect();
     let per_trial: Vec<(i64, Votes)> = trials
         .iter()
-        .map(|t| (t.trial_id, trial_votes(task, &t.records)))
+        .map(|t| (t.trial_id, trial_votes(task, t.order, &t.records)))
         .collect();
     let mut queued: Vec<(usize, Queued)> = items(dataset)
         .filter(|(id, labelled)| !(done.contains(id) || filter.unlabelled_only && *labelled))

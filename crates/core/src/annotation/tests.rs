@@ -265,14 +265,17 @@ fn the_queue_puts_the_most_disputed_items_first_and_skips_what_was_labelled() {
     ];
     let trials = [
         Judged {
+            order: crate::sweep::Order::Ab,
             trial_id: 1,
             records: t1.iter().collect(),
         },
         Judged {
+            order: crate::sweep::Order::Ab,
             trial_id: 2,
             records: t2.iter().collect(),
         },
         Judged {
+            order: crate::sweep::Order::Ab,
             trial_id: 3,
             records: t3.iter().collect(),
         },
@@ -315,6 +318,7 @@ fn people_agree_with_each_other_and_the_judge_with_each_of_them() {
         .map(|(i, l)| record(7, &format!("i{i}"), false, Some(*l)))
         .collect();
     let judged = Judged {
+        order: crate::sweep::Order::Ab,
         trial_id: 7,
         records: records.iter().collect(),
     };

@@ -5,7 +5,8 @@
 //! Conventions, for every number here:
 //! - An **observation** is one call. Calls on the same item and repeat form one **verdict**:
 //!   a pairwise item judged in both answer orders gives one verdict, combined as MT-Bench
-//!   does ([`position::combine`]).
+//!   does ([`position::combine`]), or by probability for the `debiased` order
+//!   ([`position::debias`]).
 //! - `n` counts verdicts that have a judge output; verdicts whose call failed (recorded with
 //!   an error) are counted in `n_errors` and excluded from everything else.
 //! - `accuracy` is over all `n` verdicts: a parse failure counts as a wrong answer. So is
@@ -41,6 +42,7 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use crate::dataset::{Label, Task};
 use crate::sampling::VerdictDistribution;
+use crate::sweep::Order;
 use crate::trust::belief::Belief;
 use crate::verdict::Verdict;
 pub use bootstrap::{BootstrapSpec, Kinds};
@@ -72,6 +74,9 @@ pub struct Observation {
     pub distribution: Option<VerdictDistribution>,
     /// What the judge believed of the verdicts, where it says ([`crate::trust::confidence`]).
     pub belief: Option<Belief>,
+    /// The trial's answer order: how its two orders' calls on one item and repeat combine
+    /// into one verdict (by agreement for `both`, by probability for `debiased`).
+    pub order: Order,
 }
 
 impl Observation {
@@ -91,6 +96,7 @@ impl Observation {
             cost_usd: None,
             distribution: None,
             belief: None,
+            order: Order::Ab,
         }
     }
 }
@@ -251,10 +257,9 @@ pub fn group(observations: &[Observation]) -> Vec<Verdicts<'_>> {
     for g in &mut groups {
         let in_order = |s: bool| g.calls.iter().find(|c| c.swapped == s);
         g.verdict = match (in_order(false), in_order(true)) {
-            (Some(ab), Some(ba)) => ab
-                .verdict
-                .zip(ba.verdict)
-                .map(|(x, y)| position::combine(x, y)),
+            (Some(ab), Some(ba)) => ab.verdict.zip(ba.verdict).map(|(x, y)| {
+                position::combine_as(ab.order, (x, ab.belief.as_ref()), (y, ba.belief.as_ref()))
+            }),
             (Some(one), None) | (None, Some(one)) => one.verdict,
             (None, None) => None,
         };
@@ -552,6 +557,7 @@ mod tests {
 
     fn obs(unit: usize, human: Label, verdict: Option<Verdict>, latency_ms: f64) -> Observation {
         Observation {
+            order: crate::sweep::Order::Ab,
             unit,
             repeat: 0,
             swapped: false,

@@ -41,6 +41,7 @@ fn observations(human: &Value, judge: &Value) -> Vec<Observation> {
         .zip(judge)
         .enumerate()
         .map(|(unit, (h, j))| Observation {
+            order: crate::sweep::Order::Ab,
             unit,
             repeat: 0,
             swapped: false,
@@ -200,6 +201,7 @@ fn expected_metrics_match_the_reference() {
                     }
                 }
                 Observation {
+                    order: crate::sweep::Order::Ab,
                     unit,
                     repeat: 0,
                     swapped: false,

@@ -38,7 +38,7 @@ use crate::metrics::{
     SplitScores, TrialMetrics,
 };
 use crate::sampling::VerdictDistribution;
-use crate::sweep::TrialParams;
+use crate::sweep::{Order, TrialParams};
 use crate::trust::belief::{same, ConfidenceKind};
 use crate::trust::calibration::{self, Calibration};
 use crate::trust::{confidence, Belief};
@@ -300,6 +300,8 @@ impl Voting {
             unit,
             repeat,
             swapped: false,
+            // The panel's verdict is one already: its members' orders are combined.
+            order: Order::Ab,
             human: all[0].human,
             verdict,
             prompt_tokens: all.iter().map(|o| o.prompt_tokens).sum(),
@@ -370,7 +372,14 @@ fn distribution_vote(
 ) -> (Option<Verdict>, Option<VerdictDistribution>, Option<Belief>) {
     let distributions: Vec<VerdictDistribution> = votes
         .iter()
-        .filter_map(|v| combined_distribution(v.calls, |o| o.distribution.clone()))
+        .filter_map(|v| match v.calls {
+            // A debiased verdict is drawn from nothing: it is the likeliest under the two
+            // orders' beliefs, whatever their samples said.
+            [o, _] if o.order == Order::Debiased => {
+                o.distribution.as_ref().and(v.verdict).map(certain)
+            }
+            calls => combined_distribution(calls, |o| o.distribution.clone()),
+        })
         .collect();
     let beliefs: Vec<VerdictDistribution> = votes
         .iter()
@@ -435,16 +444,33 @@ fn majority(task: Task, labels: &[Label], ties: Ties) -> Option<Label> {
     }
 }
 
+/// A distribution certain of `verdict`.
+fn certain(verdict: Verdict) -> VerdictDistribution {
+    match verdict {
+        Verdict::Parsed(label) => VerdictDistribution {
+            labels: vec![(label, 1.0)],
+            failed: 0.0,
+        },
+        Verdict::Failed(_) => VerdictDistribution {
+            labels: Vec::new(),
+            failed: 1.0,
+        },
+    }
+}
+
 /// One member's distribution over its verdict on an item and repeat (`of` reads each
 /// call's): a call's own, or for both answer orders, the distribution of the verdict
 /// the two combine into (`position::combine`, the orders drawn independently; a failure
-/// of either is a failure).
+/// of either is a failure); for the `debiased` order, the two orders' mean.
 fn combined_distribution(
     calls: &[&Observation],
     of: impl Fn(&Observation) -> Option<VerdictDistribution>,
 ) -> Option<VerdictDistribution> {
     match calls {
         [one] => of(one),
+        [first, second] if first.order == Order::Debiased => {
+            mean_distribution(&[of(first)?, of(second)?])
+        }
         [first, second] => {
             let (x, y) = (of(first)?, of(second)?);
             let mut out = VerdictDistribution {

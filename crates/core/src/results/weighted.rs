@@ -21,6 +21,7 @@ use crate::metrics::agreement::spearman;
 use crate::metrics::SplitScore;
 use crate::record::{Outcome, VerdictRecord};
 use crate::rubric::{items, weights};
+use crate::sweep::Order;
 use crate::verdict::Verdict;
 
 /// A trial's criterion weights and the weighted aggregate's agreement.
@@ -163,7 +164,7 @@ impl<'a> Scoring<'a> {
                     logprobs: None,
                     ..(*v).clone()
                 };
-                Some(record.observation(e.task_kind, human, units[v.item_id.as_str()]))
+                Some(record.observation(e.task_kind, Order::Ab, human, units[v.item_id.as_str()]))
             })
             .collect();
         SplitScore::of(e.task_kind, &observations, &self.summary.bootstrap)

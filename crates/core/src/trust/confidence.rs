@@ -13,12 +13,13 @@
 //! tokens that are no verdict left out): the judge's belief that this verdict, rather than
 //! another, is the answer. A pairwise item judged in both orders has the probability that
 //! the two orders combine ([`position::combine`]) into its verdict, the orders drawn
-//! independently. A parse failure has no confidence; it is never a verdict to accept.
+//! independently; one judged `debiased`, its averaged belief in it ([`position::averaged`]). A parse failure has no confidence; it is never a verdict to accept.
 
 use crate::dataset::{Label, Task};
 use crate::metrics::position;
 use crate::metrics::quality::Scored;
 use crate::metrics::{self, Observation};
+use crate::sweep::Order;
 use crate::trust::belief::{same, ConfidenceKind};
 use crate::verdict::Verdict;
 
@@ -88,6 +89,17 @@ pub fn judged(task: Task, observations: &[Observation]) -> (Option<ConfidenceKin
 fn combined(task: Task, calls: &[&Observation], verdict: Label) -> Option<f64> {
     match calls {
         [one] => Some(one.belief.as_ref()?.p(task, verdict)),
+        [first, second] if first.order == Order::Debiased => {
+            let (x, y) = (first.belief.as_ref()?, second.belief.as_ref()?);
+            let avg =
+                position::averaged((verdict_of(first), Some(x)), (verdict_of(second), Some(y)))?;
+            Some(
+                avg.iter()
+                    .filter(|(l, _)| *l == verdict)
+                    .map(|(_, p)| p)
+                    .sum(),
+            )
+        }
         [first, second] => {
             let (x, y) = (first.belief.as_ref()?, second.belief.as_ref()?);
             let mut p = 0.0;
@@ -103,6 +115,12 @@ fn combined(task: Task, calls: &[&Observation], verdict: Label) -> Option<f64> {
         }
         _ => None,
     }
+}
+
+/// A call's verdict for [`position::averaged`], which reads its belief instead.
+fn verdict_of(o: &Observation) -> Verdict {
+    o.verdict
+        .unwrap_or(Verdict::Failed(crate::verdict::FailureKind::NoLabel))
 }
 
 #[cfg(test)]
@@ -146,6 +164,26 @@ mod tests {
         // Disagreeing orders are a tie: every pair that is not A-A or B-B.
         close(judged[1].confidence.unwrap(), 1.0 - 0.8 * 0.3 - 0.2 * 0.7);
         assert!(!judged[1].correct);
+    }
+
+    #[test]
+    fn debiased_orders_are_as_sure_as_their_averaged_beliefs() {
+        let debiased = |o: Observation| Observation {
+            order: Order::Debiased,
+            ..o
+        };
+        let obs = [
+            observation(0, false, A, &[(A, 0.8), (B, 0.2)]),
+            observation(0, true, A, &[(A, 0.6), (B, 0.4)]),
+            observation(1, false, A, &[(A, 0.8), (B, 0.2)]),
+            observation(1, true, B, &[(A, 0.3), (B, 0.7)]),
+        ]
+        .map(debiased);
+        let (_, judged) = judged(Task::Pairwise, &obs);
+        close(judged[0].confidence.unwrap(), 0.7);
+        // The orders disagree, but A is the likelier on average (0.55): no tie.
+        close(judged[1].confidence.unwrap(), 0.55);
+        assert!(judged[0].correct && judged[1].correct);
     }
 
     #[test]

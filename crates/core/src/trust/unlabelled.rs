@@ -17,6 +17,8 @@ use serde::Serialize;
 
 use crate::dataset::{Choice, Label, Task};
 use crate::metrics::position;
+use crate::sweep::Order;
+use crate::trust::belief::Belief;
 use crate::trust::estimate::{self, Corrected, EstimateError};
 use crate::verdict::Verdict;
 
@@ -109,7 +111,7 @@ impl Quantity {
 }
 
 /// One call of the judge on an item.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Call {
     /// The item, numbered by the caller.
     pub unit: usize,
@@ -117,6 +119,10 @@ pub struct Call {
     pub swapped: bool,
     /// `None`: the call failed.
     pub verdict: Option<Verdict>,
+    /// What the judge believed of the verdicts, where it says.
+    pub belief: Option<Belief>,
+    /// The trial's answer order: how its two orders' calls combine.
+    pub order: Order,
 }
 
 /// An estimate of a population the judge scored, corrected with the labelled items.
@@ -182,20 +188,31 @@ impl Population {
 
 /// Each item's score from its calls, and how many items had a parse failure among them.
 fn scores(quantity: Quantity, task: Task, calls: &[Call]) -> (BTreeMap<usize, f64>, usize) {
-    let mut repeats: BTreeMap<(usize, u32), (Option<Verdict>, Option<Verdict>)> = BTreeMap::new();
+    // Each item and repeat's call in each order.
+    type Orders<'a> = (Option<&'a Call>, Option<&'a Call>);
+    let mut repeats: BTreeMap<(usize, u32), Orders<'_>> = BTreeMap::new();
     for c in calls.iter().filter(|c| c.verdict.is_some()) {
         let slot = repeats.entry((c.unit, c.repeat)).or_default();
         if c.swapped {
-            slot.1 = c.verdict;
+            slot.1 = Some(c);
         } else {
-            slot.0 = c.verdict;
+            slot.0 = Some(c);
         }
+    }
+    fn believed(c: &Call) -> Option<position::Believed<'_>> {
+        c.verdict.map(|v| (v, c.belief.as_ref()))
     }
     let mut sums: BTreeMap<usize, (f64, usize, bool)> = BTreeMap::new();
     for ((unit, _), orders) in repeats {
         let verdict = match orders {
-            (Some(ab), Some(ba)) => position::combine(ab, ba),
-            (Some(one), None) | (None, Some(one)) => one,
+            (Some(ab), Some(ba)) => match (believed(ab), believed(ba)) {
+                (Some(x), Some(y)) => position::combine_as(ab.order, x, y),
+                _ => continue,
+            },
+            (Some(one), None) | (None, Some(one)) => match one.verdict {
+                Some(v) => v,
+                None => continue,
+            },
             (None, None) => continue,
         };
         let (score, failed) = match verdict.label() {
@@ -286,6 +303,8 @@ mod tests {
             repeat,
             swapped,
             verdict: Some(verdict.map_or(Verdict::Failed(FailureKind::NoLabel), Verdict::Parsed)),
+            belief: None,
+            order: Order::Both,
         }
     }
 
@@ -304,6 +323,8 @@ mod tests {
                 repeat: 0,
                 swapped: false,
                 verdict: None,
+                belief: None,
+                order: Order::Both,
             },
         ];
         let (s, failed) = scores(Quantity::WinRate, Task::Pairwise, &calls);

@@ -173,9 +173,10 @@ async fn observations(
         .enumerate()
         .map(|(u, id)| (id.as_str(), u))
         .collect();
+    let task = run.r.dataset.task;
     let mut out = Vec::with_capacity(trials.len());
     for t in trials {
-        let verdicts = match run.r.dataset.task.scale() {
+        let verdicts = match task.scale() {
             // A checklist's calls on one verdict are one observation.
             Some(scale) => criteria::gather(
                 &run.r.dataset.criteria,
@@ -190,7 +191,7 @@ async fn observations(
                 .filter_map(|v| {
                     let unit = *units.get(v.item_id.as_str())?;
                     let item: &Item = run.index.get(v.item_id.as_str())?;
-                    Some(v.observation(run.r.dataset.task, item.human_label, unit))
+                    Some(v.observation(task, t.params.order, item.human_label, unit))
                 })
                 .collect(),
         );

@@ -448,3 +448,87 @@ async fn a_checklist_reads_each_criterion_from_one_pass_on_its_own_scale() {
         .unwrap();
     assert_eq!(again.model_calls, 0);
 }
+
+#[tokio::test]
+async fn debiased_orders_take_the_likelier_of_the_averaged_beliefs() {
+    let dir = tempfile::tempdir().unwrap();
+    let items = [("q0", "A"), ("q1", "B"), ("q2", "A")].map(|(q, label)| {
+        format!(r#"{{"id":"i{}","task":"pairwise","question":"{q}","answer_a":"a","answer_b":"b","human_label":"{label}"}}"#, &q[1..])
+    });
+    std::fs::write(dir.path().join("items.jsonl"), items.join("\n")).unwrap();
+    // The prompt shows the question and the answer shown first: "q0 a" in the dataset's
+    // order, "q0 b" swapped.
+    std::fs::write(dir.path().join("q.jinja"), "{{ question }} {{ answer_a }}").unwrap();
+    std::fs::write(dir.path().join("fake.gguf"), "GGUF and nothing else").unwrap();
+    let experiment = dir.path().join("e.toml");
+    std::fs::write(
+        &experiment,
+        "name = \"e\"\ndataset = \"items.jsonl\"\n[judge]\nmodel = \"fake.gguf\"\ntemplate = \"q.jinja\"\nexact = true\n[sweep]\ntemperature = [0.0, 1.0]\norder = [\"both\", \"debiased\"]\n",
+    )
+    .unwrap();
+    // Logits over A, B, x, end of turn, in the frame of the answers as shown. Each item's
+    // orders disagree (the judge favours the answer shown first), one of them more surely;
+    // q2's likeliest token is "x" (no verdict) in both orders.
+    let logits: HashMap<String, Vec<f32>> = [
+        ("q0 a", [2.0, 0.0, -1.0, -2.0]),
+        ("q0 b", [0.5, 0.0, -1.0, -2.0]),
+        ("q1 a", [1.0, 0.0, -1.0, -2.0]),
+        ("q1 b", [3.0, 0.0, -1.0, -2.0]),
+        ("q2 a", [1.0, 0.5, 2.0, -2.0]),
+        ("q2 b", [0.0, 1.0, 2.0, -2.0]),
+    ]
+    .into_iter()
+    .map(|(k, l)| (k.to_string(), l.to_vec()))
+    .collect();
+    let judge = Arc::new(Logits {
+        logits,
+        ..Arc::into_inner(judge(Some(VOCABULARY), &[])).unwrap()
+    });
+    let store = Store::open(&dir.path().join("db.sqlite")).await.unwrap();
+    let s = run(&store, &experiment, &judge).await.unwrap();
+    assert_eq!((s.n_trials, s.n_errors), (4, 0));
+    let summary = judgelab_engine::summarize(&store, "e", &Default::default())
+        .await
+        .unwrap();
+    // The belief in the dataset's A of each order, over the verdicts alone.
+    let p = |a: f64, b: f64| a.exp() / (a.exp() + b.exp());
+    let believed_a = [
+        (p(2.0, 0.0) + p(0.0, 0.5)) / 2.0,
+        (p(1.0, 0.0) + p(0.0, 3.0)) / 2.0,
+        (p(1.0, 0.5) + p(1.0, 0.0)) / 2.0,
+    ];
+    assert!(believed_a[0] > 0.5 && believed_a[1] < 0.5 && believed_a[2] > 0.5);
+    for t in &summary.trials {
+        let m = &t.metrics;
+        match t.params.order {
+            // By agreement: q0 and q1 flip into ties, greedy q2 fails.
+            judgelab_core::Order::Both if t.params.temperature == 0.0 => {
+                assert_eq!(m.accuracy(), Some(0.0));
+                assert_eq!(m.parse_failure_rate, Some(1.0 / 3.0));
+            }
+            judgelab_core::Order::Both => {}
+            // By probability: A, B, A, all right, at any temperature, and each as sure as
+            // its averaged belief.
+            judgelab_core::Order::Debiased => {
+                assert_eq!(m.accuracy(), Some(1.0), "{:?}", t.params);
+                assert_eq!(m.parse_failure_rate, Some(0.0));
+                let (_, judged) = judgelab_core::trust::confidence::judged(
+                    judgelab_core::Task::Pairwise,
+                    &t.observations,
+                );
+                let mut confidences: Vec<f64> = judged
+                    .iter()
+                    .filter_map(|j| j.confidence)
+                    .collect();
+                confidences.sort_by(f64::total_cmp);
+                let mut want: Vec<f64> = believed_a.iter().map(|&a| a.max(1.0 - a)).collect();
+                want.sort_by(f64::total_cmp);
+                for (got, want) in confidences.iter().zip(&want) {
+                    assert!((got - want).abs() < 1e-6, "{confidences:?} vs {want:?}");
+                }
+                assert_eq!(confidences.len(), 3);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

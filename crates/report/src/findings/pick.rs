@@ -219,10 +219,12 @@ fn caveats(a: &Analysis<'_>, pick: usize, ready: bool) -> Vec<Finding> {
         {
             let advice = if a.trial(pick).params.order == Order::Both {
                 "judging both orders turns its flips into ties"
+            } else if a.trial(pick).params.order == Order::Debiased {
+                "judging both orders and averaging their probabilities evens it out"
             } else if a.has_orders() {
                 "compare it with the trials judged in both orders"
             } else {
-                "sweep `order = [\"ab\", \"both\"]` to measure it and turn flips into ties"
+                "sweep `order = [\"ab\", \"debiased\"]` to measure it and average both orders out"
             };
             say(
                 vec![Figure::point("first preferred", Some(f))],

@@ -61,6 +61,7 @@ pub fn trial(
                 cost_usd: None,
                 distribution: None,
                 belief: None,
+                order: judgelab_core::Order::Ab,
             }
         })
         .collect();
