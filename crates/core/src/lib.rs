@@ -4,6 +4,7 @@
 //! database, no HTTP, no UI. The `Judge` trait is the one seam through which the engine
 //! reaches a model; `llama` (and later `openai`) implement it.
 
+pub mod align;
 pub mod annotation;
 pub mod card;
 pub mod composed;

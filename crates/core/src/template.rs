@@ -392,7 +392,7 @@ impl Template {
     }
 
     /// Renders the messages for one item: an optional system message, then the user message.
-    pub fn render(&self, ctx: &RenderContext<'_>) -> Result<Vec<Message>, TemplateError> {
+    pub fn render<C: Serialize>(&self, ctx: &C) -> Result<Vec<Message>, TemplateError> {
         let env = environment();
         let compiled = self.compile(&env)?;
         // `eval_to_state` is deprecated in favour of `render_captured`, but only a mutable

@@ -1,0 +1,39 @@
+//! The judge optimiser's pure parts (`judgelab align`): the moves that make a candidate
+//! judge from its parent, and the proposer of instruction rewrites ([`proposer`]).
+//!
+//! A search starts from a trial's judge and makes candidates by moves: an instruction
+//! rewrite by a proposer model from the parent's mistakes on the dev split, a new few-shot
+//! example set from the pool, the debiased answer order, or other sampling parameters.
+//! Candidates race on the dev split; only the dev split's items ever reach a proposer, and
+//! the test split confirms the best at the end.
+
+pub mod proposer;
+
+use serde::{Deserialize, Serialize};
+
+/// What made a candidate from its parent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Move {
+    /// The trial the search starts from.
+    Start,
+    /// Its instruction rewritten by the proposer.
+    Rewrite,
+    /// Another few-shot example set drawn from the pool.
+    Examples,
+    /// Both answer orders, their probabilities averaged (`order = "debiased"`).
+    Order,
+    /// Another temperature or top_p (free for an exact judge: one pass serves every one).
+    Sampling,
+}
+
+crate::names!(Move {
+    Start => "start",
+    Rewrite => "rewrite",
+    Examples => "examples",
+    Order => "order",
+    Sampling => "sampling",
+});
+
+#[cfg(test)]
+mod tests;
