@@ -1,5 +1,7 @@
 //! The judge optimiser's pure parts (`judgelab align`): the moves that make a candidate
-//! judge from its parent, and the proposer of instruction rewrites ([`proposer`]).
+//! judge from its parent, the proposer of instruction rewrites ([`proposer`]), what a
+//! search may spend ([`plan`]) and a candidate's template against its parent's
+//! ([`diff`]).
 //!
 //! A search starts from a trial's judge and makes candidates by moves: an instruction
 //! rewrite by a proposer model from the parent's mistakes on the dev split, a new few-shot
@@ -7,6 +9,8 @@
 //! Candidates race on the dev split; only the dev split's items ever reach a proposer, and
 //! the test split confirms the best at the end.
 
+pub mod diff;
+pub mod plan;
 pub mod proposer;
 
 use serde::{Deserialize, Serialize};

@@ -516,10 +516,8 @@ async fn debiased_orders_take_the_likelier_of_the_averaged_beliefs() {
                     judgelab_core::Task::Pairwise,
                     &t.observations,
                 );
-                let mut confidences: Vec<f64> = judged
-                    .iter()
-                    .filter_map(|j| j.confidence)
-                    .collect();
+                let mut confidences: Vec<f64> =
+                    judged.iter().filter_map(|j| j.confidence).collect();
                 confidences.sort_by(f64::total_cmp);
                 let mut want: Vec<f64> = believed_a.iter().map(|&a| a.max(1.0 - a)).collect();
                 want.sort_by(f64::total_cmp);
