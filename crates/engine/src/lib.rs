@@ -5,6 +5,7 @@
 //! This is the surface the CLI (and later the desktop shell) use. It calls judges only
 //! through `core::Judge`; `judges::LocalModels` is where it loads GGUF files through llama.cpp.
 
+pub mod align;
 pub mod bench;
 mod calls;
 mod card;

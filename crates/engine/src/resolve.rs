@@ -704,7 +704,14 @@ pub(crate) async fn resolve_stored(
         message,
     };
     let mut templates = Vec::new();
-    for name in &experiment.sweep.templates {
+    // The sweep's, then any other a trial names (an alignment's candidates').
+    let mut names: Vec<&String> = experiment.sweep.templates.iter().collect();
+    for t in &trials {
+        if !names.contains(&&t.params.template) {
+            names.push(&t.params.template);
+        }
+    }
+    for name in names {
         let Some(trial) = trials.iter().find(|t| t.params.template == *name) else {
             continue;
         };

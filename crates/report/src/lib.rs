@@ -3,6 +3,7 @@
 //! that tells a researcher which judge configuration to pick and why; and two judges
 //! compared in words ([`comparison`]).
 
+pub mod alignment;
 pub mod analysis;
 pub mod card;
 pub mod charts;

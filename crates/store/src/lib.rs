@@ -6,6 +6,7 @@
 //! makes re-runs idempotent. A verdict whose call failed is recorded with its error and is
 //! the only kind of row a later run may overwrite.
 
+mod align;
 mod annotations;
 mod import;
 mod lock;

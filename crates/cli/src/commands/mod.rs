@@ -1,6 +1,7 @@
 //! The commands, one module each: its arguments (`Args`, parsed by clap) and its
 //! `command`, which calls the engine and prints. [`Command`] lists them as `--help` does.
 
+mod align;
 mod bench;
 mod compare;
 mod estimate;
@@ -34,6 +35,15 @@ pub enum Command {
     Show(show::Args),
     /// Write a report: HTML, Markdown, CSVs and charts (SVG and PNG)
     Report(report::Args),
+    /// Search for a judge that agrees better with the humans than one trial's, within a
+    /// budget, and confirm the best on the test split
+    ///
+    /// Candidates are made from the best survivors by moves (a proposer's rewrite of the
+    /// instruction from the judge's dev mistakes, another few-shot example set, the
+    /// debiased answer order), race on the dev split in rounds so that losers stop early,
+    /// and the best is judged on the test split beside the start: "not confirmed" where
+    /// the interval of the gain includes 0. Resumable, as a run is
+    Align(align::Args),
     /// Export a trial's judge as a judge card: judge.json (to run it again: `[[judges]]
     /// card = "judge.json"`) and judge.md (to read or cite)
     ///
@@ -93,6 +103,7 @@ impl Command {
             Command::Run(args) => run::command(store, args).await,
             Command::Show(args) => show::command(store, args).await,
             Command::Report(args) => report::command(store, args).await,
+            Command::Align(args) => align::command(store, args).await,
             Command::ExportJudge(args) => export_judge::command(store, args).await,
             Command::Compare(args) => compare::command(store, args).await,
             Command::Panel(args) => panel::command(store, args).await,

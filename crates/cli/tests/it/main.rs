@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use judgelab_testkit::{free_port, Faults, LlamaCppPython, LlamaServer, Refuser, Slots};
 use serde_json::{json, Value};
 
+mod align;
 mod architecture;
 mod card;
 mod default_model;

@@ -30,7 +30,7 @@ pub fn diff(parent: &str, child: &str) -> String {
         if i < a.len() && j < b.len() && a[i] == b[j] {
             line(' ', a[i]);
             (i, j) = (i + 1, j + 1);
-        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
+        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] > lcs[i + 1][j]) {
             line('+', b[j]);
             j += 1;
         } else {
@@ -50,7 +50,7 @@ mod tests {
         assert_eq!(diff("a\nb\n", "a\nb\n"), "");
         assert_eq!(
             diff("keep\nold\nend", "keep\nnew\nend"),
-            " keep\n+new\n-old\n end\n"
+            " keep\n-old\n+new\n end\n"
         );
         assert_eq!(diff("", "x"), "+x\n");
         assert_eq!(diff("x\ny", "y"), "-x\n y\n");

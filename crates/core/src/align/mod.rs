@@ -10,10 +10,13 @@
 //! the test split confirms the best at the end.
 
 pub mod diff;
+pub mod outcome;
 pub mod plan;
 pub mod proposer;
 
 use serde::{Deserialize, Serialize};
+
+use crate::judge::Message;
 
 /// What made a candidate from its parent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -38,6 +41,33 @@ crate::names!(Move {
     Order => "order",
     Sampling => "sampling",
 });
+
+/// A candidate of a search, as stored: how it was made, and the trial that judges as it
+/// (none where its proposer's reply was rejected, or not answered yet).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Candidate {
+    /// From 0, the start.
+    pub id: u32,
+    pub parent: Option<u32>,
+    pub generation: u32,
+    #[serde(rename = "move")]
+    pub kind: Move,
+    pub trial_id: Option<i64>,
+    /// A rewrite's call of the proposer.
+    pub proposal: Option<Proposal>,
+    /// Why its reply made no candidate.
+    pub rejected: Option<String>,
+}
+
+/// A call of the proposer: what it was sent, and what came back.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Proposal {
+    pub prompt: Vec<Message>,
+    /// None while unanswered: sent before a run stopped, or failed.
+    pub reply: Option<String>,
+    pub error: Option<String>,
+    pub cost_usd: Option<f64>,
+}
 
 #[cfg(test)]
 mod tests;

@@ -163,7 +163,7 @@ fn race_groups(run: &Run<'_>, trials: &[Trial<'_>]) -> HashMap<i64, usize> {
 }
 
 /// Each trial's stored calls on `items`, units numbered by their place in `items`.
-async fn observations(
+pub(crate) async fn observations(
     run: &Run<'_>,
     trials: &[&Trial<'_>],
     items: &[String],

@@ -22,7 +22,7 @@ use crate::resolve::Resolved;
 use crate::EngineError;
 
 /// What every group of a run shares.
-pub(super) struct Run<'a> {
+pub(crate) struct Run<'a> {
     pub store: &'a Store,
     pub r: &'a Resolved,
     pub options: &'a RunOptions,
@@ -46,7 +46,7 @@ impl Run<'_> {
 /// The experiment's budgets (`limits.max_calls`, `max_usd`, `max_seconds`) and what is
 /// spent of them. Once one is reached, the run stops as if cancelled, after the calls in
 /// flight, and says which.
-pub(super) struct Budget {
+pub(crate) struct Budget {
     limits: judgelab_core::experiment::Budget,
     /// Calls and dollars of the experiment stored before this run.
     calls_before: u64,
@@ -111,7 +111,7 @@ impl Budget {
 
 /// The run's counts so far.
 #[derive(Default)]
-pub(super) struct Tally {
+pub(crate) struct Tally {
     /// Verdicts the experiment has (failed calls not counted).
     pub done: usize,
     pub judged_now: usize,

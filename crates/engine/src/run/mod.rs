@@ -14,10 +14,10 @@ use judgelab_core::template::ExampleContext;
 use judgelab_core::{Item, Message};
 use judgelab_store::{ExperimentRow, NewExperiment, NewTrial, Store};
 
-mod choose;
-mod group;
+pub(crate) mod choose;
+pub(crate) mod group;
 pub(crate) mod interface;
-mod loaded;
+pub(crate) mod loaded;
 mod timing;
 mod unlabelled;
 
@@ -224,7 +224,7 @@ async fn test_split<'r>(
 }
 
 /// Judges `todo` group by group, until the run is cancelled.
-async fn judge_all(
+pub(crate) async fn judge_all(
     run: &Run<'_>,
     judges: &mut Judges<'_>,
     todo: Vec<(&Trial<'_>, Vec<Call<'_>>)>,
@@ -325,7 +325,7 @@ fn n_per_item(r: &Resolved, trial: &Trial) -> usize {
 }
 
 /// What of `items` has no successful verdict yet, per trial of `trials`, in trial order.
-async fn missing<'a>(
+pub(crate) async fn missing<'a>(
     run: &Run<'a>,
     trials: &[&'a Trial<'a>],
     items: &[String],

@@ -1,0 +1,229 @@
+//! The end of a search: the best candidate (by the dev metric, among those that judged the
+//! whole dev split), its dev score naive and corrected for the choice, and the test split
+//! judged by the start and the best: each one's agreement, their paired difference with
+//! its interval and McNemar's test, and whether the gain is confirmed.
+
+use judgelab_core::align::diff::diff;
+use judgelab_core::metrics::paired;
+use judgelab_core::metrics::{BootstrapSpec, Estimate, Observation, SplitScore};
+use judgelab_core::selection::{self, Ties};
+use judgelab_store::{ExperimentRow, Store, TrialRow};
+
+use super::search::{observations, State};
+use super::setup::{calls_per_item, Source};
+use super::{AlignEvent, AlignOutcome, Confirmation, Scored};
+use crate::resolve::{Resolved, Trial};
+use crate::run::group::{Budget, Run, Tally};
+use crate::run::loaded::Judges;
+use crate::run::{judge_all, missing};
+use crate::EngineError;
+
+/// Picks the best, judges the test split with the start and it (where the search was not
+/// stopped), and gathers the outcome.
+pub(super) async fn finish(
+    store: &Store,
+    source: &Source,
+    alignment: &ExperimentRow,
+    state: &mut State<'_>,
+    stopped: Option<String>,
+    on_event: &mut (dyn FnMut(AlignEvent) + Send),
+) -> Result<AlignOutcome, EngineError> {
+    let rows = store.trials(alignment.id).await?;
+    let r = super::setup::resolved(store, alignment).await?;
+    let spec = BootstrapSpec::default();
+    let complete: Vec<u32> = state
+        .candidates
+        .iter()
+        .filter(|c| c.trial_id.is_some() && !state.dropped.contains_key(&c.id))
+        .map(|c| c.id)
+        .collect();
+    let dev = state.observed(store, &r, &rows, &complete).await?;
+    let metric = r.experiment.selection.metric;
+    let task = r.dataset.task;
+    let qualities: Vec<Option<f64>> = dev
+        .iter()
+        .map(|o| judgelab_core::metrics::value_of(task, o, metric))
+        .collect();
+    let ties: Vec<Ties> = dev.iter().map(|o| Ties::of_calls(o)).collect();
+    let best_at = selection::pick(&qualities, &ties).unwrap_or(0);
+    let best = complete.get(best_at).copied().unwrap_or(0);
+    let dev_naive = SplitScore::of(task, dev.get(best_at).map_or(&[][..], Vec::as_slice), &spec)
+        .quality
+        .get(metric);
+    let views: Vec<&[Observation]> = dev.iter().map(Vec::as_slice).collect();
+    let dev_corrected =
+        selection::corrected(task, &views, &ties, metric, &spec).map(|c| Estimate {
+            value: c.value,
+            ci: c.ci,
+        });
+    let confirmation = match &stopped {
+        Some(_) => None,
+        None => confirm(store, state, &r, &rows, best, on_event).await?,
+    };
+    let candidates = scored(store, state, &r, &rows, &spec).await?;
+    let spent_calls = state.spent(store).await?;
+    let n_dev = alignment.judged.len() as u64;
+    let full_dev_calls = candidates
+        .iter()
+        .filter(|c| c.candidate.trial_id.is_some() && (c.candidate.id != 0 || !source.start_judged))
+        .map(|c| n_dev * per_item(&r, &rows, c.candidate.trial_id))
+        .sum::<u64>();
+    let dev_calls = candidates.iter().map(|c| c.calls).sum();
+    Ok(AlignOutcome {
+        alignment: alignment.name.clone(),
+        source: source.row.name.clone(),
+        trial: source.trial.id,
+        plan: state.plan.clone(),
+        metric,
+        candidates,
+        start: 0,
+        best,
+        dev_naive,
+        dev_corrected,
+        confirmation,
+        dev_items: alignment.judged.clone(),
+        test_items: alignment.test.clone(),
+        spent_calls,
+        dev_calls,
+        full_dev_calls,
+        stopped,
+    })
+}
+
+/// The calls made for trial `id` (not copied), off the test split and on it.
+async fn made(store: &Store, id: i64, test: &[String]) -> Result<(u64, u64), EngineError> {
+    let verdicts = store.verdicts(id).await?;
+    let made = verdicts.iter().filter(|v| !v.cache_hit);
+    let on_test = |v: &&judgelab_core::results::VerdictRecord| test.contains(&v.item_id);
+    let n_test = made.clone().filter(on_test).count() as u64;
+    Ok((made.count() as u64 - n_test, n_test))
+}
+
+fn per_item(r: &Resolved, rows: &[TrialRow], trial: Option<i64>) -> u64 {
+    rows.iter()
+        .find(|t| Some(t.id) == trial)
+        .map_or(0, |t| calls_per_item(r, t) as u64)
+}
+
+/// Judges the test split with the start and `best`, and compares them there.
+async fn confirm(
+    store: &Store,
+    state: &State<'_>,
+    r: &Resolved,
+    rows: &[TrialRow],
+    best: u32,
+    on_event: &mut (dyn FnMut(AlignEvent) + Send),
+) -> Result<Option<Confirmation>, EngineError> {
+    let test = &state.alignment.test;
+    let ids: Vec<i64> = [0, best]
+        .iter()
+        .map(|&c| state.candidates[c as usize].trial_id.expect("a trial"))
+        .collect();
+    let trials: Vec<Trial> = r.trials(
+        rows.iter()
+            .filter(|t| ids.contains(&t.id))
+            .cloned()
+            .collect(),
+    )?;
+    let index = r.item_index();
+    let options = &state.request.options;
+    let run = Run {
+        store,
+        r,
+        options,
+        index: &index,
+        total: 0.into(),
+        verdicts: 0.into(),
+        budget: Budget::start(store, r, state.alignment).await?,
+    };
+    let all: Vec<&Trial> = trials.iter().collect();
+    let todo = missing(&run, &all, test).await?;
+    let needed: usize = todo.iter().map(|(_, c)| c.len()).sum();
+    if needed > 0 && state.afford(store, needed as u64).await?.is_some() {
+        return Ok(None);
+    }
+    let mut judges = Judges::new(r, options);
+    let mut forward = |e| on_event(AlignEvent::Run(e));
+    judge_all(&run, &mut judges, todo, &mut Tally::default(), &mut forward).await?;
+    if !missing(&run, &all, test)
+        .await?
+        .iter()
+        .all(|(_, c)| c.is_empty())
+    {
+        return Ok(None);
+    }
+    let observed = observations(store, r, rows, ids.iter().copied(), test).await?;
+    let spec = BootstrapSpec::default();
+    let task = r.dataset.task;
+    let metric = r.experiment.selection.metric;
+    let difference = paired::compare(task, &observed[1], &observed[0], metric, &spec);
+    let confirmed = difference.difference.ci.is_some_and(|(lo, _)| lo > 0.0);
+    let verdict = if best == 0 {
+        "nothing to confirm: the start stayed the best".to_string()
+    } else if confirmed {
+        "confirmed".to_string()
+    } else {
+        "not confirmed".to_string()
+    };
+    Ok(Some(Confirmation {
+        start: SplitScore::of(task, &observed[0], &spec),
+        best: SplitScore::of(task, &observed[1], &spec),
+        difference,
+        confirmed,
+        verdict,
+    }))
+}
+
+/// Every candidate with its template, its diff against its parent's, its dev score on
+/// the items it judged and its calls.
+async fn scored(
+    store: &Store,
+    state: &State<'_>,
+    r: &Resolved,
+    rows: &[TrialRow],
+    spec: &BootstrapSpec,
+) -> Result<Vec<Scored>, EngineError> {
+    let mut out: Vec<Scored> = Vec::new();
+    for c in &state.candidates {
+        let row = rows.iter().find(|t| Some(t.id) == c.trial_id);
+        let template = match row {
+            Some(t) => store.template(&t.template_hash).await?,
+            None => None,
+        };
+        let parent_source = c
+            .parent
+            .and_then(|p| out.get(p as usize))
+            .and_then(|p: &Scored| p.template.as_ref().map(|t| t.1.clone()));
+        let diff = match (&template, parent_source) {
+            (Some(t), Some(p)) => diff(&p, &t.source),
+            _ => String::new(),
+        };
+        let (dev, dev_items, (calls, test_calls)) = match row {
+            Some(t) => {
+                let o = observations(store, r, rows, [t.id].into_iter(), &state.alignment.judged)
+                    .await?;
+                let items: std::collections::HashSet<usize> = o[0].iter().map(|x| x.unit).collect();
+                let calls = made(store, t.id, &state.alignment.test).await?;
+                (
+                    Some(SplitScore::of(r.dataset.task, &o[0], spec)),
+                    items.len(),
+                    calls,
+                )
+            }
+            None => (None, 0, (0, 0)),
+        };
+        out.push(Scored {
+            candidate: c.clone(),
+            template: template.map(|t| (t.name.clone(), t.source)),
+            params: row.map(|t| t.params.clone()),
+            examples: row.map_or_else(Vec::new, |t| t.examples.clone()),
+            diff,
+            dev,
+            dev_items,
+            dropped_after: state.dropped.get(&c.id).copied(),
+            calls,
+            test_calls,
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,394 @@
+//! The search's generations: the children of the best survivors, made by each move that
+//! applies, then a race of parents and children on the dev split in rounds, where a
+//! candidate clearly behind the leader stops (`core::race`). Every step reads what the
+//! store has first, so a resumed search makes the same candidates and the same drops.
+
+use std::collections::{HashMap, HashSet};
+
+use judgelab_core::align::plan::Plan;
+use judgelab_core::align::{Candidate, Move};
+use judgelab_core::metrics::Observation;
+use judgelab_core::selection::{self, Ties};
+use judgelab_core::Item;
+use judgelab_store::{ExperimentRow, Store, TrialRow};
+
+use super::propose::{self, Rewrite};
+use super::setup::{self, Source};
+use super::{AlignEvent, AlignRequest};
+use crate::resolve::Resolved;
+use crate::run::loaded::Judges;
+use crate::EngineError;
+
+/// Where a search stands.
+pub(super) struct State<'a> {
+    pub source: &'a Source,
+    pub alignment: &'a ExperimentRow,
+    pub request: &'a AlignRequest,
+    pub plan: Plan,
+    pub candidates: Vec<Candidate>,
+    /// Candidates dropped by a race, with the dev items judged by then.
+    pub dropped: HashMap<u32, usize>,
+}
+
+impl<'a> State<'a> {
+    pub fn new(
+        source: &'a Source,
+        alignment: &'a ExperimentRow,
+        request: &'a AlignRequest,
+        plan: Plan,
+    ) -> Self {
+        State {
+            source,
+            alignment,
+            request,
+            plan,
+            candidates: Vec::new(),
+            dropped: HashMap::new(),
+        }
+    }
+
+    /// Runs the planned generations; why it stopped early, where it did.
+    pub async fn run(
+        &mut self,
+        store: &Store,
+        on_event: &mut (dyn FnMut(AlignEvent) + Send),
+    ) -> Result<Option<String>, EngineError> {
+        self.candidates = store.candidates(self.alignment.id).await?;
+        let mut parents = vec![0];
+        for generation in 0..=self.plan.generations {
+            if generation > 0 {
+                on_event(AlignEvent::Generation {
+                    generation,
+                    n_generations: self.plan.generations,
+                });
+                if let Some(stop) = self.children(store, &parents, generation, on_event).await? {
+                    return Ok(Some(stop));
+                }
+            }
+            let racing: Vec<u32> = parents
+                .iter()
+                .copied()
+                .chain(self.of_generation(generation).filter(|c| *c != 0))
+                .collect();
+            let (survivors, stop) = self.race(store, &racing, generation, on_event).await?;
+            if stop.is_some() {
+                return Ok(stop);
+            }
+            parents = self.best(store, &survivors).await?;
+            parents.truncate(self.request.parents.max(1));
+        }
+        Ok(None)
+    }
+
+    /// The candidates of `generation` that have a trial.
+    fn of_generation(&self, generation: u32) -> impl Iterator<Item = u32> + '_ {
+        self.candidates
+            .iter()
+            .filter(move |c| c.generation == generation && c.trial_id.is_some())
+            .map(|c| c.id)
+    }
+
+    pub(super) fn trial_of(&self, id: u32) -> i64 {
+        self.candidates[id as usize]
+            .trial_id
+            .expect("a racing candidate has a trial")
+    }
+
+    /// Calls spent so far: the alignment's judge calls and its proposer calls.
+    pub async fn spent(&self, store: &Store) -> Result<u64, EngineError> {
+        let (calls, _) = store.spent(self.alignment.id).await?;
+        let proposed = self.candidates.iter().filter(|c| c.proposal.is_some());
+        Ok(calls + proposed.count() as u64)
+    }
+
+    /// Whether `calls` more fit the budget; what stops the search where they do not.
+    pub async fn afford(&self, store: &Store, calls: u64) -> Result<Option<String>, EngineError> {
+        let spent = self.spent(store).await?;
+        Ok(match self.request.budget.calls {
+            Some(b) if spent + calls > b => Some(format!(
+                "the budget of {b} calls: {spent} spent, the next step needs {calls}"
+            )),
+            _ => None,
+        })
+    }
+
+    /// The alignment's trials and the experiment resolved with their templates.
+    pub(super) async fn resolve(
+        &self,
+        store: &Store,
+    ) -> Result<(Vec<TrialRow>, Resolved), EngineError> {
+        let rows = store.trials(self.alignment.id).await?;
+        let r = setup::resolved(store, self.alignment).await?;
+        Ok((rows, r))
+    }
+
+    /// The survivors ranked by their dev score, best first.
+    async fn best(&self, store: &Store, survivors: &[u32]) -> Result<Vec<u32>, EngineError> {
+        let (rows, r) = self.resolve(store).await?;
+        let observed = self.observed(store, &r, &rows, survivors).await?;
+        let metric = r.experiment.selection.metric;
+        let task = r.dataset.task;
+        let qualities: Vec<Option<f64>> = observed
+            .iter()
+            .map(|o| judgelab_core::metrics::value_of(task, o, metric))
+            .collect();
+        let ties: Vec<Ties> = observed.iter().map(|o| Ties::of_calls(o)).collect();
+        Ok(selection::rank(&qualities, &ties)
+            .into_iter()
+            .map(|i| survivors[i])
+            .collect())
+    }
+
+    /// Each candidate's dev calls, units numbered in the dev split.
+    pub async fn observed(
+        &self,
+        store: &Store,
+        r: &Resolved,
+        rows: &[TrialRow],
+        ids: &[u32],
+    ) -> Result<Vec<Vec<Observation>>, EngineError> {
+        observations(
+            store,
+            r,
+            rows,
+            ids.iter().map(|&c| self.trial_of(c)),
+            &self.alignment.judged,
+        )
+        .await
+    }
+}
+
+/// The calls of trials `ids` on `items`, units numbered by their place in `items`.
+pub(super) async fn observations(
+    store: &Store,
+    r: &Resolved,
+    rows: &[TrialRow],
+    ids: impl Iterator<Item = i64>,
+    items: &[String],
+) -> Result<Vec<Vec<Observation>>, EngineError> {
+    let units: HashMap<&str, usize> = items
+        .iter()
+        .enumerate()
+        .map(|(u, id)| (id.as_str(), u))
+        .collect();
+    let index: HashMap<&str, &Item> = r.item_index();
+    let mut out = Vec::new();
+    for id in ids {
+        let order = rows
+            .iter()
+            .find(|t| t.id == id)
+            .map(|t| t.params.order)
+            .unwrap_or_default();
+        let verdicts = store.verdicts(id).await?;
+        out.push(
+            verdicts
+                .iter()
+                .filter_map(|v| {
+                    let unit = *units.get(v.item_id.as_str())?;
+                    let item = index.get(v.item_id.as_str())?;
+                    Some(v.observation(r.dataset.task, order, item.human_label, unit))
+                })
+                .collect(),
+        );
+    }
+    Ok(out)
+}
+
+impl State<'_> {
+    /// Makes the children of `parents` in `generation` that are not made yet; what stops
+    /// the search, where the budget leaves no room for a proposer call.
+    async fn children(
+        &mut self,
+        store: &Store,
+        parents: &[u32],
+        generation: u32,
+        on_event: &mut (dyn FnMut(AlignEvent) + Send),
+    ) -> Result<Option<String>, EngineError> {
+        for &parent in parents {
+            for kind in self.moves_of(parent) {
+                let made = self.candidates.iter().find(|c| {
+                    c.generation == generation && c.parent == Some(parent) && c.kind == kind
+                });
+                match made {
+                    // Made, or a proposer call stored and answered (or failed).
+                    Some(c)
+                        if c.proposal
+                            .as_ref()
+                            .is_none_or(|p| p.reply.is_some() || p.error.is_some()) =>
+                    {
+                        continue
+                    }
+                    _ => {}
+                }
+                if kind == Move::Rewrite {
+                    if let Some(stop) = self.afford(store, 1).await? {
+                        return Ok(Some(stop));
+                    }
+                }
+                let candidate = self.make(store, parent, kind, generation, on_event).await?;
+                if let Some(c) = candidate {
+                    on_event(AlignEvent::Candidate {
+                        candidate: c.clone(),
+                    });
+                    match self.candidates.iter().position(|x| x.id == c.id) {
+                        Some(i) => self.candidates[i] = c,
+                        None => self.candidates.push(c),
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The moves that apply to `parent` and that its lineage has not made already (the
+    /// debiased order once).
+    fn moves_of(&self, parent: u32) -> Vec<Move> {
+        let mut lineage = HashSet::new();
+        let mut at = Some(parent);
+        while let Some(id) = at {
+            let c = &self.candidates[id as usize];
+            lineage.insert(c.kind);
+            at = c.parent;
+        }
+        let row = &self.source.row;
+        let params = &self.source.trial.params;
+        super::moves::kinds(&self.source.r, row, params)
+            .into_iter()
+            .filter(|k| *k != Move::Order || !lineage.contains(&Move::Order))
+            .collect()
+    }
+}
+
+/// What making one child needs, read once.
+struct Making<'x> {
+    store: &'x Store,
+    r: &'x Resolved,
+    rows: &'x [TrialRow],
+    parent: &'x TrialRow,
+    /// The judge identities of the candidates so far.
+    known: &'x HashSet<String>,
+    /// The child's id, its parent's and its generation.
+    at: (u32, u32, u32),
+    seed: u64,
+}
+
+impl State<'_> {
+    /// Makes `parent`'s child by `kind` in `generation` (or sends a stored proposer call
+    /// again); none where the move changes nothing or repeats a candidate.
+    async fn make(
+        &self,
+        store: &Store,
+        parent: u32,
+        kind: Move,
+        generation: u32,
+        on_event: &mut (dyn FnMut(AlignEvent) + Send),
+    ) -> Result<Option<Candidate>, EngineError> {
+        let (rows, r) = self.resolve(store).await?;
+        let parent_id = self.trial_of(parent);
+        let parent_row = rows
+            .iter()
+            .find(|t| t.id == parent_id)
+            .expect("a parent's trial is the alignment's");
+        let known: HashSet<String> = rows
+            .iter()
+            .filter_map(|t| t.judge_identity.clone())
+            .collect();
+        let pending = self
+            .candidates
+            .iter()
+            .find(|c| c.generation == generation && c.parent == Some(parent) && c.kind == kind);
+        let id = pending.map_or(self.candidates.len() as u32, |c| c.id);
+        let making = Making {
+            store,
+            r: &r,
+            rows: &rows,
+            parent: parent_row,
+            known: &known,
+            at: (id, parent, generation),
+            seed: judgelab_core::rng::mix(&[r.experiment.sweep.seed, u64::from(id)]),
+        };
+        match kind {
+            Move::Rewrite => self.rewrite(&making, pending, on_event).await.map(Some),
+            _ => self.moved(&making, kind).await,
+        }
+    }
+
+    /// A rewrite: its proposer call, made (or made again where a run stopped before its
+    /// reply), and the candidate its reply makes or not.
+    async fn rewrite(
+        &self,
+        m: &Making<'_>,
+        pending: Option<&Candidate>,
+        on_event: &mut (dyn FnMut(AlignEvent) + Send),
+    ) -> Result<Candidate, EngineError> {
+        let (id, parent, generation) = m.at;
+        let candidate = match pending {
+            Some(c) => c.clone(),
+            None => {
+                let observed = self.observed(m.store, m.r, m.rows, &[parent]).await?;
+                let index = m.r.item_index();
+                let dev: Vec<&Item> = self
+                    .alignment
+                    .judged
+                    .iter()
+                    .map(|i| index[i.as_str()])
+                    .collect();
+                let n = self.request.mistakes;
+                let mistakes = propose::mistakes(m.r.dataset.task, &dev, &observed[0], n, m.seed);
+                let parent_template = m.r.parts(&m.parent.params)?.template;
+                let at = (id, parent, generation);
+                propose::candidate(self.source, parent_template, at, &mistakes)?
+            }
+        };
+        let mut judges = Judges::new(m.r, &self.request.options);
+        let rewrite = Rewrite {
+            store: m.store,
+            alignment: self.alignment,
+            source: self.source,
+            r: m.r,
+            known: m.known,
+        };
+        let mut forward = |e| on_event(AlignEvent::Run(e));
+        let seed = m.seed as u32;
+        let (c, _) = rewrite
+            .propose(&mut judges, candidate, m.parent, seed, &mut forward)
+            .await?;
+        Ok(c)
+    }
+
+    /// Another example set or the debiased order: the candidate, stored with its trial;
+    /// none where it changes nothing or makes a judge the search has.
+    async fn moved(&self, m: &Making<'_>, kind: Move) -> Result<Option<Candidate>, EngineError> {
+        let set = 1 + m
+            .rows
+            .iter()
+            .map(|t| t.params.few_shot_set)
+            .max()
+            .unwrap_or(0);
+        let made = super::moves::child(m.r, &self.source.row, m.parent, kind, None, set)?;
+        let Some((trial, _)) = made else {
+            return Ok(None);
+        };
+        if m.known.contains(&trial.judge_identity) {
+            return Ok(None);
+        }
+        let (id, parent, generation) = m.at;
+        let c = Candidate {
+            id,
+            parent: Some(parent),
+            generation,
+            kind,
+            trial_id: None,
+            proposal: None,
+            rejected: None,
+        };
+        let row = m
+            .store
+            .add_candidate(self.alignment.id, &c, Some(&trial))
+            .await?;
+        Ok(Some(Candidate {
+            trial_id: row.map(|t| t.id),
+            ..c
+        }))
+    }
+}
