@@ -72,11 +72,12 @@ pub fn text(o: &AlignOutcome) -> String {
         .calls
         .map_or(String::new(), |b| format!(" of a budget of {b}"));
     let test: u64 = o.candidates.iter().map(|c| c.test_calls).sum();
-    let proposer = o
+    let proposer: u32 = o
         .candidates
         .iter()
-        .filter(|c| c.candidate.proposal.is_some())
-        .count();
+        .filter_map(|c| c.candidate.proposal.as_ref())
+        .map(|p| p.sends)
+        .sum();
     let _ = writeln!(
         out,
         "calls: {} spent{budget} ({} on the dev split, {test} on the test split, {proposer} by the proposer); scoring every candidate on the whole dev split would have taken {} there",

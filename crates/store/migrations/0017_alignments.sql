@@ -17,5 +17,7 @@ CREATE TABLE align_candidates (
     proposer_error  TEXT,                     -- the proposer's call failed
     rejected        TEXT,                     -- why its reply made no candidate
     proposer_usd    REAL,
+    proposer_sends  INTEGER NOT NULL DEFAULT 0,  -- times its call was sent: a call in
+                                              -- flight when a run stopped is sent again
     PRIMARY KEY (experiment_id, candidate)
 );

@@ -28,6 +28,7 @@ impl Store {
                         reply: r.get("proposer_reply"),
                         error: r.get("proposer_error"),
                         cost_usd: r.get("proposer_usd"),
+                        sends: r.get::<i64, _>("proposer_sends") as u32,
                     }),
                     None => None,
                 };
@@ -83,8 +84,8 @@ impl Store {
             .map(|p| serde_json::to_string(&p.prompt).expect("messages serialise"));
         sqlx::query(
             "INSERT OR REPLACE INTO align_candidates
-             (experiment_id, candidate, parent, generation, move, trial_id, proposer_prompt, proposer_reply, proposer_error, rejected, proposer_usd)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             (experiment_id, candidate, parent, generation, move, trial_id, proposer_prompt, proposer_reply, proposer_error, rejected, proposer_usd, proposer_sends)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(experiment_id)
         .bind(i64::from(candidate.id))
@@ -97,6 +98,7 @@ impl Store {
         .bind(candidate.proposal.as_ref().and_then(|p| p.error.clone()))
         .bind(&candidate.rejected)
         .bind(candidate.proposal.as_ref().and_then(|p| p.cost_usd))
+        .bind(candidate.proposal.as_ref().map_or(0, |p| i64::from(p.sends)))
         .execute(&mut *tx)
         .await
         .map_err(self.err())?;

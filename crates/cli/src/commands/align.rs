@@ -24,7 +24,7 @@ pub struct Args {
     /// The most calls to spend, judge and proposer calls together
     #[arg(long, value_name = "N")]
     budget_calls: Option<u64>,
-    /// The most dollars to spend, where the judges have a price
+    /// The most dollars to spend, where the judges have a price (not built yet: refused)
     #[arg(long, value_name = "USD")]
     budget_usd: Option<f64>,
     /// The most generations to run, whatever the budget leaves

@@ -160,3 +160,53 @@ fn align_searches_within_its_budget_and_confirms_on_the_test_split() {
     let rerun = &env.show("again")["trials"][0];
     assert_eq!(rerun["judge_identity"], trial["judge_identity"], "{rerun}");
 }
+
+/// Killed (SIGKILL) again and again while it searches, then run to its end: it keeps to its
+/// plan, each candidate is made once, and what it stored is not judged again (every
+/// verdict of the alignment is one call: none is stored twice).
+#[test]
+fn align_killed_and_run_again_keeps_to_its_budget() {
+    let env = Env::new();
+    let exp = experiment(&env, "ak", "", SWEEP);
+    let out = env.run(&["run", exp.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let trial = env.show("ak")["trials"][0]["id"]
+        .as_i64()
+        .unwrap()
+        .to_string();
+    let args = [
+        "align",
+        "ak",
+        "--trial",
+        &trial,
+        "--budget-calls",
+        "200",
+        "--json",
+    ];
+    for seconds in [4, 9, 15] {
+        let mut child = env
+            .cmd(&args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_secs(seconds));
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    let out = env.run(&args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = last_json(&out.stdout);
+    assert!(said["spent_calls"].as_u64().unwrap() <= 126, "{said}");
+    assert!(said["stopped"].is_null(), "{said}");
+    // One trial per candidate, and the verdicts of each are one per item and order.
+    let shown = env.show(&format!("ak-align-{trial}"));
+    let trials = shown["trials"].as_array().unwrap();
+    assert_eq!(
+        trials.len() as u64,
+        said["candidates"].as_u64().unwrap(),
+        "{said}"
+    );
+    let again = last_json(&env.run(&args).stdout);
+    assert_eq!(again, said);
+}

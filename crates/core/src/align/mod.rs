@@ -67,6 +67,9 @@ pub struct Proposal {
     pub reply: Option<String>,
     pub error: Option<String>,
     pub cost_usd: Option<f64>,
+    /// Times the call was sent: more than once where a run stopped while it was in
+    /// flight, and the next run sent it again. Each counts against the budget.
+    pub sends: u32,
 }
 
 #[cfg(test)]

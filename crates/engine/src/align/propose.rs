@@ -75,8 +75,11 @@ impl Rewrite<'_> {
         seed: u32,
         on_event: &mut (dyn FnMut(RunEvent) + Send),
     ) -> Result<(Candidate, Option<(NewTrial, Template)>), EngineError> {
-        let prompt = match &candidate.proposal {
-            Some(p) => p.prompt.clone(),
+        let prompt = match candidate.proposal.as_mut() {
+            Some(p) => {
+                p.sends += 1;
+                p.prompt.clone()
+            }
             None => return Ok((candidate, None)),
         };
         self.store
@@ -176,6 +179,7 @@ pub(super) fn candidate(
             reply: None,
             error: None,
             cost_usd: None,
+            sends: 0,
         }),
         rejected: None,
     })

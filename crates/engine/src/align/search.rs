@@ -97,8 +97,13 @@ impl<'a> State<'a> {
     /// Calls spent so far: the alignment's judge calls and its proposer calls.
     pub async fn spent(&self, store: &Store) -> Result<u64, EngineError> {
         let (calls, _) = store.spent(self.alignment.id).await?;
-        let proposed = self.candidates.iter().filter(|c| c.proposal.is_some());
-        Ok(calls + proposed.count() as u64)
+        let sent: u64 = self
+            .candidates
+            .iter()
+            .filter_map(|c| c.proposal.as_ref())
+            .map(|p| u64::from(p.sends))
+            .sum();
+        Ok(calls + sent)
     }
 
     /// Whether `calls` more fit the budget; what stops the search where they do not.

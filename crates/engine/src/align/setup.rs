@@ -84,6 +84,13 @@ impl Source {
 
     /// The plan of the search `request` asks for.
     pub fn plan(&self, request: &AlignRequest) -> Result<Plan, EngineError> {
+        if request.budget.usd.is_some() {
+            // Refused rather than ignored: a budget that is not kept is worse than none.
+            return Err(EngineError::Invalid {
+                path: self.alignment_name(),
+                message: "a budget in dollars is not built yet: give the budget in calls (--budget-calls)".into(),
+            });
+        }
         let per_item = calls_per_item(&self.r, &self.trial) as u32;
         let children: Vec<Child> = super::moves::kinds(&self.r, &self.row, &self.trial.params)
             .into_iter()
