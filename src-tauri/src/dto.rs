@@ -378,6 +378,50 @@ pub enum LoadUpdate {
     },
 }
 
+/// What "Improve this judge" (`judgelab align`) reports while it goes, streamed over a
+/// channel: its plan, each generation, candidate and race round, the calls spent against
+/// the budget, then its outcome in words.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum AlignUpdate {
+    Planned {
+        plan: String,
+        generations: u32,
+        budget: Option<u32>,
+    },
+    Generation {
+        generation: u32,
+        n_generations: u32,
+    },
+    /// A candidate made (`rejected`: its proposer's reply made none, and why).
+    Candidate {
+        id: u32,
+        parent: Option<u32>,
+        kind: String,
+        rejected: Option<String>,
+    },
+    Round {
+        generation: u32,
+        round: u32,
+        n_rounds: u32,
+        n_items: u32,
+        survivors: u32,
+    },
+    Spent {
+        calls: u32,
+        budget: Option<u32>,
+    },
+    /// The outcome as `judgelab align` prints it, and the test split's verdict.
+    Finished {
+        text: String,
+        verdict: Option<String>,
+        spent: u32,
+    },
+    Failed {
+        error: crate::error::AppError,
+    },
+}
+
 /// What an estimate on items without a label reports while it goes, streamed over a
 /// channel: the judging (resumed where stopped), then the corrected figure.
 #[derive(Debug, Clone, Serialize, Type)]

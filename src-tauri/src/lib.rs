@@ -57,6 +57,8 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::results::verdict_detail,
             commands::results::compare_trials,
             commands::load::start_load,
+            commands::align::align_plan,
+            commands::align::start_align,
             commands::estimate::start_estimate,
             commands::export::export_report,
             commands::export::export_judge,

@@ -6,23 +6,34 @@
 use std::fmt::Write;
 
 use judgelab_core::align::outcome::{AlignOutcome, Scored};
+use judgelab_core::align::plan::Plan;
 
 use crate::analysis::estimate_text;
 
 /// The outcome as the terminal shows it.
 pub fn text(o: &AlignOutcome) -> String {
     let metric = o.metric;
+    let scored = o
+        .candidates
+        .iter()
+        .filter(|c| c.candidate.trial_id.is_some());
+    let rewrites = scored
+        .clone()
+        .filter(|c| c.candidate.kind == judgelab_core::align::Move::Rewrite)
+        .count();
+    let rejected = o
+        .candidates
+        .iter()
+        .filter(|c| c.candidate.rejected.is_some())
+        .count();
     let mut out = format!(
-        "alignment {:?} of trial #{} of {:?}: {} candidates scored ({} rewrites), {} replies rejected\n",
+        "alignment {:?} of trial #{} of {:?}: {}, {} of them a rewrite; {}\n",
         o.alignment,
         o.trial,
         o.source,
-        o.candidates.iter().filter(|c| c.candidate.trial_id.is_some()).count(),
-        o.candidates
-            .iter()
-            .filter(|c| c.candidate.trial_id.is_some() && c.candidate.kind == judgelab_core::align::Move::Rewrite)
-            .count(),
-        o.candidates.iter().filter(|c| c.candidate.rejected.is_some()).count(),
+        counted(scored.count(), "candidate scored", "candidates scored"),
+        rewrites,
+        counted(rejected, "reply rejected", "replies rejected"),
     );
     let _ = writeln!(
         out,
@@ -39,6 +50,14 @@ pub fn text(o: &AlignOutcome) -> String {
     for c in &o.candidates {
         out.push_str(&row(o, c));
     }
+    out.push_str(&closing(o));
+    out
+}
+
+/// The best, the test split's confirmation and the calls spent.
+fn closing(o: &AlignOutcome) -> String {
+    let metric = o.metric;
+    let mut out = String::new();
     let best = &o.candidates[o.best as usize];
     let _ = writeln!(
         out,
@@ -89,6 +108,11 @@ pub fn text(o: &AlignOutcome) -> String {
     out
 }
 
+/// `1 reply rejected`, `2 replies rejected`.
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// One candidate's row.
 fn row(o: &AlignOutcome, c: &Scored) -> String {
     let k = &c.candidate;
@@ -108,9 +132,30 @@ fn row(o: &AlignOutcome, c: &Scored) -> String {
         k.parent.map_or("—".into(), |p| p.to_string()),
         k.generation,
         k.kind.name(),
-        c.dev_items,
+        if k.trial_id.is_some() {
+            c.dev_items.to_string()
+        } else {
+            "—".into()
+        },
         score,
         c.calls,
         status
+    )
+}
+
+/// A search's plan in words: the most each part spends, and the most in all.
+pub fn plan_text(p: &Plan) -> String {
+    let budget = match p.budget.calls {
+        Some(b) => format!("a budget of {b} calls"),
+        None => "no budget of calls".into(),
+    };
+    format!(
+        "plan: {} generation(s) within {budget}: the start {} calls, each generation up to {} judge calls and {} proposer calls, the confirmation on the test split up to {}: at most {} calls",
+        p.generations,
+        p.start_calls,
+        p.generation_calls,
+        p.generation_proposer_calls,
+        p.confirmation_calls,
+        p.max_calls
     )
 }

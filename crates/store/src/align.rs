@@ -117,6 +117,25 @@ impl Store {
         Ok(row)
     }
 
+    /// The calls the alignment's trials made: a generated verdict's call each, and an
+    /// exact trial's one pass per prompt. Unlike [`Store::spent`], a prompt two candidates
+    /// share counts twice: they were judged apart, each with its own pass.
+    pub async fn calls_made(&self, experiment_id: i64) -> Result<u64> {
+        let row = sqlx::query(
+            "SELECT
+               (SELECT COUNT(*) FROM verdicts v JOIN trials t ON t.id = v.trial_id
+                WHERE t.experiment_id = ?1 AND v.cache_hit = 0 AND v.exact = 0)
+             + (SELECT COUNT(DISTINCT v.trial_id || ' ' || v.prompt_hash) FROM verdicts v
+                JOIN trials t ON t.id = v.trial_id
+                WHERE t.experiment_id = ?1 AND v.cache_hit = 0 AND v.exact = 1) AS calls",
+        )
+        .bind(experiment_id)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(self.err())?;
+        Ok(row.get::<i64, _>("calls") as u64)
+    }
+
     /// Copies `from`'s verdicts to trial `to` (the same judge, in another experiment): what
     /// it judged is not judged again. The copies are marked as answered from a cache, so
     /// that no budget counts them as calls made.

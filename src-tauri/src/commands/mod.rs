@@ -1,5 +1,6 @@
 //! The commands, by screen. Each is a few lines over `engine`, `store` or `report`.
 
+pub mod align;
 pub mod datasets;
 pub mod estimate;
 pub mod export;

@@ -963,6 +963,17 @@ fn mixed_judges(s: &Session, dir: &Path, shot: &dyn Fn(&Session, &str)) {
     );
     shot(s, "14-results-load");
 
+    // Improve this judge: this experiment has no test split, so the plan says what the
+    // search needs before anything is judged.
+    s.find(&testid("align-plan")).click();
+    let error = s.wait(&testid("align-error"), 30).text();
+    assert!(error.contains("a test split"), "{error}");
+    s.script(
+        "document.querySelector(arguments[0]).scrollIntoView({ block: 'start' })",
+        json!([testid("align-card")]),
+    );
+    shot(s, "17-results-align");
+
     // Running it again resumes it: everything is stored, nothing is called.
     assert_eq!(run("the complete run finishes"), 0);
     assert_eq!(

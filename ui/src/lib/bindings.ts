@@ -62,6 +62,13 @@ export const commands = {
 	 *  experiment: neither starts while the other goes on, and `stop_run` stops it.
 	 */
 	startLoad: (name: string, trialId: number, levels: number[], requests: number, warmup: number, sloMs: number | null, onEvent: Channel<LoadUpdate>) => typedError<null, AppError>(__TAURI_INVOKE("start_load", { name, trialId, levels, requests, warmup, sloMs, onEvent })),
+	/**  What a search from trial `trial_id` may spend within `budget_calls`, in words. */
+	alignPlan: (name: string, trialId: number, budgetCalls: number) => typedError<string, AppError>(__TAURI_INVOKE("align_plan", { name, trialId, budgetCalls })),
+	/**
+	 *  Starts (or resumes) the search from trial `trial_id` of experiment `name`. It counts as a
+	 *  run of the experiment: `stop_run` stops it, and the same call resumes it.
+	 */
+	startAlign: (name: string, trialId: number, budgetCalls: number, onEvent: Channel<AlignUpdate>) => typedError<null, AppError>(__TAURI_INVOKE("start_align", { name, trialId, budgetCalls, onEvent })),
 	/**
 	 *  Starts judging the items without a label of `dataset` (an imported dataset's name; none:
 	 *  the experiment's own) with trial `trial_id` of experiment `name`, planning the labels an
@@ -76,6 +83,17 @@ export const commands = {
 };
 
 /* Types */
+/**
+ *  What "Improve this judge" (`judgelab align`) reports while it goes, streamed over a
+ *  channel: its plan, each generation, candidate and race round, the calls spent against
+ *  the budget, then its outcome in words.
+ */
+export type AlignUpdate = { event: "planned"; plan: string; generations: number; budget: number | null } | { event: "generation"; generation: number; n_generations: number } | 
+/**  A candidate made (`rejected`: its proposer's reply made none, and why). */
+{ event: "candidate"; id: number; parent: number | null; kind: string; rejected: string | null } | { event: "round"; generation: number; round: number; n_rounds: number; n_items: number; survivors: number } | { event: "spent"; calls: number; budget: number | null } | 
+/**  The outcome as `judgelab align` prints it, and the test split's verdict. */
+{ event: "finished"; text: string; verdict: string | null; spent: number } | { event: "failed"; error: AppError };
+
 /**  A failed command. */
 export type AppError = {
 	code: ErrorCode,

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
 use anyhow::{Context, Result};
-use judgelab_core::align::plan::{Budget, Plan};
+use judgelab_core::align::plan::Budget;
 use judgelab_engine::align::{AlignEvent, AlignOutcome, AlignRequest};
 use judgelab_store::Store;
 
@@ -72,7 +72,7 @@ pub async fn command(store: &Store, args: Args) -> Result<ExitCode> {
     request.options.timed_calls = 0;
     if args.plan {
         let plan = judgelab_engine::align::plan(store, &request).await?;
-        println!("{}", plan_text(&plan));
+        println!("{}", judgelab_report::alignment::plan_text(&plan));
         if args.json {
             println!("{}", serde_json::to_string(&plan)?);
         }
@@ -98,27 +98,10 @@ pub async fn command(store: &Store, args: Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What `--plan` prints.
-fn plan_text(p: &Plan) -> String {
-    let budget = match p.budget.calls {
-        Some(b) => format!("a budget of {b} calls"),
-        None => "no budget of calls".into(),
-    };
-    format!(
-        "plan: {} generation(s) within {budget}: the start {} calls, each generation up to {} judge calls and {} proposer calls, the confirmation on the test split up to {}: at most {} calls",
-        p.generations,
-        p.start_calls,
-        p.generation_calls,
-        p.generation_proposer_calls,
-        p.confirmation_calls,
-        p.max_calls
-    )
-}
-
 /// The search's progress, a line each on standard error.
 fn progress(event: AlignEvent) {
     match event {
-        AlignEvent::Planned(p) => eprintln!("{}", plan_text(&p)),
+        AlignEvent::Planned(p) => eprintln!("{}", judgelab_report::alignment::plan_text(&p)),
         AlignEvent::Generation {
             generation,
             n_generations,

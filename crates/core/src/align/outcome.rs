@@ -69,7 +69,8 @@ pub struct Confirmation {
     pub best: SplitScore,
     /// The best's metric minus the start's, paired by item, and McNemar's test.
     pub difference: PairedComparison,
-    /// The difference's interval lies above 0.
+    /// The difference's interval lies above 0 (and, for accuracy, McNemar's p is below
+    /// 0.05).
     pub confirmed: bool,
     /// "confirmed", or "not confirmed" (the interval includes 0), or why there is nothing
     /// to confirm.

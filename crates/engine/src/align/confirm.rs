@@ -9,11 +9,11 @@ use judgelab_core::metrics::{BootstrapSpec, Estimate, Observation, SplitScore};
 use judgelab_core::selection::{self, Ties};
 use judgelab_store::{ExperimentRow, Store, TrialRow};
 
-use super::search::{observations, State};
+use super::search::{observations, run, trials_of, State};
 use super::setup::{calls_per_item, Source};
 use super::{AlignEvent, AlignOutcome, Confirmation, Scored};
 use crate::resolve::{Resolved, Trial};
-use crate::run::group::{Budget, Run, Tally};
+use crate::run::group::Tally;
 use crate::run::loaded::Judges;
 use crate::run::{judge_all, missing};
 use crate::EngineError;
@@ -56,9 +56,12 @@ pub(super) async fn finish(
             value: c.value,
             ci: c.ci,
         });
-    let confirmation = match &stopped {
-        Some(_) => None,
-        None => confirm(store, state, &r, &rows, best, on_event).await?,
+    let (confirmation, stopped) = match stopped {
+        Some(why) => (None, Some(why)),
+        None => match confirm(store, state, &r, &rows, best, on_event).await? {
+            Ok(c) => (Some(c), None),
+            Err(why) => (None, Some(why)),
+        },
     };
     let candidates = scored(store, state, &r, &rows, &spec).await?;
     let spent_calls = state.spent(store).await?;
@@ -113,34 +116,23 @@ async fn confirm(
     rows: &[TrialRow],
     best: u32,
     on_event: &mut (dyn FnMut(AlignEvent) + Send),
-) -> Result<Option<Confirmation>, EngineError> {
+) -> Result<Result<Confirmation, String>, EngineError> {
     let test = &state.alignment.test;
     let ids: Vec<i64> = [0, best]
         .iter()
         .map(|&c| state.candidates[c as usize].trial_id.expect("a trial"))
         .collect();
-    let trials: Vec<Trial> = r.trials(
-        rows.iter()
-            .filter(|t| ids.contains(&t.id))
-            .cloned()
-            .collect(),
-    )?;
+    let trials = trials_of(r, rows, &ids)?;
     let index = r.item_index();
     let options = &state.request.options;
-    let run = Run {
-        store,
-        r,
-        options,
-        index: &index,
-        total: 0.into(),
-        verdicts: 0.into(),
-        budget: Budget::start(store, r, state.alignment).await?,
-    };
+    let run = run(store, r, options, &index, state.alignment).await?;
     let all: Vec<&Trial> = trials.iter().collect();
     let todo = missing(&run, &all, test).await?;
     let needed: usize = todo.iter().map(|(_, c)| c.len()).sum();
-    if needed > 0 && state.afford(store, needed as u64).await?.is_some() {
-        return Ok(None);
+    if needed > 0 {
+        if let Some(stop) = state.afford(store, needed as u64).await? {
+            return Ok(Err(stop));
+        }
     }
     let mut judges = Judges::new(r, options);
     let mut forward = |e| on_event(AlignEvent::Run(e));
@@ -150,14 +142,22 @@ async fn confirm(
         .iter()
         .all(|(_, c)| c.is_empty())
     {
-        return Ok(None);
+        let stop = match options.cancel.load(std::sync::atomic::Ordering::SeqCst) {
+            true => "cancelled",
+            false => "a call failed: run the same command again to retry it",
+        };
+        return Ok(Err(stop.into()));
     }
     let observed = observations(store, r, rows, ids.iter().copied(), test).await?;
     let spec = BootstrapSpec::default();
     let task = r.dataset.task;
     let metric = r.experiment.selection.metric;
     let difference = paired::compare(task, &observed[1], &observed[0], metric, &spec);
-    let confirmed = difference.difference.ci.is_some_and(|(lo, _)| lo > 0.0);
+    // Above 0 by the paired interval, and for accuracy by McNemar's exact test too: where
+    // the two disagree on a small split, the gain is not taken as shown.
+    let mcnemar =
+        metric != judgelab_core::metrics::Quality::Accuracy || difference.mcnemar_p < 0.05;
+    let confirmed = difference.difference.ci.is_some_and(|(lo, _)| lo > 0.0) && mcnemar;
     let verdict = if best == 0 {
         "nothing to confirm: the start stayed the best".to_string()
     } else if confirmed {
@@ -165,7 +165,7 @@ async fn confirm(
     } else {
         "not confirmed".to_string()
     };
-    Ok(Some(Confirmation {
+    Ok(Ok(Confirmation {
         start: SplitScore::of(task, &observed[0], &spec),
         best: SplitScore::of(task, &observed[1], &spec),
         difference,

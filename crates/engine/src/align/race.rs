@@ -11,10 +11,10 @@ use judgelab_core::race;
 use judgelab_core::selection::Ties;
 use judgelab_store::Store;
 
-use super::search::{observations, State};
+use super::search::{observations, run, trials_of, State};
 use super::AlignEvent;
 use crate::resolve::{Resolved, Trial};
-use crate::run::group::{Budget, Run, Tally};
+use crate::run::group::{Run, Tally};
 use crate::run::loaded::Judges;
 use crate::run::{judge_all, missing};
 use crate::EngineError;
@@ -32,27 +32,10 @@ impl State<'_> {
         let (rows, r) = self.resolve(store).await?;
         let index = r.item_index();
         let options = &self.request.options;
-        let run = Run {
-            store,
-            r: &r,
-            options,
-            index: &index,
-            total: 0.into(),
-            verdicts: 0.into(),
-            budget: Budget::start(store, &r, self.alignment).await?,
-        };
+        let run = run(store, &r, options, &index, self.alignment).await?;
         let ids: Vec<i64> = racing.iter().map(|&c| self.trial_of(c)).collect();
-        let trials: Vec<Trial> = r.trials(
-            rows.iter()
-                .filter(|t| ids.contains(&t.id))
-                .cloned()
-                .collect(),
-        )?;
-        // In racing order.
-        let trials: Vec<&Trial> = ids
-            .iter()
-            .map(|id| trials.iter().find(|t| t.id == *id).expect("a racing trial"))
-            .collect();
+        let trials = trials_of(&r, &rows, &ids)?;
+        let trials: Vec<&Trial> = trials.iter().collect();
         let mut judges = Judges::new(&r, options);
         let selection = r.experiment.selection;
         let dev = &self.alignment.judged;

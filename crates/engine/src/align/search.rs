@@ -15,9 +15,11 @@ use judgelab_store::{ExperimentRow, Store, TrialRow};
 use super::propose::{self, Rewrite};
 use super::setup::{self, Source};
 use super::{AlignEvent, AlignRequest};
-use crate::resolve::Resolved;
+use crate::resolve::{Resolved, Trial};
+use crate::run::group::{Budget, Run};
 use crate::run::loaded::Judges;
 use crate::EngineError;
+use crate::RunOptions;
 
 /// Where a search stands.
 pub(super) struct State<'a> {
@@ -96,7 +98,7 @@ impl<'a> State<'a> {
 
     /// Calls spent so far: the alignment's judge calls and its proposer calls.
     pub async fn spent(&self, store: &Store) -> Result<u64, EngineError> {
-        let (calls, _) = store.spent(self.alignment.id).await?;
+        let calls = store.calls_made(self.alignment.id).await?;
         let sent: u64 = self
             .candidates
             .iter()
@@ -163,7 +165,40 @@ impl<'a> State<'a> {
     }
 }
 
-/// The calls of trials `ids` on `items`, units numbered by their place in `items`.
+/// The alignment's trials `ids` (of its `rows`), resolved, in that order.
+pub(super) fn trials_of<'r>(
+    r: &'r Resolved,
+    rows: &[TrialRow],
+    ids: &[i64],
+) -> Result<Vec<Trial<'r>>, EngineError> {
+    r.trials(
+        ids.iter()
+            .filter_map(|id| rows.iter().find(|t| t.id == *id).cloned())
+            .collect(),
+    )
+}
+
+/// What judging the alignment's calls in one step shares.
+pub(super) async fn run<'x>(
+    store: &'x Store,
+    r: &'x Resolved,
+    options: &'x RunOptions,
+    index: &'x HashMap<&'x str, &'x Item>,
+    alignment: &ExperimentRow,
+) -> Result<Run<'x>, EngineError> {
+    Ok(Run {
+        store,
+        r,
+        options,
+        index,
+        total: 0.into(),
+        verdicts: 0.into(),
+        budget: Budget::start(store, r, alignment).await?,
+    })
+}
+
+/// The calls of trials `ids` (the alignment's `rows`) on `items`, units numbered by their
+/// place in `items`.
 pub(super) async fn observations(
     store: &Store,
     r: &Resolved,
@@ -171,32 +206,13 @@ pub(super) async fn observations(
     ids: impl Iterator<Item = i64>,
     items: &[String],
 ) -> Result<Vec<Vec<Observation>>, EngineError> {
-    let units: HashMap<&str, usize> = items
-        .iter()
-        .enumerate()
-        .map(|(u, id)| (id.as_str(), u))
+    let keyed: Vec<(i64, judgelab_core::Order)> = ids
+        .map(|id| {
+            let order = rows.iter().find(|t| t.id == id).map(|t| t.params.order);
+            (id, order.unwrap_or_default())
+        })
         .collect();
-    let index: HashMap<&str, &Item> = r.item_index();
-    let mut out = Vec::new();
-    for id in ids {
-        let order = rows
-            .iter()
-            .find(|t| t.id == id)
-            .map(|t| t.params.order)
-            .unwrap_or_default();
-        let verdicts = store.verdicts(id).await?;
-        out.push(
-            verdicts
-                .iter()
-                .filter_map(|v| {
-                    let unit = *units.get(v.item_id.as_str())?;
-                    let item = index.get(v.item_id.as_str())?;
-                    Some(v.observation(r.dataset.task, order, item.human_label, unit))
-                })
-                .collect(),
-        );
-    }
-    Ok(out)
+    crate::run::choose::stored_observations(store, r, &r.item_index(), &keyed, items).await
 }
 
 impl State<'_> {

@@ -66,8 +66,13 @@ impl Source {
         };
         let judging = judging(&r);
         proposer::check(&proposer_template, judging)?;
-        let done = store.done_keys(trial.id).await?.len();
-        let start_judged = done >= row.judged.len() * calls_per_item(&r, &trial);
+        let dev: std::collections::HashSet<&str> = row.judged.iter().map(String::as_str).collect();
+        let done = store.done_keys(trial.id).await?;
+        let on_dev = done
+            .iter()
+            .filter(|k| dev.contains(k.item_id.as_str()))
+            .count();
+        let start_judged = on_dev >= row.judged.len() * calls_per_item(&r, &trial);
         Ok(Source {
             row,
             r,
@@ -193,9 +198,12 @@ pub(super) fn judging(r: &Resolved) -> Judging {
     }
 }
 
-/// The calls a trial makes per item: one per repeat and answer order.
+/// The calls a trial makes per item: one per repeat and answer order, and in a checklist
+/// one per criterion of each.
 pub(super) fn calls_per_item(r: &Resolved, t: &TrialRow) -> usize {
-    r.experiment.sweep.repeats as usize * t.params.order.calls().len()
+    r.experiment.sweep.repeats as usize
+        * t.params.order.calls().len()
+        * r.asked_apart(&t.params).len()
 }
 
 /// The alignment's experiment resolved with its candidates' templates, and no budget of

@@ -20,10 +20,10 @@ use judgelab_core::metrics::{BootstrapSpec, Observation};
 use judgelab_core::race::{self, RoundStanding};
 use judgelab_core::results::criteria;
 use judgelab_core::selection::{self, Ties};
-use judgelab_core::Item;
-use judgelab_store::{ExperimentRow, TrialRow};
+use judgelab_core::{Item, Order};
+use judgelab_store::{ExperimentRow, Store, TrialRow};
 
-use crate::resolve::Trial;
+use crate::resolve::{Resolved, Trial};
 
 use super::group::{Run, Tally};
 use super::interface::RunEvent;
@@ -168,30 +168,39 @@ pub(crate) async fn observations(
     trials: &[&Trial<'_>],
     items: &[String],
 ) -> Result<Vec<Vec<Observation>>, EngineError> {
+    let keyed: Vec<(i64, Order)> = trials.iter().map(|t| (t.id, t.params.order)).collect();
+    stored_observations(run.store, run.r, run.index, &keyed, items).await
+}
+
+/// The stored calls of each trial (its id, and its answer order, which says how its
+/// orders combine) on `items`, units numbered by their place in `items`.
+pub(crate) async fn stored_observations(
+    store: &Store,
+    r: &Resolved,
+    index: &HashMap<&str, &Item>,
+    trials: &[(i64, Order)],
+    items: &[String],
+) -> Result<Vec<Vec<Observation>>, EngineError> {
     let units: HashMap<&str, usize> = items
         .iter()
         .enumerate()
         .map(|(u, id)| (id.as_str(), u))
         .collect();
-    let task = run.r.dataset.task;
+    let task = r.dataset.task;
     let mut out = Vec::with_capacity(trials.len());
-    for t in trials {
+    for &(id, order) in trials {
         let verdicts = match task.scale() {
             // A checklist's calls on one verdict are one observation.
-            Some(scale) => criteria::gather(
-                &run.r.dataset.criteria,
-                scale,
-                run.store.verdicts(t.id).await?,
-            ),
-            None => run.store.verdicts(t.id).await?,
+            Some(scale) => criteria::gather(&r.dataset.criteria, scale, store.verdicts(id).await?),
+            None => store.verdicts(id).await?,
         };
         out.push(
             verdicts
                 .iter()
                 .filter_map(|v| {
                     let unit = *units.get(v.item_id.as_str())?;
-                    let item: &Item = run.index.get(v.item_id.as_str())?;
-                    Some(v.observation(task, t.params.order, item.human_label, unit))
+                    let item: &Item = index.get(v.item_id.as_str())?;
+                    Some(v.observation(task, order, item.human_label, unit))
                 })
                 .collect(),
         );

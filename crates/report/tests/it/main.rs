@@ -3,6 +3,7 @@
 //! Each rendered PNG is also written to `$JUDGELAB_CHARTS_DIR` when that variable is set, so
 //! that a person can look at the charts after changing the layout.
 
+mod alignment;
 mod analysis;
 mod charts;
 mod findings;
