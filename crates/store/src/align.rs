@@ -136,6 +136,48 @@ impl Store {
         Ok(row.get::<i64, _>("calls") as u64)
     }
 
+    /// The failed calls stored for `trial_ids` (each to be sent again).
+    pub async fn failed_calls(&self, trial_ids: &[i64]) -> Result<u64> {
+        let mut n = 0;
+        for id in trial_ids {
+            let row = sqlx::query(
+                "SELECT COUNT(*) FROM verdicts WHERE trial_id = ? AND error IS NOT NULL",
+            )
+            .bind(id)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(self.err())?;
+            n += row.get::<i64, _>(0) as u64;
+        }
+        Ok(n)
+    }
+
+    /// Counts `n` more failed calls of the alignment as sent again.
+    pub async fn add_retried(&self, experiment_id: i64, n: u64) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO align_retries (experiment_id, calls) VALUES (?1, ?2)
+             ON CONFLICT (experiment_id) DO UPDATE SET calls = calls + ?2",
+        )
+        .bind(experiment_id)
+        .bind(n as i64)
+        .execute(&self.pool)
+        .await
+        .map_err(self.err())?;
+        Ok(())
+    }
+
+    /// Failed calls of the alignment sent again so far.
+    pub async fn retried(&self, experiment_id: i64) -> Result<u64> {
+        let row = sqlx::query(
+            "SELECT COALESCE(SUM(calls), 0) FROM align_retries WHERE experiment_id = ?",
+        )
+        .bind(experiment_id)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(self.err())?;
+        Ok(row.get::<i64, _>(0) as u64)
+    }
+
     /// Copies `from`'s verdicts to trial `to` (the same judge, in another experiment): what
     /// it judged is not judged again. The copies are marked as answered from a cache, so
     /// that no budget counts them as calls made.

@@ -31,13 +31,7 @@ pub(super) async fn finish(
     let rows = store.trials(alignment.id).await?;
     let r = super::setup::resolved(store, alignment).await?;
     let spec = BootstrapSpec::default();
-    let complete: Vec<u32> = state
-        .candidates
-        .iter()
-        .filter(|c| c.trial_id.is_some() && !state.dropped.contains_key(&c.id))
-        .map(|c| c.id)
-        .collect();
-    let dev = state.observed(store, &r, &rows, &complete).await?;
+    let (complete, dev) = complete(store, state, &r, &rows).await?;
     let metric = r.experiment.selection.metric;
     let task = r.dataset.task;
     let qualities: Vec<Option<f64>> = dev
@@ -102,6 +96,33 @@ async fn made(store: &Store, id: i64, test: &[String]) -> Result<(u64, u64), Eng
     Ok((made.count() as u64 - n_test, n_test))
 }
 
+/// The candidates that judged every dev item (none of their calls missing or failed, as
+/// the store has them: a race that stopped early, this run or an earlier one, left the
+/// others short), with their dev calls.
+async fn complete(
+    store: &Store,
+    state: &State<'_>,
+    r: &Resolved,
+    rows: &[TrialRow],
+) -> Result<(Vec<u32>, Vec<Vec<Observation>>), EngineError> {
+    let with_trial: Vec<u32> = state
+        .candidates
+        .iter()
+        .filter(|c| c.trial_id.is_some())
+        .map(|c| c.id)
+        .collect();
+    let observed = state.observed(store, r, rows, &with_trial).await?;
+    let n_dev = state.alignment.judged.len() as u64;
+    Ok(with_trial
+        .into_iter()
+        .zip(observed)
+        .filter(|(c, o)| {
+            let made = o.iter().filter(|x| x.verdict.is_some()).count() as u64;
+            made == n_dev * per_item(r, rows, state.candidates[*c as usize].trial_id)
+        })
+        .unzip())
+}
+
 fn per_item(r: &Resolved, rows: &[TrialRow], trial: Option<i64>) -> u64 {
     rows.iter()
         .find(|t| Some(t.id) == trial)
@@ -122,7 +143,13 @@ async fn confirm(
         .iter()
         .map(|&c| state.candidates[c as usize].trial_id.expect("a trial"))
         .collect();
-    let trials = trials_of(r, rows, &ids)?;
+    // The start alone where it stayed the best: its calls are not made twice.
+    let judged: Vec<i64> = if best == 0 {
+        ids[..1].to_vec()
+    } else {
+        ids.clone()
+    };
+    let trials = trials_of(r, rows, &judged)?;
     let index = r.item_index();
     let options = &state.request.options;
     let run = run(store, r, options, &index, state.alignment).await?;
@@ -136,6 +163,7 @@ async fn confirm(
     }
     let mut judges = Judges::new(r, options);
     let mut forward = |e| on_event(AlignEvent::Run(e));
+    state.retrying(store, &all).await?;
     judge_all(&run, &mut judges, todo, &mut Tally::default(), &mut forward).await?;
     if !missing(&run, &all, test)
         .await?

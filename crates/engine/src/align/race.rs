@@ -99,6 +99,7 @@ impl State<'_> {
                 return Ok(Some(stop));
             }
         }
+        self.retrying(run.store, survivors).await?;
         judge_all(run, judges, todo, &mut Tally::default(), on_event).await?;
         if run.options.cancel.load(Ordering::SeqCst) {
             return Ok(Some("cancelled".into()));

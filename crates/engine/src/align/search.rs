@@ -96,9 +96,11 @@ impl<'a> State<'a> {
             .expect("a racing candidate has a trial")
     }
 
-    /// Calls spent so far: the alignment's judge calls and its proposer calls.
+    /// Calls spent so far: the alignment's judge calls (failed ones sent again counted
+    /// again) and its proposer calls.
     pub async fn spent(&self, store: &Store) -> Result<u64, EngineError> {
-        let calls = store.calls_made(self.alignment.id).await?;
+        let calls =
+            store.calls_made(self.alignment.id).await? + store.retried(self.alignment.id).await?;
         let sent: u64 = self
             .candidates
             .iter()
@@ -106,6 +108,17 @@ impl<'a> State<'a> {
             .map(|p| u64::from(p.sends))
             .sum();
         Ok(calls + sent)
+    }
+
+    /// Counts the failed calls of `trials` as sent again: they are about to be, and their
+    /// new rows will replace the failed ones.
+    pub async fn retrying(&self, store: &Store, trials: &[&Trial<'_>]) -> Result<(), EngineError> {
+        let ids: Vec<i64> = trials.iter().map(|t| t.id).collect();
+        let n = store.failed_calls(&ids).await?;
+        if n > 0 {
+            store.add_retried(self.alignment.id, n).await?;
+        }
+        Ok(())
     }
 
     /// Whether `calls` more fit the budget; what stops the search where they do not.

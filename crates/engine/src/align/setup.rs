@@ -125,21 +125,21 @@ impl Source {
         })
     }
 
-    /// The alignment's experiment: created with its start on the first run.
+    /// The alignment's experiment: created on the first run; its start (the source trial,
+    /// its verdicts copied) added where it has none yet, and its copies made again where a
+    /// run stopped between the steps (each is kept where it is stored already).
     pub async fn alignment(&self, store: &Store) -> Result<ExperimentRow, EngineError> {
         let name = self.alignment_name();
-        if let Some(row) = store.experiment_by_name(&name).await? {
-            if row.content_hash == self.content_hash() {
-                return Ok(row);
+        let row = match store.experiment_by_name(&name).await? {
+            Some(row) if row.content_hash == self.content_hash() => row,
+            Some(_) => {
+                return Err(EngineError::Invalid {
+                    path: name,
+                    message: "an experiment of this name exists and is not this alignment (its source changed?): delete it, or align from another trial".into(),
+                })
             }
-            return Err(EngineError::Invalid {
-                path: name,
-                message: "an experiment of this name exists and is not this alignment (its source changed?): delete it, or align from another trial".into(),
-            });
-        }
-        let row = store
-            .create_experiment(
-                &NewExperiment {
+            None => {
+                let new = NewExperiment {
                     name,
                     content_hash: self.content_hash(),
                     spec: self.row.spec.clone(),
@@ -148,11 +148,26 @@ impl Source {
                     judged: self.row.judged.clone(),
                     test: self.row.test.clone(),
                     card: None,
-                },
-                &[],
-                None,
-            )
-            .await?;
+                };
+                store.create_experiment(&new, &[], None).await?
+            }
+        };
+        let start = match store.candidates(row.id).await?.first() {
+            Some(c) => c.trial_id,
+            None => self.add_start(store, &row).await?,
+        };
+        if let Some(start) = start {
+            store.copy_verdicts(self.trial.id, start).await?;
+        }
+        Ok(row)
+    }
+
+    /// Stores the start: the source trial as the alignment's first candidate.
+    async fn add_start(
+        &self,
+        store: &Store,
+        row: &ExperimentRow,
+    ) -> Result<Option<i64>, EngineError> {
         let start = Candidate {
             id: 0,
             parent: None,
@@ -172,10 +187,7 @@ impl Source {
             judge_identity: t.judge_identity.clone().unwrap_or_default(),
         };
         let trial = store.add_candidate(row.id, &start, Some(&new)).await?;
-        if let Some(trial) = trial {
-            store.copy_verdicts(t.id, trial.id).await?;
-        }
-        Ok(row)
+        Ok(trial.map(|t| t.id))
     }
 
     /// What makes this alignment this one: its source's content and trial, and the
