@@ -21,10 +21,3 @@ CREATE TABLE align_candidates (
                                               -- flight when a run stopped is sent again
     PRIMARY KEY (experiment_id, candidate)
 );
-
--- Calls a search sent again after they failed: a retry replaces its failed row, so only
--- this count keeps the first send against the budget.
-CREATE TABLE align_retries (
-    experiment_id   INTEGER PRIMARY KEY REFERENCES experiments(id) ON DELETE CASCADE,
-    calls           INTEGER NOT NULL DEFAULT 0
-);
