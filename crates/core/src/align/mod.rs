@@ -5,7 +5,8 @@
 //!
 //! A search starts from a trial's judge and makes candidates by moves: an instruction
 //! rewrite by a proposer model from the parent's mistakes on the dev split, a new few-shot
-//! example set from the pool, the debiased answer order, or other sampling parameters.
+//! example set from the pool, or the debiased answer order (temperature and top_p moves
+//! are not made yet).
 //! Candidates race on the dev split; only the dev split's items ever reach a proposer, and
 //! the test split confirms the best at the end.
 
@@ -30,8 +31,6 @@ pub enum Move {
     Examples,
     /// Both answer orders, their probabilities averaged (`order = "debiased"`).
     Order,
-    /// Another temperature or top_p (free for an exact judge: one pass serves every one).
-    Sampling,
 }
 
 crate::names!(Move {
@@ -39,7 +38,6 @@ crate::names!(Move {
     Rewrite => "rewrite",
     Examples => "examples",
     Order => "order",
-    Sampling => "sampling",
 });
 
 /// A candidate of a search, as stored: how it was made, and the trial that judges as it

@@ -44,7 +44,7 @@ pub(super) fn child(
     let mut examples = parent.examples.clone();
     let template = template.unwrap_or(parent_parts.template).clone();
     match kind {
-        Move::Start | Move::Sampling => return Ok(None),
+        Move::Start => return Ok(None),
         Move::Rewrite => params.template = template_name(&template),
         Move::Order => params.order = Order::Debiased,
         Move::Examples => {
