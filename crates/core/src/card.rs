@@ -74,6 +74,10 @@ pub enum Model {
         /// The file's main weight type, as its header says (e.g. `Q4_1`).
         quantization: Option<String>,
         context_size: u32,
+        /// Its calls decoded alone (`[judge] reproducible`), as its verdicts were: then
+        /// they are what it gives run again. Not part of the identity.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        reproducible: bool,
     },
     /// A model served by an OpenAI-compatible endpoint: its name and what of the endpoint
     /// changes verdicts.
@@ -213,6 +217,7 @@ mod tests {
                 sha256: "ab".repeat(32),
                 quantization: Some("Q4_1".into()),
                 context_size: 8192,
+                reproducible: false,
             },
         }
     }

@@ -77,6 +77,7 @@ pub(crate) fn definition(
             sha256: parts.judge.sha256.clone(),
             quantization: None,
             context_size: local.context_size,
+            reproducible: local.reproducible,
         },
         JudgeBackend::OpenAi(remote) => Model::Openai {
             model: remote.model.clone(),

@@ -61,7 +61,7 @@ pub struct RemoteModel {
 impl ModelSpec {
     /// What loads `judge`, a local one from the model file at `path` (whose sha256 is
     /// `sha256`, or empty when not known yet). `naive`: one sequence at a time, no shared
-    /// prefix (the benchmark's baseline).
+    /// prefix (the benchmark's baseline), as a `reproducible` judge always decodes.
     pub(crate) fn of(
         judge: &NamedJudge,
         path: &Path,
@@ -79,8 +79,12 @@ impl ModelSpec {
                 gpu_layers: local.gpu_layers,
                 context_size: local.context_size,
                 threads,
-                parallel: if naive { 1 } else { local.parallel },
-                share_prefix: !naive,
+                parallel: if naive || local.reproducible {
+                    1
+                } else {
+                    local.parallel
+                },
+                share_prefix: !(naive || local.reproducible),
             }),
             JudgeBackend::OpenAi(remote) => ModelSpec::Remote(RemoteModel {
                 name: judge.name.clone(),

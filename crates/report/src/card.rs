@@ -37,11 +37,17 @@ pub fn markdown(card: &JudgeCard) -> String {
             sha256,
             quantization,
             context_size,
+            reproducible,
         } => format!(
-            "llama.cpp, `{file}` (sha256 `{sha256}`{}), context {context_size} tokens",
+            "llama.cpp, `{file}` (sha256 `{sha256}`{}), context {context_size} tokens{}",
             quantization
                 .as_ref()
-                .map_or(String::new(), |q| format!(", mostly {q}"))
+                .map_or(String::new(), |q| format!(", mostly {q}")),
+            if *reproducible {
+                ", each call decoded alone (`reproducible = true`)"
+            } else {
+                ""
+            }
         ),
         Model::Openai { model, endpoint } => format!(
             "`{model}` on an OpenAI-compatible endpoint ({})",

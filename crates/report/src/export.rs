@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use judgelab_core::align::outcome::AlignOutcome;
 use judgelab_core::metrics::Quality;
 use judgelab_core::results::comparison::Comparison;
 use judgelab_core::results::ExperimentSummary;
@@ -23,6 +24,9 @@ pub struct ReportOptions {
     pub quality: Quality,
     /// Pairs of judges to compare, a section each (`report --compare`).
     pub comparisons: Vec<Comparison>,
+    /// The search's outcome, where the experiment is an alignment (`judgelab align`): its
+    /// "Alignment" section.
+    pub alignment: Option<AlignOutcome>,
 }
 
 impl Default for ReportOptions {
@@ -30,6 +34,7 @@ impl Default for ReportOptions {
         ReportOptions {
             quality: Quality::Kappa,
             comparisons: Vec::new(),
+            alignment: None,
         }
     }
 }
@@ -65,9 +70,17 @@ pub fn write_report(
         written: Vec::new(),
         pngs: Vec::new(),
     };
-    let figures = figures(&a, &mut folder)?;
-    let html = html::render(&a, &table, &findings, &figures, &options.comparisons);
-    let md = markdown::render(&a, &table, &findings, &folder.pngs, &options.comparisons);
+    let mut figures = figures(&a, &mut folder)?;
+    figures.alignment = folder.lines(
+        "alignment",
+        "the alignment's best dev score by generation",
+        options
+            .alignment
+            .as_ref()
+            .and_then(|o| crate::alignment::chart(o, a.task)),
+    )?;
+    let html = html::render(&a, &table, &findings, &figures, options);
+    let md = markdown::render(&a, &table, &findings, &folder.pngs, options);
     folder.write("report.html", html.as_bytes())?;
     folder.write("report.md", md.as_bytes())?;
     folder.write("trials.csv", &tables::trials_csv(&table)?)?;
@@ -178,6 +191,7 @@ fn figures(a: &Analysis<'_>, folder: &mut Folder<'_>) -> Result<html::Figures, R
         load: load_figures(a, folder)?,
         race,
         trust: trust_figures(a, folder)?,
+        alignment: None,
     })
 }
 

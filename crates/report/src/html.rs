@@ -9,11 +9,14 @@ use judgelab_core::Task;
 
 use judgelab_core::sweep::Axis;
 
+use judgelab_core::align::outcome::AlignOutcome;
+
 use crate::analysis::Analysis;
 use crate::comparison;
 use crate::escape::escape;
 use crate::findings::{Findings, Kind};
 use crate::table::{Cell, Column, Output, ResultsTable, RowKind, SectionTable, Style, Unit};
+use crate::ReportOptions;
 
 /// The charts, as inline SVG, that the page embeds.
 pub struct Figures {
@@ -30,6 +33,8 @@ pub struct Figures {
     pub load: Option<(String, String)>,
     /// A race's standings by round, where the experiment raced.
     pub race: Option<String>,
+    /// An alignment's best dev score by generation, where the experiment is one.
+    pub alignment: Option<String>,
     /// The reliability diagram and the coverage–agreement curves, where a trial's verdicts
     /// have confidences.
     pub trust: Option<(String, String)>,
@@ -70,10 +75,13 @@ pub fn render(
     table: &ResultsTable,
     findings: &Findings,
     figures: &Figures,
-    comparisons: &[Comparison],
+    options: &ReportOptions,
 ) -> String {
     let mut h = String::new();
     head(&mut h, a);
+    if let Some(o) = &options.alignment {
+        alignment(&mut h, a, o, figures);
+    }
     pick(&mut h, a, findings, figures);
     confirmation(&mut h, a, findings, figures);
     trust(&mut h, a, findings, figures);
@@ -81,7 +89,7 @@ pub fn render(
     criteria(&mut h, findings, figures);
     drift(&mut h, a, findings, figures);
     wording(&mut h, findings);
-    for c in comparisons {
+    for c in &options.comparisons {
         compared(&mut h, c, a.summary.experiment.task_kind);
     }
     parameters(&mut h, a, figures);
@@ -155,6 +163,23 @@ fn pick(h: &mut String, a: &Analysis<'_>, findings: &Findings, figures: &Figures
         figures.pareto_latency,
         escape(&a.axis_title(a.latency).replace(" (ms)", ""))
     );
+}
+
+/// An alignment's search: the best dev score by generation, its candidates, the test
+/// split's confirmation and the calls spent.
+fn alignment(h: &mut String, a: &Analysis<'_>, o: &AlignOutcome, figures: &Figures) {
+    let _ = writeln!(
+        h,
+        "<h2>Alignment</h2>\n<p>{}.</p>",
+        escape(&crate::alignment::intro(o))
+    );
+    if let Some(svg) = &figures.alignment {
+        let _ = writeln!(h, "<figure>{svg}<figcaption>After each generation, the best {} on the dev split (with its 95% interval) of the candidates so far that judged every dev item; the pick is the last point. Dev scores are what the search chose by, so they flatter the pick: the test split below is the honest figure.</figcaption></figure>", escape(o.metric.title(a.task)));
+    }
+    section_table(h, &crate::alignment::table(o, a.task));
+    for line in crate::alignment::closing_lines(o) {
+        let _ = writeln!(h, "<p>{}</p>", escape(&line));
+    }
 }
 
 /// How far to trust the judges: each trusted trial's calibration and what it decides

@@ -6,10 +6,13 @@ use std::fmt::Write;
 use judgelab_core::results::comparison::Comparison;
 use judgelab_core::Task;
 
+use judgelab_core::align::outcome::AlignOutcome;
+
 use crate::analysis::Analysis;
 use crate::comparison;
 use crate::findings::{Findings, Kind};
 use crate::table::{Output, ResultsTable, Row, RowKind, SectionTable, Style};
+use crate::ReportOptions;
 
 /// `charts` lists (file name, caption) of the PNGs written beside the report; each of
 /// `comparisons` is a section of its own.
@@ -18,10 +21,13 @@ pub fn render(
     table: &ResultsTable,
     findings: &Findings,
     charts: &[(String, String)],
-    comparisons: &[Comparison],
+    options: &ReportOptions,
 ) -> String {
     let mut m = String::new();
     head(&mut m, a);
+    if let Some(o) = &options.alignment {
+        alignment(&mut m, a, o);
+    }
     pick(&mut m, findings);
     confirmation(&mut m, a, findings);
     trust(&mut m, findings);
@@ -42,7 +48,7 @@ pub fn render(
         Kind::Wording,
         "\n## Wording\n\nTemplates that mean the same, worded otherwise (`[robustness]`): the items whose verdict no rewording changes, on the same calls:\n\n",
     );
-    for c in comparisons {
+    for c in &options.comparisons {
         compared(&mut m, c, a.summary.experiment.task_kind);
     }
     m.push_str("\n## Charts\n\n");
@@ -119,6 +125,17 @@ fn confirmation(m: &mut String, a: &Analysis<'_>, findings: &Findings) {
     }
     for f in findings.of(&[Kind::Race]) {
         let _ = writeln!(m, "\n{}", f.text);
+    }
+}
+
+/// An alignment's search: its candidates, the test split's confirmation and the calls
+/// spent (the chart of the best dev score by generation is among the charts).
+fn alignment(m: &mut String, a: &Analysis<'_>, o: &AlignOutcome) {
+    let _ = writeln!(m, "\n## Alignment\n\n{}.\n", crate::alignment::intro(o));
+    section_table(m, &crate::alignment::table(o, a.task));
+    m.push('\n');
+    for line in crate::alignment::closing_lines(o) {
+        let _ = writeln!(m, "{line}\n");
     }
 }
 

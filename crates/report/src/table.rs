@@ -24,6 +24,7 @@ use judgelab_core::pareto::Objective;
 use crate::analysis::{baseline_title, cascade_label, panel_label, Analysis};
 
 pub use cell::{Cell, Style};
+pub(crate) use section::column;
 pub use section::{SectionRow, SectionTable};
 
 /// What a row is.

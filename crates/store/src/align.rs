@@ -1,6 +1,8 @@
 //! What an alignment (`judgelab align`) leaves in the store besides its trials and
-//! verdicts: how each candidate was made, its proposer's call among them.
+//! verdicts: how each candidate was made, its proposer's call among them, the failed calls
+//! it sent again, and the outcome of its latest run.
 
+use judgelab_core::align::outcome::AlignOutcome;
 use judgelab_core::align::{Candidate, Move, Proposal};
 use sqlx::Row;
 
@@ -176,6 +178,39 @@ impl Store {
         .await
         .map_err(self.err())?;
         Ok(row.get::<i64, _>(0) as u64)
+    }
+
+    /// Keeps `outcome` as the alignment's latest.
+    pub async fn set_align_outcome(
+        &self,
+        experiment_id: i64,
+        outcome: &AlignOutcome,
+    ) -> Result<()> {
+        sqlx::query("INSERT OR REPLACE INTO align_outcomes (experiment_id, outcome) VALUES (?, ?)")
+            .bind(experiment_id)
+            .bind(serde_json::to_string(outcome).expect("an outcome serialises"))
+            .execute(&self.pool)
+            .await
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    /// The outcome of the latest run of the alignment named `experiment`; none where it
+    /// is not an alignment, or no run of it has ended yet.
+    pub async fn align_outcome(&self, experiment: &str) -> Result<Option<AlignOutcome>> {
+        let row = sqlx::query(
+            "SELECT o.outcome FROM align_outcomes o JOIN experiments e ON e.id = o.experiment_id
+             WHERE e.name = ?",
+        )
+        .bind(experiment)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(self.err())?;
+        row.map(|r| {
+            serde_json::from_str(&r.get::<String, _>(0))
+                .map_err(|e| self.corrupt(format!("an alignment's outcome: {e}")))
+        })
+        .transpose()
     }
 
     /// Copies `from`'s verdicts to trial `to` (the same judge, in another experiment): what

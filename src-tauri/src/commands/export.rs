@@ -34,6 +34,7 @@ pub async fn export_report(
     let options = ReportOptions {
         quality,
         comparisons,
+        alignment: state.store.align_outcome(&name).await?,
     };
     let files = tauri::async_runtime::spawn_blocking(move || {
         judgelab_report::write_report(&summary, &dir, &options)

@@ -53,6 +53,7 @@ pub async fn command(store: &Store, args: Args) -> Result<ExitCode> {
     let options = judgelab_report::ReportOptions {
         quality,
         comparisons,
+        alignment: store.align_outcome(&name).await?,
     };
     let out = &args.out;
     let files = judgelab_report::write_report(&summary, out, &options)

@@ -18,7 +18,9 @@ fn last_json(stdout: &[u8]) -> Value {
 #[test]
 fn align_searches_within_its_budget_and_confirms_on_the_test_split() {
     let env = Env::new();
-    let exp = experiment(&env, "al", "", SWEEP);
+    // Each call decoded alone, as the alignment's candidates are: the start's copied
+    // verdicts are what its judge gives run again too.
+    let exp = experiment(&env, "al", "reproducible = true", SWEEP);
     let out = env.run(&["run", exp.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let trial = env.show("al")["trials"][0]["id"]
@@ -118,6 +120,16 @@ fn align_searches_within_its_budget_and_confirms_on_the_test_split() {
         assert!(dir.join(name).is_file(), "{name}");
     }
 
+    // The alignment's report opens with its section: the chart, the candidates, the test.
+    let report = env.dir.path().join("report");
+    let alignment = lineage["alignment"].as_str().unwrap();
+    let out = env.run(&["report", alignment, "--out", report.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    assert!(md.contains("## Alignment"), "{md}");
+    assert!(md.contains("test (15 items): start "), "{md}");
+    assert!(report.join("alignment.png").is_file());
+
     // The best judge as the lineage has it is a trial of the alignment's experiment, which
     // `show` reads as any other: its dev score is the lineage's.
     let best = &candidates[lineage["best"].as_u64().unwrap() as usize];
@@ -129,9 +141,8 @@ fn align_searches_within_its_budget_and_confirms_on_the_test_split() {
         .find(|t| t["id"] == best["trial_id"])
         .unwrap();
     assert_eq!(trial["accuracy"], best["dev"]["accuracy"], "{trial}");
-    // Run again from best.jinja and its parameters in an ordinary experiment, it is the
-    // same judge (its identity); its exact beliefs move by the few hundredths llama.cpp's
-    // batching moves them (README), which can turn a debiased verdict near a tie.
+    // Run again from best.jinja and its parameters in an ordinary experiment whose judge
+    // decodes each call alone, it is the same judge (its identity) with the same dev score.
     let p = &best["params"];
     let sweep = SWEEP.replace(
         "temperature = [0.0]",
@@ -150,7 +161,10 @@ fn align_searches_within_its_budget_and_confirms_on_the_test_split() {
             .unwrap()
             .replace(
                 "template = \"pairwise\"",
-                &format!("template = {:?}", template.to_str().unwrap()),
+                &format!(
+                    "template = {:?}\nreproducible = true",
+                    template.to_str().unwrap()
+                ),
             ),
     );
     let out = env.run(&["run", again.to_str().unwrap(), "--plan"]);
@@ -159,6 +173,8 @@ fn align_searches_within_its_budget_and_confirms_on_the_test_split() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let rerun = &env.show("again")["trials"][0];
     assert_eq!(rerun["judge_identity"], trial["judge_identity"], "{rerun}");
+    assert_eq!(rerun["accuracy"], best["dev"]["accuracy"], "{rerun} {best}");
+    assert_eq!(rerun["n_errors"], best["dev"]["n_errors"], "{rerun} {best}");
 }
 
 /// Killed (SIGKILL) again and again while it searches, then run to its end: it keeps to its

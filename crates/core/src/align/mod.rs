@@ -42,7 +42,7 @@ crate::names!(Move {
 
 /// A candidate of a search, as stored: how it was made, and the trial that judges as it
 /// (none where its proposer's reply was rejected, or not answered yet).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
     /// From 0, the start.
     pub id: u32,
@@ -58,7 +58,7 @@ pub struct Candidate {
 }
 
 /// A call of the proposer: what it was sent, and what came back.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Proposal {
     pub prompt: Vec<Message>,
     /// None while unanswered: sent before a run stopped, or failed.

@@ -3,7 +3,7 @@
 //! test split's confirmation; and the calls spent against the budget and against scoring
 //! every candidate on the whole dev split.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::plan::Plan;
 use super::Candidate;
@@ -11,7 +11,7 @@ use crate::metrics::paired::PairedComparison;
 use crate::metrics::{Estimate, Quality, SplitScore};
 
 /// A candidate as the search left it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Scored {
     #[serde(flatten)]
     pub candidate: Candidate,
@@ -34,7 +34,7 @@ pub struct Scored {
 }
 
 /// How an alignment ended.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AlignOutcome {
     /// The alignment's experiment.
     pub alignment: String,
@@ -63,7 +63,7 @@ pub struct AlignOutcome {
 }
 
 /// The start and the best on the test split.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Confirmation {
     pub start: SplitScore,
     pub best: SplitScore,

@@ -8,20 +8,20 @@
 //! the best judge the test split. Calls are counted as the judge is asked: an item judged
 //! in both answer orders is two calls.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Move;
 
 /// What the search may spend: calls (judge and proposer together) and, where calls have a
 /// price, dollars. Either, both, or neither (then its generations alone bound it).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Budget {
     pub calls: Option<u64>,
     pub usd: Option<f64>,
 }
 
 /// A child a generation makes from each parent: its move, and what it costs.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Child {
     #[serde(rename = "move")]
     pub kind: Move,
@@ -32,7 +32,7 @@ pub struct Child {
 }
 
 /// The shape of a search, which its cost follows from.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Shape {
     pub n_dev: usize,
     pub n_test: usize,
@@ -52,7 +52,7 @@ pub struct Shape {
 }
 
 /// The most each part of the search spends, in calls (and dollars where priced).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     pub generations: u32,
     pub start_calls: u64,

@@ -46,6 +46,11 @@ pub struct LocalJudge {
     pub exact: Option<bool>,
     /// Sequences decoded together in one batch. Speed only.
     pub parallel: usize,
+    /// Each call decoded alone from an empty cache (no shared prefix, one sequence at a
+    /// time), so that an exact pass's distribution and a greedy verdict depend on their
+    /// prompt alone, bit for bit, whatever was decoded before or beside them. Slower; left
+    /// out of the identity, as `parallel` is.
+    pub reproducible: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -170,6 +175,7 @@ pub(super) struct RawJudge {
     context_size: Option<u32>,
     exact: Option<bool>,
     parallel: Option<i64>,
+    reproducible: Option<bool>,
     base_url: Option<OneOrMany<String>>,
     api_key_env: Option<String>,
     api_key_keyring: Option<String>,
@@ -218,6 +224,7 @@ impl RawJudge {
             ("context_size", self.context_size.is_some()),
             ("exact", self.exact.is_some()),
             ("parallel", self.parallel.is_some()),
+            ("reproducible", self.reproducible.is_some()),
         ]
         .into_iter()
         .filter_map(|(k, given)| given.then_some(k))
@@ -475,6 +482,7 @@ fn local_settings(
         context_size,
         exact: raw.exact,
         parallel,
+        reproducible: raw.reproducible.unwrap_or(false),
     }))
 }
 
@@ -629,4 +637,33 @@ fn settings(
             },
         },
     }))
+}
+
+/// `spec` (an experiment file's text) with `reproducible = true` on each of its local
+/// judges: what an alignment (`judgelab align`) judges its candidates with, so that a
+/// candidate's stored verdicts are what its judge gives run again anywhere.
+pub fn reproducible_spec(spec: &str) -> Result<String, String> {
+    let mut t: toml::Table = spec.parse().map_err(|e| format!("{e}"))?;
+    let local = |j: &toml::Table| {
+        j.get("backend")
+            .and_then(|b| b.as_str())
+            .is_none_or(|b| b == "llama")
+    };
+    let set = |j: &mut toml::Table| {
+        if local(j) {
+            j.insert("reproducible".into(), true.into());
+        }
+    };
+    match t.get_mut("judges").and_then(toml::Value::as_array_mut) {
+        Some(judges) => judges
+            .iter_mut()
+            .filter_map(toml::Value::as_table_mut)
+            .for_each(set),
+        None => {
+            if let Some(j) = t.get_mut("judge").and_then(toml::Value::as_table_mut) {
+                set(j);
+            }
+        }
+    }
+    toml::to_string(&t).map_err(|e| e.to_string())
 }

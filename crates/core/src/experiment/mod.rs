@@ -19,7 +19,7 @@ pub use reference::Reference;
 pub use trust::Trust;
 
 pub use crate::sweep::{Constraint, Order, Style, Sweep, TrialParams};
-pub use judges::{JudgeBackend, LocalJudge, NamedJudge, RemoteJudge};
+pub use judges::{reproducible_spec, JudgeBackend, LocalJudge, NamedJudge, RemoteJudge};
 pub use limits::{Budget, Limits, Selection, Strategy};
 use limits::{RawLimits, RawSelection};
 
@@ -378,8 +378,12 @@ impl Experiment {
             return Err(format!("experiment {:?} runs no judge card", self.name));
         };
         let p = &definition.params;
-        let context = match &definition.model {
-            crate::card::Model::Llama { context_size, .. } => *context_size,
+        let (context, reproducible) = match &definition.model {
+            crate::card::Model::Llama {
+                context_size,
+                reproducible,
+                ..
+            } => (*context_size, *reproducible),
             crate::card::Model::Openai { .. } => {
                 return Err(format!(
                     "{}: a card of a remote judge is not built yet: cards run local judges",
@@ -405,6 +409,7 @@ impl Experiment {
         if let Some(JudgeBackend::Llama(local)) = self.judges.first_mut().map(|j| &mut j.backend) {
             local.context_size = context;
             local.exact = Some(p.exact);
+            local.reproducible |= reproducible;
         }
         self.limits.pool = Some(0);
         Ok(self)
@@ -1583,6 +1588,27 @@ temperature = [0.0, 0.7]
             Experiment::from_toml("e.toml", &faster).unwrap().identity(),
             e.identity()
         );
+    }
+
+    /// An alignment's spec: its local judges decode alone, its remote ones are as they
+    /// were, and its identity is its source's.
+    #[test]
+    fn a_reproducible_spec_keeps_the_identity() {
+        for spec in [GRID, NAMED] {
+            let e = Experiment::from_toml("e.toml", spec).unwrap();
+            let r =
+                Experiment::from_toml("e.toml", &super::reproducible_spec(spec).unwrap()).unwrap();
+            assert_eq!(r.identity(), e.identity());
+            assert!(r
+                .judges
+                .iter()
+                .all(|j| j.local().is_none_or(|l| l.reproducible)));
+            assert!(r.judges.iter().any(|j| j.local().is_some()));
+            assert!(e
+                .judges
+                .iter()
+                .all(|j| j.local().is_none_or(|l| !l.reproducible)));
+        }
     }
 
     #[test]

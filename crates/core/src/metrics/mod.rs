@@ -131,6 +131,33 @@ impl Serialize for Qualities {
     }
 }
 
+impl<'de> Deserialize<'de> for Qualities {
+    /// Reads what `serialize` writes; keys that name no metric are left alone (a flattened
+    /// struct's other fields).
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let flat: BTreeMap<String, serde_json::Value> = BTreeMap::deserialize(deserializer)?;
+        let mut out = BTreeMap::new();
+        for q in Quality::ALL {
+            let value = match flat.get(q.name()) {
+                Some(v) => Option::<f64>::deserialize(v).map_err(serde::de::Error::custom)?,
+                None => continue,
+            };
+            let ci = match flat.get(&format!("{}_ci", q.name())) {
+                Some(v) => Option::<[f64; 2]>::deserialize(v).map_err(serde::de::Error::custom)?,
+                None => None,
+            };
+            out.insert(
+                q,
+                Estimate {
+                    value,
+                    ci: ci.map(|[l, h]| (l, h)),
+                },
+            );
+        }
+        Ok(Qualities(out))
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct TrialMetrics {
     pub n: usize,
@@ -161,7 +188,7 @@ pub struct TrialMetrics {
 }
 
 /// A trial's agreement on one split of the items.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SplitScore {
     pub n: usize,
     pub n_errors: usize,

@@ -1,7 +1,7 @@
 //! Paired comparison of two trials on the same items: McNemar's exact test of who is
 //! right where they differ, and a paired bootstrap interval of the difference in a metric.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::dataset::Task;
 use crate::metrics::{
@@ -9,7 +9,7 @@ use crate::metrics::{
     Scored,
 };
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairedComparison {
     /// Verdicts (item and repeat) that both trials have.
     pub n_pairs: usize,

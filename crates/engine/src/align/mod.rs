@@ -16,6 +16,7 @@
 //! checked against what is left before it is made, so the search never spends more than
 //! its budget. A proposer call is stored before it is sent, and every verdict as it
 //! arrives: a run killed at any point and run again spends nothing twice that it stored.
+//! Each run's outcome is stored as the alignment's latest, for its report.
 
 mod confirm;
 mod moves;
@@ -116,5 +117,9 @@ pub async fn align(
     let alignment = source.alignment(store).await?;
     let mut state = search::State::new(&source, &alignment, request, plan.clone());
     let stopped = state.run(store, on_event).await?;
-    confirm::finish(store, &source, &alignment, &mut state, stopped, on_event).await
+    let outcome =
+        confirm::finish(store, &source, &alignment, &mut state, stopped, on_event).await?;
+    // What the report's "Alignment" section reads.
+    store.set_align_outcome(alignment.id, &outcome).await?;
+    Ok(outcome)
 }

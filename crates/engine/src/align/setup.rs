@@ -142,7 +142,12 @@ impl Source {
                 let new = NewExperiment {
                     name,
                     content_hash: self.content_hash(),
-                    spec: self.row.spec.clone(),
+                    // Its candidates' verdicts are what their judges give run again.
+                    spec: judgelab_core::experiment::reproducible_spec(&self.row.spec)
+                        .map_err(|message| EngineError::Invalid {
+                            path: self.row.name.clone(),
+                            message,
+                        })?,
                     dataset_id: self.row.dataset_id,
                     pool: self.row.pool.clone(),
                     judged: self.row.judged.clone(),

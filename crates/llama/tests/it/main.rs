@@ -635,3 +635,83 @@ fn the_quantiser_makes_variants_that_load() {
         "{missing:?}"
     );
 }
+
+/// A judge that decodes each call alone (`[judge] reproducible`: one sequence at a time, no
+/// shared prefix) gives a prompt the same logits, bit for bit, alone, after another call
+/// and beside others in a batch; a batched judge with a shared prefix moves them (measured
+/// here: by about half a logit at most over the vocabulary).
+#[test]
+fn a_judge_decoding_alone_gives_a_prompt_the_same_logits_whatever_came_before() {
+    let rubric = "You are a careful judge. ".repeat(40);
+    let request = |key: usize, q: &str| JudgeRequest {
+        key,
+        messages: vec![
+            Message {
+                role: "system".into(),
+                content: rubric.clone(),
+            },
+            Message {
+                role: "user".into(),
+                content: format!("Question: {q}\nAnswer A: yes\nAnswer B: no\nReply with A or B."),
+            },
+        ],
+        sampling: Sampling {
+            temperature: 0.0,
+            top_p: 1.0,
+            max_tokens: 0,
+            seed: 0,
+        },
+        logits: true,
+        grammar: None,
+        uncached: false,
+    };
+    let call = |judge: &LlamaJudge, requests: Vec<JudgeRequest>| {
+        let mut out = Vec::new();
+        judge.judge_batch(requests, &Arc::new(AtomicBool::new(false)), &mut |r| {
+            out.push(r)
+        });
+        out.sort_by_key(|r| r.key);
+        out.into_iter()
+            .map(|r| r.result.unwrap().logits.unwrap())
+            .collect::<Vec<_>>()
+    };
+    let alone = LlamaJudge::load(LlamaOptions {
+        parallel: 1,
+        share_prefix: false,
+        ..options(model_path())
+    })
+    .unwrap();
+    let batched = LlamaJudge::load(LlamaOptions {
+        parallel: 4,
+        ..options(model_path())
+    })
+    .unwrap();
+    let p = "Is water wet, and is that obvious to anyone who has been out in the rain?";
+    let first = call(&alone, vec![request(0, p)]).remove(0);
+    let after = call(&alone, vec![request(0, "Do cats bark?"), request(1, p)]).remove(1);
+    let beside = call(
+        &alone,
+        vec![
+            request(0, "Is fire hot?"),
+            request(1, p),
+            request(2, "Is ice cold?"),
+        ],
+    )
+    .remove(1);
+    assert!(first == after && first == beside);
+    let moved = call(
+        &batched,
+        vec![
+            request(0, "Do cats bark?"),
+            request(1, "Is ice cold?"),
+            request(2, p),
+        ],
+    )
+    .remove(2);
+    let most = first
+        .iter()
+        .zip(moved.iter())
+        .map(|(x, y)| (x - y).abs())
+        .fold(0f32, f32::max);
+    assert!(most < 1.0, "{most}");
+}

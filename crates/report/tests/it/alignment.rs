@@ -1,5 +1,6 @@
-//! An alignment's outcome in words, on a fixed search: a start, a rewrite a race dropped,
-//! a rejected reply and the debiased order, which the test split confirms.
+//! An alignment's outcome in words and in the report's "Alignment" section, on a fixed
+//! search: a start, a rewrite a race dropped, a rejected reply and the debiased order,
+//! which the test split confirms; and the outcome as the store keeps it (JSON) read back.
 
 use judgelab_core::align::outcome::{AlignOutcome, Confirmation, Scored};
 use judgelab_core::align::plan::{self, Budget, Child, Shape};
@@ -46,8 +47,8 @@ fn scored(c: Candidate, dev: Option<&[Observation]>, calls: u64) -> Scored {
     }
 }
 
-#[test]
-fn an_alignment_in_words() {
+/// The fixed search.
+fn outcome() -> AlignOutcome {
     let spec = BootstrapSpec::default();
     let shape = Shape {
         n_dev: 20,
@@ -112,7 +113,7 @@ fn an_alignment_in_words() {
         },
     ];
     let metric = Quality::Accuracy;
-    let outcome = AlignOutcome {
+    AlignOutcome {
         alignment: "e-align-1".into(),
         source: "e".into(),
         trial: 1,
@@ -141,6 +142,55 @@ fn an_alignment_in_words() {
         dev_calls: 50,
         full_dev_calls: 60,
         stopped: None,
+    }
+}
+
+#[test]
+fn an_alignment_in_words() {
+    insta::assert_snapshot!(
+        "alignment_text",
+        judgelab_report::alignment::text(&outcome())
+    );
+}
+
+#[test]
+fn an_outcome_reads_back_as_it_was_written() {
+    let o = outcome();
+    let json = serde_json::to_string(&o).unwrap();
+    let back: AlignOutcome = serde_json::from_str(&json).unwrap();
+    // JSON's decimal floats come back within an ulp: the outcome reads the same.
+    let text = judgelab_report::alignment::text;
+    assert_eq!(text(&back), text(&o));
+    assert_eq!(back.candidates.len(), o.candidates.len());
+    let (b, c) = (back.confirmation.unwrap(), o.confirmation.unwrap());
+    assert_eq!(b.start.quality.0.len(), c.start.quality.0.len());
+    assert!((b.difference.mcnemar_p - c.difference.mcnemar_p).abs() < 1e-12);
+}
+
+/// The report of an alignment opens with its section: the candidates, the confirmation,
+/// the calls, and the chart of the best dev score by generation.
+#[test]
+fn the_report_of_an_alignment_has_its_section() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = judgelab_report::ReportOptions {
+        quality: Quality::Accuracy,
+        comparisons: Vec::new(),
+        alignment: Some(outcome()),
     };
-    insta::assert_snapshot!("alignment_text", judgelab_report::alignment::text(&outcome));
+    judgelab_report::write_report(&crate::fixture::renderers(), dir.path(), &options).unwrap();
+    let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    let start = md.find("## Alignment").expect("an Alignment section");
+    let end = md[start + 3..]
+        .find("\n## ")
+        .map_or(md.len(), |e| start + 3 + e);
+    insta::assert_snapshot!("alignment_report_section", &md[start..end]);
+    assert!(md.contains("![the alignment's best dev score by generation](alignment.png)"));
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(html.contains("<h2>Alignment</h2>"));
+    let chart = judgelab_report::alignment::chart(&outcome(), Task::Pairwise).unwrap();
+    // The start (0.45 on the dev split), then the debiased order (0.75): the rewrite a race
+    // dropped after 10 items is not among the complete candidates.
+    let ys: Vec<f64> = chart.series[0].points.iter().map(|p| p.y).collect();
+    assert_eq!(ys, vec![0.45, 0.75]);
+    assert!(dir.path().join("alignment.png").exists());
 }

@@ -73,6 +73,7 @@ fn renderers() {
     let options = judgelab_report::ReportOptions {
         quality: Quality::Accuracy,
         comparisons: vec![compared],
+        alignment: None,
     };
     judgelab_report::write_report(&s, dir.path(), &options).unwrap();
     let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();

@@ -15,6 +15,7 @@ fn reports(s: &ExperimentSummary) -> (String, String) {
     let options = ReportOptions {
         quality: Quality::Accuracy,
         comparisons: Vec::new(),
+        alignment: None,
     };
     write_report(s, dir.path(), &options).unwrap();
     let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
