@@ -45,8 +45,9 @@ pub struct Plan {
     pub n_exact_passes: usize,
     /// The calls timed alone after judging, for local trials' latency.
     pub timing: TimingPlan,
-    /// Local trials whose verdicts reproduce bit for bit (seeded samples, decoded alone),
-    /// and up to near-ties (greedy generations and exact passes, decoded in batches).
+    /// Local trials whose verdicts reproduce bit for bit (seeded samples, and every call of
+    /// a `reproducible` judge: decoded alone), and up to near-ties (greedy generations and
+    /// exact passes, decoded in batches).
     pub n_bit_for_bit: usize,
     pub n_up_to_near_ties: usize,
     /// A stored experiment of this name has other content (a run needs `replace`).

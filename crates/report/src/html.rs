@@ -282,7 +282,7 @@ fn trials(h: &mut String, a: &Analysis<'_>, table: &ResultsTable, findings: &Fin
     if exactly + nearly > 0 {
         let _ = writeln!(
             h,
-            "<p class=\"note\">Reproducible: {exactly} local trial(s) bit for bit (seeded samples, each decoded alone, whatever the batch or a resume); {nearly} up to near-ties (greedy generations and exact passes, decoded in batches, whose logits move by up to a few hundredths with the batch: two tokens that close may read otherwise after a resume or with another <code>parallel</code>).</p>"
+            "<p class=\"note\">Reproducible: {exactly} local trial(s) bit for bit (seeded samples, and every call of a judge with <code>reproducible = true</code>, each decoded alone, whatever the batch or a resume); {nearly} up to near-ties (greedy generations and exact passes, decoded in batches, whose logits move by up to a few hundredths with the batch: two tokens that close may read otherwise after a resume or with another <code>parallel</code>).</p>"
         );
     }
     results_table(h, table);

@@ -26,8 +26,9 @@ use limits::{RawLimits, RawSelection};
 /// How a trial's verdicts reproduce (`llama`'s `decode.rs` says why).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reproduces {
-    /// A local judge's seeded samples (a generation at a temperature above 0), each
-    /// decoded alone: bit for bit, whatever the batch, the `parallel` or the resume.
+    /// A local judge's seeded samples (a generation at a temperature above 0), and every
+    /// call of a `reproducible` judge, each decoded alone: bit for bit, whatever the batch,
+    /// the `parallel` or the resume.
     BitForBit,
     /// A local judge's greedy generations and exact passes, decoded in batches: their
     /// logits move by up to a few hundredths with the batch, so a near-tie between two
@@ -319,6 +320,7 @@ impl Experiment {
     pub fn reproduces(&self, params: &TrialParams) -> Reproduces {
         match self.judge_named(&params.judge).and_then(NamedJudge::local) {
             None => Reproduces::AsItsServer,
+            Some(local) if local.reproducible => Reproduces::BitForBit,
             Some(_) if !self.exact(params) && params.temperature > 0.0 => Reproduces::BitForBit,
             Some(_) => Reproduces::UpToNearTies,
         }
