@@ -350,33 +350,28 @@ fn exact_distributions_match_the_real_sampler() {
 /// the next batch, every call's tokens are its whole prompt, and the verdicts match whole
 /// decodes of each prompt alone (label logits within tenths; the greedy token the same
 /// wherever the whole decode's lead is clear).
-#[test]
-fn shared_prefixes_are_decoded_once_and_change_nothing_that_matters() {
-    let rubric = "You are a careful judge. ".repeat(40);
-    let ask = |question: &str| {
-        vec![
-            Message {
-                role: "system".into(),
-                content: rubric.clone(),
-            },
-            Message {
-                role: "user".into(),
-                content: format!(
-                    "Question: {question}\nAnswer A: yes\nAnswer B: no\nReply with A or B."
-                ),
-            },
-        ]
-    };
-    let questions = [
-        "Is water wet?",
-        "Is the sky green?",
-        "Do cats bark?",
-        "Is ice cold?",
-        "Is fire hot?",
-    ];
-    let request = |key: usize, q: &str| JudgeRequest {
+/// A long rubric every prompt shares, then a yes/no question.
+fn ask(question: &str) -> Vec<Message> {
+    vec![
+        Message {
+            role: "system".into(),
+            content: "You are a careful judge. ".repeat(40),
+        },
+        Message {
+            role: "user".into(),
+            content: format!(
+                "Question: {question}\nAnswer A: yes\nAnswer B: no\nReply with A or B."
+            ),
+        },
+    ]
+}
+
+/// An exact pass's request for `question`: the first output token's logits, nothing
+/// generated.
+fn logits_request(key: usize, question: &str) -> JudgeRequest {
+    JudgeRequest {
         key,
-        messages: ask(q),
+        messages: ask(question),
         sampling: Sampling {
             temperature: 0.0,
             top_p: 1.0,
@@ -386,7 +381,32 @@ fn shared_prefixes_are_decoded_once_and_change_nothing_that_matters() {
         logits: true,
         grammar: None,
         uncached: false,
-    };
+    }
+}
+
+/// `requests` judged by `judge` in one batch: their completions, by key.
+fn completions(
+    judge: &LlamaJudge,
+    requests: Vec<JudgeRequest>,
+) -> Vec<judgelab_core::judge::Completion> {
+    let mut out = Vec::new();
+    judge.judge_batch(requests, &Arc::new(AtomicBool::new(false)), &mut |r| {
+        out.push(r)
+    });
+    out.sort_by_key(|r| r.key);
+    out.into_iter().map(|r| r.result.unwrap()).collect()
+}
+
+#[test]
+fn shared_prefixes_are_decoded_once_and_change_nothing_that_matters() {
+    let questions = [
+        "Is water wet?",
+        "Is the sky green?",
+        "Do cats bark?",
+        "Is ice cold?",
+        "Is fire hot?",
+    ];
+    let request = logits_request;
     let shared = LlamaJudge::load(LlamaOptions {
         parallel: 2,
         ..options(model_path())
@@ -398,16 +418,7 @@ fn shared_prefixes_are_decoded_once_and_change_nothing_that_matters() {
         ..options(model_path())
     })
     .unwrap();
-    let call = |judge: &LlamaJudge, requests: Vec<JudgeRequest>| {
-        let mut out = Vec::new();
-        judge.judge_batch(requests, &Arc::new(AtomicBool::new(false)), &mut |r| {
-            out.push(r)
-        });
-        out.sort_by_key(|r| r.key);
-        out.into_iter()
-            .map(|r| r.result.unwrap())
-            .collect::<Vec<_>>()
-    };
+    let call = completions;
     let first = call(&shared, (0..3).map(|i| request(i, questions[i])).collect());
     let second = call(&shared, (3..5).map(|i| request(i, questions[i])).collect());
     let whole: Vec<_> = (0..5)
@@ -642,37 +653,11 @@ fn the_quantiser_makes_variants_that_load() {
 /// here: by about half a logit at most over the vocabulary).
 #[test]
 fn a_judge_decoding_alone_gives_a_prompt_the_same_logits_whatever_came_before() {
-    let rubric = "You are a careful judge. ".repeat(40);
-    let request = |key: usize, q: &str| JudgeRequest {
-        key,
-        messages: vec![
-            Message {
-                role: "system".into(),
-                content: rubric.clone(),
-            },
-            Message {
-                role: "user".into(),
-                content: format!("Question: {q}\nAnswer A: yes\nAnswer B: no\nReply with A or B."),
-            },
-        ],
-        sampling: Sampling {
-            temperature: 0.0,
-            top_p: 1.0,
-            max_tokens: 0,
-            seed: 0,
-        },
-        logits: true,
-        grammar: None,
-        uncached: false,
-    };
+    let request = logits_request;
     let call = |judge: &LlamaJudge, requests: Vec<JudgeRequest>| {
-        let mut out = Vec::new();
-        judge.judge_batch(requests, &Arc::new(AtomicBool::new(false)), &mut |r| {
-            out.push(r)
-        });
-        out.sort_by_key(|r| r.key);
+        let out = completions(judge, requests);
         out.into_iter()
-            .map(|r| r.result.unwrap().logits.unwrap())
+            .map(|c| c.logits.unwrap())
             .collect::<Vec<_>>()
     };
     let alone = LlamaJudge::load(LlamaOptions {
