@@ -14,8 +14,8 @@ use crate::findings::{Findings, Kind};
 use crate::table::{Output, ResultsTable, Row, RowKind, SectionTable, Style};
 use crate::ReportOptions;
 
-/// `charts` lists (file name, caption) of the PNGs written beside the report; each of
-/// `comparisons` is a section of its own.
+/// `charts` lists (file name, caption) of the PNGs written beside the report; each of the
+/// `options`' comparisons is a section of its own, as an alignment's outcome is.
 pub fn render(
     a: &Analysis<'_>,
     table: &ResultsTable,
