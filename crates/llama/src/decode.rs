@@ -27,7 +27,8 @@
 //! only, so a resumed run stores what an uninterrupted one would. It costs the shared
 //! prefix and the batching for those calls; greedy and exact requests keep both, and
 //! their logits move by as much with the batch (a greedy generation whose two best tokens
-//! are that close may go either way).
+//! are that close may go either way). A session with `parallel` 1 and no shared prefix
+//! (the engine's `[judge] reproducible` judges) decodes every request so.
 //!
 //! **The cache's size.** A context starts with a few thousand cells and is made anew,
 //! twice as large or as large as needed, when a batch's chunks need more (`fit`): making
