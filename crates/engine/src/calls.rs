@@ -85,6 +85,19 @@ impl<'a> Group<'a> {
     pub fn first(&self) -> &'a Trial<'a> {
         self.trials[0].0
     }
+
+    /// The calls judging the group makes, at most: an exact group's one per (item, answer
+    /// order, criterion) that any of its trials misses.
+    pub fn n_calls(&self) -> usize {
+        let calls = self.trials.iter().flat_map(|(_, calls)| calls);
+        match self.exact {
+            true => calls
+                .map(|c| (c.item.id, c.swapped, c.criterion))
+                .collect::<HashSet<_>>()
+                .len(),
+            false => calls.count(),
+        }
+    }
 }
 
 /// Groups trials that share their prompts when their judge's verdicts are exact (`exact`

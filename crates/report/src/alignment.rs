@@ -10,6 +10,7 @@ use std::fmt::Write;
 
 use judgelab_core::align::outcome::{AlignOutcome, Scored};
 use judgelab_core::align::plan::Plan;
+use judgelab_core::align::Move;
 use judgelab_core::Task;
 
 use crate::analysis::estimate_text;
@@ -23,7 +24,7 @@ pub fn text(o: &AlignOutcome) -> String {
     let mut out = format!("{}\n", intro(o));
     let _ = writeln!(
         out,
-        "{:<5} {:<6} {:<4} {:<9} {:>9}  {:<24} {:>6}  {}",
+        "{:<5} {:<6} {:<4} {:<15} {:>9}  {:<24} {:>6}  {}",
         "cand",
         "parent",
         "gen",
@@ -48,7 +49,7 @@ pub fn intro(o: &AlignOutcome) -> String {
         .filter(|c| c.candidate.trial_id.is_some());
     let rewrites = scored
         .clone()
-        .filter(|c| c.candidate.kind == judgelab_core::align::Move::Rewrite)
+        .filter(|c| c.candidate.kind == Move::Rewrite)
         .count();
     let rejected = o
         .candidates
@@ -80,7 +81,7 @@ fn closing(o: &AlignOutcome) -> String {
         out,
         "best: candidate {} ({}): dev {} {}; corrected for the choice among those that judged every dev item: {}",
         o.best,
-        best.candidate.kind,
+        made_by(o, best),
         metric.name(),
         estimate_text(o.dev_naive),
         o.dev_corrected.map_or("—".into(), estimate_text),
@@ -158,6 +159,23 @@ fn status(o: &AlignOutcome, c: &Scored) -> String {
     }
 }
 
+/// How a candidate was made: its move, or for a sampling move what it changed
+/// ("temperature 0.5", "top_p 0.9").
+fn made_by(o: &AlignOutcome, c: &Scored) -> String {
+    let k = &c.candidate;
+    let parent = k
+        .parent
+        .and_then(|p| o.candidates.get(p as usize))
+        .and_then(|p| p.params.as_ref());
+    match (k.kind, &c.params, parent) {
+        (Move::Sampling, Some(p), Some(q)) if p.temperature != q.temperature => {
+            format!("temperature {}", p.temperature)
+        }
+        (Move::Sampling, Some(p), Some(_)) => format!("top_p {}", p.top_p),
+        (kind, _, _) => kind.name().into(),
+    }
+}
+
 /// One candidate's row.
 fn row(o: &AlignOutcome, c: &Scored) -> String {
     let k = &c.candidate;
@@ -167,11 +185,11 @@ fn row(o: &AlignOutcome, c: &Scored) -> String {
         .as_ref()
         .map_or("—".into(), |d| estimate_text(d.quality.get(o.metric)));
     format!(
-        "{:<5} {:<6} {:<4} {:<9} {:>9}  {:<24} {:>6}  {}\n",
+        "{:<5} {:<6} {:<4} {:<15} {:>9}  {:<24} {:>6}  {}\n",
         k.id,
         k.parent.map_or("—".into(), |p| p.to_string()),
         k.generation,
-        k.kind.name(),
+        made_by(o, c),
         if k.trial_id.is_some() {
             c.dev_items.to_string()
         } else {
@@ -230,7 +248,7 @@ pub fn table(o: &AlignOutcome, task: Task) -> SectionTable {
                     cells: vec![
                         text(k.parent.map_or("—".into(), |p| p.to_string())),
                         text(k.generation.to_string()),
-                        text(k.kind.name().into()),
+                        text(made_by(o, c)),
                         Cell::Count(judged.then_some(c.dev_items as u64)),
                         c.dev
                             .as_ref()

@@ -120,15 +120,22 @@ impl Store {
     }
 
     /// The calls the alignment's trials made: a generated verdict's call each, and an
-    /// exact trial's one pass per prompt. Unlike [`Store::spent`], a prompt two candidates
-    /// share counts twice: they were judged apart, each with its own pass.
+    /// exact pass one per prompt of a family: a candidate and its sampling moves, which
+    /// are judged together, from the same passes. Unlike [`Store::spent`], a prompt two
+    /// families share counts twice: they were judged apart, each with its own pass (as a
+    /// debiased child shows its parent's prompts in one of its orders).
     pub async fn calls_made(&self, experiment_id: i64) -> Result<u64> {
         let row = sqlx::query(
             "SELECT
                (SELECT COUNT(*) FROM verdicts v JOIN trials t ON t.id = v.trial_id
                 WHERE t.experiment_id = ?1 AND v.cache_hit = 0 AND v.exact = 0)
-             + (SELECT COUNT(DISTINCT v.trial_id || ' ' || v.prompt_hash) FROM verdicts v
+             + (SELECT COUNT(DISTINCT COALESCE(p.trial_id, t.id) || ' ' || v.prompt_hash)
+                FROM verdicts v
                 JOIN trials t ON t.id = v.trial_id
+                LEFT JOIN align_candidates c
+                  ON c.experiment_id = ?1 AND c.trial_id = t.id AND c.move = 'sampling'
+                LEFT JOIN align_candidates p
+                  ON p.experiment_id = ?1 AND p.candidate = c.parent
                 WHERE t.experiment_id = ?1 AND v.cache_hit = 0 AND v.exact = 1) AS calls",
         )
         .bind(experiment_id)

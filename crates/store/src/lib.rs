@@ -489,58 +489,20 @@ impl Store {
     /// Records a verdict, committed at once. An existing row is replaced only if its call
     /// had failed; a successful verdict is never overwritten. Returns whether it was written.
     pub async fn record_verdict(&self, v: &VerdictRecord) -> Result<bool> {
-        let done = sqlx::query(
-            "INSERT INTO verdicts (trial_id, item_id, repeat, swapped, seed, prompt_hash, raw_output, verdict,
-                                   failure_kind, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error,
-                                   cost_usd, cached_tokens, attempts, logprobs, cache_hit, exact,
-                                   distribution, endpoint, belief, criterion, criteria)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-             ON CONFLICT (trial_id, item_id, repeat, swapped, criterion) DO UPDATE SET
-                seed = excluded.seed, prompt_hash = excluded.prompt_hash, raw_output = excluded.raw_output,
-                verdict = excluded.verdict, failure_kind = excluded.failure_kind,
-                prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
-                latency_ms = excluded.latency_ms, ttft_ms = excluded.ttft_ms, error = excluded.error,
-                cost_usd = excluded.cost_usd, cached_tokens = excluded.cached_tokens,
-                attempts = excluded.attempts, logprobs = excluded.logprobs, cache_hit = excluded.cache_hit,
-                exact = excluded.exact, distribution = excluded.distribution,
-                endpoint = excluded.endpoint, belief = excluded.belief,
-                criteria = excluded.criteria,
-                created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-             WHERE verdicts.error IS NOT NULL",
-        );
-        let (verdict, failure_kind, error) = rows::outcome_columns(&v.outcome);
-        let distribution = v.distribution.as_ref().map(rows::distribution_to_json);
-        let belief = v.belief.as_ref().map(rows::distribution_to_json);
-        let done = done
-            .bind(v.trial_id)
-            .bind(&v.item_id)
-            .bind(v.repeat as i64)
-            .bind(v.swapped)
-            .bind(v.seed as i64)
-            .bind(&v.prompt_hash)
-            .bind(&v.raw_output)
-            .bind(verdict)
-            .bind(failure_kind)
-            .bind(v.prompt_tokens as i64)
-            .bind(v.completion_tokens as i64)
-            .bind(v.latency_ms)
-            .bind(v.ttft_ms)
-            .bind(error)
-            .bind(v.cost_usd)
-            .bind(v.cached_tokens.map(i64::from))
-            .bind(i64::from(v.attempts))
-            .bind(&v.logprobs)
-            .bind(v.cache_hit)
-            .bind(v.exact)
-            .bind(distribution)
-            .bind(&v.endpoint)
-            .bind(belief)
-            .bind(&v.criterion)
-            .bind(rows::criteria_to_json(&v.criteria))
-            .execute(&self.pool)
-            .await
-            .map_err(self.err())?;
-        Ok(done.rows_affected() > 0)
+        insert_verdict(&self.pool, v).await.map_err(self.err())
+    }
+
+    /// Records the verdicts one call answers (an exact pass answers every trial of its
+    /// group), committed together: a run killed meanwhile stores all or none of them, so
+    /// no call is made again for part of its verdicts. Returns whether each was written.
+    pub async fn record_verdicts(&self, vs: &[VerdictRecord]) -> Result<Vec<bool>> {
+        let mut tx = self.pool.begin().await.map_err(self.err())?;
+        let mut written = Vec::with_capacity(vs.len());
+        for v in vs {
+            written.push(insert_verdict(&mut *tx, v).await.map_err(self.err())?);
+        }
+        tx.commit().await.map_err(self.err())?;
+        Ok(written)
     }
 
     // ---- timed calls -----------------------------------------------------------------
@@ -783,4 +745,63 @@ impl Store {
     pub async fn close(self) {
         self.pool.close().await;
     }
+}
+
+/// Inserts a verdict, replacing a stored one only where its call had failed; whether it
+/// was written.
+async fn insert_verdict<'e, E>(e: E, v: &VerdictRecord) -> std::result::Result<bool, sqlx::Error>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Sqlite>,
+{
+    let done = sqlx::query(
+            "INSERT INTO verdicts (trial_id, item_id, repeat, swapped, seed, prompt_hash, raw_output, verdict,
+                                   failure_kind, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error,
+                                   cost_usd, cached_tokens, attempts, logprobs, cache_hit, exact,
+                                   distribution, endpoint, belief, criterion, criteria)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT (trial_id, item_id, repeat, swapped, criterion) DO UPDATE SET
+                seed = excluded.seed, prompt_hash = excluded.prompt_hash, raw_output = excluded.raw_output,
+                verdict = excluded.verdict, failure_kind = excluded.failure_kind,
+                prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
+                latency_ms = excluded.latency_ms, ttft_ms = excluded.ttft_ms, error = excluded.error,
+                cost_usd = excluded.cost_usd, cached_tokens = excluded.cached_tokens,
+                attempts = excluded.attempts, logprobs = excluded.logprobs, cache_hit = excluded.cache_hit,
+                exact = excluded.exact, distribution = excluded.distribution,
+                endpoint = excluded.endpoint, belief = excluded.belief,
+                criteria = excluded.criteria,
+                created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+             WHERE verdicts.error IS NOT NULL",
+        );
+    let (verdict, failure_kind, error) = rows::outcome_columns(&v.outcome);
+    let distribution = v.distribution.as_ref().map(rows::distribution_to_json);
+    let belief = v.belief.as_ref().map(rows::distribution_to_json);
+    let done = done
+        .bind(v.trial_id)
+        .bind(&v.item_id)
+        .bind(v.repeat as i64)
+        .bind(v.swapped)
+        .bind(v.seed as i64)
+        .bind(&v.prompt_hash)
+        .bind(&v.raw_output)
+        .bind(verdict)
+        .bind(failure_kind)
+        .bind(v.prompt_tokens as i64)
+        .bind(v.completion_tokens as i64)
+        .bind(v.latency_ms)
+        .bind(v.ttft_ms)
+        .bind(error)
+        .bind(v.cost_usd)
+        .bind(v.cached_tokens.map(i64::from))
+        .bind(i64::from(v.attempts))
+        .bind(&v.logprobs)
+        .bind(v.cache_hit)
+        .bind(v.exact)
+        .bind(distribution)
+        .bind(&v.endpoint)
+        .bind(belief)
+        .bind(&v.criterion)
+        .bind(rows::criteria_to_json(&v.criteria))
+        .execute(e)
+        .await?;
+    Ok(done.rows_affected() > 0)
 }

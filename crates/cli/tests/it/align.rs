@@ -1,5 +1,6 @@
 //! `judgelab align` on the real SmolLM2: from an exact pairwise trial, within a budget of
-//! calls; its plan, its candidates (one a proposer's), the races that stop losers early,
+//! calls; its plan, its candidates (one a proposer's, and sampling moves that cost no
+//! call), the races that stop losers early,
 //! the test split's confirmation, a rerun that spends nothing, the files it writes, no
 //! test item in any proposer prompt, and its best judge run again as an ordinary
 //! experiment with the dev score the lineage says.
@@ -89,6 +90,20 @@ fn align_searches_within_its_budget_and_confirms_on_the_test_split() {
         .collect();
     assert!(!proposed.is_empty(), "{lineage}");
     assert!(candidates.iter().any(|c| c["move"] == "order"), "{lineage}");
+    // Sampling moves read their verdicts from their child's exact passes: while the child
+    // races beside them, they cost no call of their own.
+    let sampling: Vec<&Value> = candidates
+        .iter()
+        .filter(|c| c["move"] == "sampling")
+        .collect();
+    assert!(!sampling.is_empty(), "{lineage}");
+    for c in &sampling {
+        let parent = &candidates[c["parent"].as_u64().unwrap() as usize];
+        assert_ne!(parent["move"], "sampling", "{lineage}");
+        if c["dev_items"].as_u64() <= parent["dev_items"].as_u64() {
+            assert_eq!(c["calls"], 0, "{lineage}");
+        }
+    }
     let items: Vec<Value> = lines(llmbar_short())
         .iter()
         .map(|l| serde_json::from_str(l).unwrap())

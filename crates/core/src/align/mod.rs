@@ -5,8 +5,9 @@
 //!
 //! A search starts from a trial's judge and makes candidates by moves: an instruction
 //! rewrite by a proposer model from the parent's mistakes on the dev split, a new few-shot
-//! example set from the pool, or the debiased answer order (temperature and top_p moves
-//! are not made yet).
+//! example set from the pool, the debiased answer order, or another temperature or top_p
+//! ([`sampling_moves`]: for a judge with exact verdicts, made beside each new child of
+//! another move, whose pass it shares: it costs no call).
 //! Candidates race on the dev split; only the dev split's items ever reach a proposer, and
 //! the test split confirms the best at the end.
 
@@ -31,6 +32,8 @@ pub enum Move {
     Examples,
     /// Both answer orders, their probabilities averaged (`order = "debiased"`).
     Order,
+    /// Another temperature or top_p, read from its parent's exact pass.
+    Sampling,
 }
 
 crate::names!(Move {
@@ -38,7 +41,34 @@ crate::names!(Move {
     Rewrite => "rewrite",
     Examples => "examples",
     Order => "order",
+    Sampling => "sampling",
 });
+
+/// The temperatures and top_p values a sampling move steps between.
+pub const TEMPERATURES: [f64; 3] = [0.0, 0.5, 1.0];
+pub const TOP_PS: [f64; 2] = [0.9, 1.0];
+
+/// The (temperature, top_p) a sampling move makes of a judge at (`temperature`, `top_p`):
+/// each other temperature of [`TEMPERATURES`] at its top_p, and where it samples
+/// (temperature above 0) each other top_p of [`TOP_PS`]; at temperature 0 the verdict is
+/// the most likely one whatever top_p is, so top_p moves nothing there.
+pub fn sampling_moves(temperature: f64, top_p: f64) -> Vec<(f64, f64)> {
+    let same = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    let mut out: Vec<(f64, f64)> = TEMPERATURES
+        .iter()
+        .filter(|&&t| !same(t, temperature))
+        .map(|&t| (t, top_p))
+        .collect();
+    if temperature > 0.0 {
+        out.extend(
+            TOP_PS
+                .iter()
+                .filter(|&&p| !same(p, top_p))
+                .map(|&p| (temperature, p)),
+        );
+    }
+    out
+}
 
 /// A candidate of a search, as stored: how it was made, and the trial that judges as it
 /// (none where its proposer's reply was rejected, or not answered yet).

@@ -3,7 +3,9 @@
 //! spend (`judgelab align --plan`), which it never exceeds.
 //!
 //! A generation's children each judge at most every dev item (a race drops losers
-//! earlier, which only spends less), and each rewrite costs one proposer call. The start
+//! earlier, which only spends less), and each rewrite costs one proposer call. A sampling
+//! move shows its child's prompts and is judged in the same exact passes: whichever of a
+//! family race on, they make at most the child's calls, so sampling moves add nothing. The start
 //! judges the dev split unless its verdicts are stored already; at the end the start and
 //! the best judge the test split. Calls are counted as the judge is asked: an item judged
 //! in both answer orders is two calls.

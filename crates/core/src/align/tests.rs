@@ -201,3 +201,25 @@ fn mistakes_are_a_seeded_sample_kept_in_order() {
     assert_ne!(a, sample(&wrong, 5, 8));
     assert_eq!(sample(&wrong[..3], 5, 7).len(), 3);
 }
+
+#[test]
+fn sampling_moves_step_to_the_other_temperatures_and_where_it_samples_top_p() {
+    use crate::align::sampling_moves;
+    // Greedy: top_p changes nothing, so only the temperature moves.
+    assert_eq!(sampling_moves(0.0, 1.0), vec![(0.5, 1.0), (1.0, 1.0)]);
+    assert_eq!(
+        sampling_moves(0.5, 1.0),
+        vec![(0.0, 1.0), (1.0, 1.0), (0.5, 0.9)]
+    );
+    // Off the grid: every temperature of it, and every top_p.
+    assert_eq!(
+        sampling_moves(0.7, 0.95),
+        vec![
+            (0.0, 0.95),
+            (0.5, 0.95),
+            (1.0, 0.95),
+            (0.7, 0.9),
+            (0.7, 1.0)
+        ]
+    );
+}

@@ -3,6 +3,8 @@
 //! judged by the start and the best: each one's agreement, their paired difference with
 //! its interval and McNemar's test, and whether the gain is confirmed.
 
+use std::collections::HashSet;
+
 use judgelab_core::align::diff::diff;
 use judgelab_core::metrics::paired;
 use judgelab_core::metrics::{BootstrapSpec, Estimate, Observation, SplitScore};
@@ -87,13 +89,26 @@ pub(super) async fn finish(
     })
 }
 
-/// The calls made for trial `id` (not copied), off the test split and on it.
-async fn made(store: &Store, id: i64, test: &[String]) -> Result<(u64, u64), EngineError> {
-    let verdicts = store.verdicts(id).await?;
-    let made = verdicts.iter().filter(|v| !v.cache_hit);
-    let on_test = |v: &&judgelab_core::results::VerdictRecord| test.contains(&v.item_id);
-    let n_test = made.clone().filter(on_test).count() as u64;
-    Ok((made.count() as u64 - n_test, n_test))
+/// The calls made for trial `t` (not copied), off the test split and on it. An exact pass
+/// is counted once, for the first candidate that showed its prompt (`seen`: the model and
+/// prompt of each pass counted so far): a sampling move's verdicts come from its family's
+/// passes, and cost nothing of their own.
+async fn made(
+    store: &Store,
+    t: &TrialRow,
+    test: &[String],
+    seen: &mut HashSet<String>,
+) -> Result<(u64, u64), EngineError> {
+    let (mut dev, mut on_test) = (0, 0);
+    for v in store.verdicts(t.id).await?.iter().filter(|v| !v.cache_hit) {
+        let new = !v.exact || seen.insert(format!("{} {}", t.model_path, v.prompt_hash));
+        match (new, test.contains(&v.item_id)) {
+            (false, _) => {}
+            (true, true) => on_test += 1,
+            (true, false) => dev += 1,
+        }
+    }
+    Ok((dev, on_test))
 }
 
 /// The candidates that judged every dev item (none of their calls missing or failed, as
@@ -212,6 +227,7 @@ async fn scored(
     spec: &BootstrapSpec,
 ) -> Result<Vec<Scored>, EngineError> {
     let mut out: Vec<Scored> = Vec::new();
+    let mut seen = HashSet::new();
     for c in &state.candidates {
         let row = rows.iter().find(|t| Some(t.id) == c.trial_id);
         let template = match row {
@@ -231,7 +247,7 @@ async fn scored(
                 let o = observations(store, r, rows, [t.id].into_iter(), &state.alignment.judged)
                     .await?;
                 let items: std::collections::HashSet<usize> = o[0].iter().map(|x| x.unit).collect();
-                let calls = made(store, t.id, &state.alignment.test).await?;
+                let calls = made(store, t, &state.alignment.test, &mut seen).await?;
                 (
                     Some(SplitScore::of(r.dataset.task, &o[0], spec)),
                     items.len(),

@@ -1,5 +1,9 @@
 //! The moves that make a candidate from its parent, as trials: which apply to a judge,
 //! and the trial each makes (its parameters, examples, template and identity).
+//!
+//! A sampling move is not among a generation's moves ([`kinds`]): it is made beside each
+//! new child of another move ([`sampling`]), shows that child's prompts, and so is judged
+//! from the same exact passes, in the same calls.
 
 use judgelab_core::align::Move;
 use judgelab_core::template::Template;
@@ -24,30 +28,55 @@ pub(super) fn kinds(r: &Resolved, row: &ExperimentRow, params: &TrialParams) -> 
     out
 }
 
+/// Whether a judge with `params` gets sampling moves: where its verdicts are exact, each
+/// temperature and top_p is read from the pass its other candidates share.
+pub(super) fn sampling(r: &Resolved, params: &TrialParams, naive: bool) -> bool {
+    r.experiment.exact(params) && !naive
+}
+
+/// What a move changes of its parent.
+#[derive(Clone, Copy)]
+pub(super) enum Step<'t> {
+    /// The template, rewritten.
+    Rewrite(&'t Template),
+    /// The example set drawn (at least one example).
+    Examples {
+        set: u32,
+    },
+    Order,
+    Sampling {
+        temperature: f64,
+        top_p: f64,
+    },
+}
+
 /// The template name a candidate's template is known by in the alignment.
 pub(super) fn template_name(t: &Template) -> String {
     format!("align-{}", &t.hash[..12])
 }
 
-/// The trial `kind` makes of `parent`: `template` for a rewrite (the parent's otherwise),
-/// `set` the example set an examples move draws. `None` where the move changes nothing.
+/// The trial `step` makes of `parent`; `None` where it changes nothing.
 pub(super) fn child(
     r: &Resolved,
     row: &ExperimentRow,
     parent: &TrialRow,
-    kind: Move,
-    template: Option<&Template>,
-    set: u32,
+    step: Step<'_>,
 ) -> Result<Option<(NewTrial, Template)>, EngineError> {
     let parent_parts = r.parts(&parent.params)?;
     let mut params = parent.params.clone();
     let mut examples = parent.examples.clone();
-    let template = template.unwrap_or(parent_parts.template).clone();
-    match kind {
-        Move::Start => return Ok(None),
-        Move::Rewrite => params.template = template_name(&template),
-        Move::Order => params.order = Order::Debiased,
-        Move::Examples => {
+    let mut template = parent_parts.template.clone();
+    match step {
+        Step::Rewrite(t) => {
+            template = t.clone();
+            params.template = template_name(&template);
+        }
+        Step::Order => params.order = Order::Debiased,
+        Step::Sampling { temperature, top_p } => {
+            params.temperature = temperature;
+            params.top_p = top_p;
+        }
+        Step::Examples { set } => {
             // At least one example, from the pool; a parent without any gets one.
             params.few_shot = params.few_shot.max(1);
             params.few_shot_set = set;
@@ -73,6 +102,9 @@ pub(super) fn child(
                 return Ok(None);
             }
         }
+    }
+    if params == parent.params && template.hash == parent_parts.template.hash {
+        return Ok(None);
     }
     let parts = Parts {
         judge: parent_parts.judge,

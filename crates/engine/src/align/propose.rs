@@ -142,9 +142,7 @@ impl Rewrite<'_> {
             self.r,
             &self.source.row,
             parent,
-            judgelab_core::align::Move::Rewrite,
-            Some(&template),
-            0,
+            super::moves::Step::Rewrite(&template),
         )?;
         match child {
             Some((trial, _)) if self.known.contains(&trial.judge_identity) => {

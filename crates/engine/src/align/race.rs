@@ -13,10 +13,11 @@ use judgelab_store::Store;
 
 use super::search::{observations, run, trials_of, State};
 use super::AlignEvent;
+use crate::calls::{groups, Group};
 use crate::resolve::{Resolved, Trial};
 use crate::run::group::{Run, Tally};
 use crate::run::loaded::Judges;
-use crate::run::{judge_all, missing};
+use crate::run::{exact_in, judge_all, missing};
 use crate::EngineError;
 
 impl State<'_> {
@@ -93,7 +94,10 @@ impl State<'_> {
         on_event: &mut (dyn FnMut(crate::RunEvent) + Send),
     ) -> Result<Option<String>, EngineError> {
         let todo = missing(run, survivors, items).await?;
-        let needed: usize = todo.iter().map(|(_, calls)| calls.len()).sum();
+        // Candidates that show the same prompts (a child and its sampling moves) share
+        // their exact passes.
+        let exact = |t: &Trial| exact_in(run, t);
+        let needed: usize = groups(todo.clone(), exact).iter().map(Group::n_calls).sum();
         if needed > 0 {
             if let Some(stop) = self.afford(run.store, needed as u64).await? {
                 return Ok(Some(stop));

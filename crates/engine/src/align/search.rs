@@ -12,6 +12,7 @@ use judgelab_core::selection::{self, Ties};
 use judgelab_core::Item;
 use judgelab_store::{ExperimentRow, Store, TrialRow};
 
+use super::moves::Step;
 use super::propose::{self, Rewrite};
 use super::setup::{self, Source};
 use super::{AlignEvent, AlignRequest};
@@ -270,8 +271,73 @@ impl State<'_> {
                     }
                 }
             }
+            let made: Vec<u32> = self
+                .of_generation(generation)
+                .filter(|&c| {
+                    let c = &self.candidates[c as usize];
+                    c.parent == Some(parent) && c.kind != Move::Sampling
+                })
+                .collect();
+            for child in made {
+                self.samplings(store, child, generation, on_event).await?;
+            }
         }
         Ok(None)
+    }
+
+    /// Makes the sampling moves of `child`, a new candidate of `generation`, that are not
+    /// made yet (where its verdicts are exact): each shows the child's prompts, so the
+    /// race judges it from the child's passes, in the same calls.
+    async fn samplings(
+        &mut self,
+        store: &Store,
+        child: u32,
+        generation: u32,
+        on_event: &mut (dyn FnMut(AlignEvent) + Send),
+    ) -> Result<(), EngineError> {
+        let (rows, r) = self.resolve(store).await?;
+        let trial = self.trial_of(child);
+        let parent = rows
+            .iter()
+            .find(|t| t.id == trial)
+            .expect("a candidate's trial is the alignment's");
+        if !super::moves::sampling(&r, &parent.params, self.request.options.naive) {
+            return Ok(());
+        }
+        let mut known: HashSet<String> = rows
+            .iter()
+            .filter_map(|t| t.judge_identity.clone())
+            .collect();
+        let (t, p) = (parent.params.temperature, parent.params.top_p);
+        for (temperature, top_p) in judgelab_core::align::sampling_moves(t, p) {
+            let step = Step::Sampling { temperature, top_p };
+            let made = super::moves::child(&r, &self.source.row, parent, step)?;
+            let Some((trial, _)) = made else { continue };
+            if !known.insert(trial.judge_identity.clone()) {
+                continue;
+            }
+            let c = Candidate {
+                id: self.candidates.len() as u32,
+                parent: Some(child),
+                generation,
+                kind: Move::Sampling,
+                trial_id: None,
+                proposal: None,
+                rejected: None,
+            };
+            let row = store
+                .add_candidate(self.alignment.id, &c, Some(&trial))
+                .await?;
+            let c = Candidate {
+                trial_id: row.map(|t| t.id),
+                ..c
+            };
+            on_event(AlignEvent::Candidate {
+                candidate: c.clone(),
+            });
+            self.candidates.push(c);
+        }
+        Ok(())
     }
 
     /// The moves that apply to `parent` and that its lineage has not made already (the
@@ -399,7 +465,11 @@ impl State<'_> {
             .map(|t| t.params.few_shot_set)
             .max()
             .unwrap_or(0);
-        let made = super::moves::child(m.r, &self.source.row, m.parent, kind, None, set)?;
+        let step = match kind {
+            Move::Examples => Step::Examples { set },
+            _ => Step::Order,
+        };
+        let made = super::moves::child(m.r, &self.source.row, m.parent, step)?;
         let Some((trial, _)) = made else {
             return Ok(None);
         };

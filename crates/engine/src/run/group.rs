@@ -377,10 +377,10 @@ async fn record(
             let json = serde_json::to_string(completion).expect("completions serialise");
             run.store.cache_response(key, &json).await?;
         }
-        for (trial_idx, mut row) in rows(run.r, group, p, &response, reader) {
+        let mut answered = rows(run.r, group, p, &response, reader);
+        for (_, row) in &mut answered {
             row.cache_hit = hit;
             tally.cache_hits += usize::from(hit);
-            let failed = row.outcome.label().is_none();
             if let Some(error) = row.outcome.error() {
                 tally.n_errors += 1;
                 match tally.errors.get_mut(error) {
@@ -393,23 +393,28 @@ async fn record(
             if !hit {
                 tally.spent_usd += row.cost_usd.unwrap_or(0.0);
             }
-            let written = match run.store.record_verdict(&row).await {
-                Ok(written) => written,
-                Err(e) => {
-                    cancel.store(true, Ordering::SeqCst);
-                    return Err(e.into());
-                }
-            };
+        }
+        // A call's verdicts are stored together: a run stopped meanwhile makes it again
+        // whole, never for part of its trials.
+        let (trials, records): (Vec<usize>, Vec<_>) = answered.into_iter().unzip();
+        let written = match run.store.record_verdicts(&records).await {
+            Ok(written) => written,
+            Err(e) => {
+                cancel.store(true, Ordering::SeqCst);
+                return Err(e.into());
+            }
+        };
+        for ((trial_idx, row), written) in trials.iter().zip(&records).zip(written) {
             // Not written: another process stored this verdict first; it counts once.
             tally.judged_now += usize::from(written);
             if !row.outcome.is_call_failure() {
                 tally.done += 1;
             }
             on_event(RunEvent::Verdict {
-                trial_idx: group.trials[trial_idx].0.trial_idx,
+                trial_idx: group.trials[*trial_idx].0.trial_idx,
                 done: tally.done,
                 total: run.total.load(Ordering::SeqCst),
-                failed,
+                failed: row.outcome.label().is_none(),
             });
         }
         if source == Source::Judge && run.budget.check(tally) {

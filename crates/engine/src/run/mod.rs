@@ -231,14 +231,19 @@ pub(crate) async fn judge_all(
     tally: &mut Tally,
     on_event: &mut (dyn FnMut(RunEvent) + Send),
 ) -> Result<(), EngineError> {
-    let exact = |t: &Trial| run.r.experiment.exact(&t.params) && !run.options.naive;
-    for group in groups(todo, exact) {
+    for group in groups(todo, |t| exact_in(run, t)) {
         if run.options.cancel.load(Ordering::SeqCst) {
             break;
         }
         judge_group(run, judges, &group, tally, on_event).await?;
     }
     Ok(())
+}
+
+/// Whether `t`'s verdicts are read from exact passes in `run` (one pass serving every
+/// trial that shows the same prompts).
+pub(crate) fn exact_in(run: &Run<'_>, t: &Trial<'_>) -> bool {
+    run.r.experiment.exact(&t.params) && !run.options.naive
 }
 
 /// The calls the experiment needs as it stands, how many of them are missing, and the

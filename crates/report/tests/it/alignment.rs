@@ -1,12 +1,12 @@
 //! An alignment's outcome in words and in the report's "Alignment" section, on a fixed
-//! search: a start, a rewrite a race dropped, a rejected reply and the debiased order,
-//! which the test split confirms; and the outcome as the store keeps it (JSON) read back.
+//! search: a start, a rewrite a race dropped, a rejected reply, the debiased order, which
+//! the test split confirms, and a sampling move of it; and the outcome as the store keeps it (JSON) read back.
 
 use judgelab_core::align::outcome::{AlignOutcome, Confirmation, Scored};
 use judgelab_core::align::plan::{self, Budget, Child, Shape};
 use judgelab_core::align::{Candidate, Move, Proposal};
 use judgelab_core::metrics::{paired, BootstrapSpec, Estimate, Observation, Quality, SplitScore};
-use judgelab_core::{Choice, Label, Task};
+use judgelab_core::{Choice, Label, Task, TrialParams};
 
 /// `n` verdicts against alternating labels, the first `right` of them right.
 fn verdicts(n: usize, right: usize) -> Vec<Observation> {
@@ -109,7 +109,20 @@ fn outcome() -> AlignOutcome {
         scored(rejected, None, 0),
         Scored {
             test_calls: 20,
+            params: Some(TrialParams::default()),
             ..scored(candidate(3, Some(0), Move::Order), Some(&order_dev), 40)
+        },
+        // From the debiased order's passes: no call of its own.
+        Scored {
+            params: Some(TrialParams {
+                temperature: 0.5,
+                ..TrialParams::default()
+            }),
+            ..scored(
+                candidate(4, Some(3), Move::Sampling),
+                Some(&verdicts(20, 13)),
+                0,
+            )
         },
     ];
     let metric = Quality::Accuracy;
