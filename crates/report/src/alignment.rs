@@ -120,6 +120,22 @@ fn closing(o: &AlignOutcome) -> String {
         "calls: {} spent{budget} ({} on the dev split, {test} on the test split, {proposer} by the proposer); scoring every candidate on the whole dev split would have taken {} there",
         o.spent_calls, o.dev_calls, o.full_dev_calls
     );
+    if let Some(usd) = o.spent_usd {
+        let judge = o.spent_calls - u64::from(proposer);
+        let most = o
+            .plan
+            .usd_at_most(judge, u64::from(proposer))
+            .unwrap_or(0.0);
+        let budget = o
+            .plan
+            .budget
+            .usd
+            .map_or(String::new(), |b| format!(" of a budget of ${b}"));
+        let _ = writeln!(
+            out,
+            "dollars: ${usd:.4} spent{budget}, as the servers' usage priced the calls; counted at their most, as the budget counts them: ${most:.4}"
+        );
+    }
     let losers: Vec<&Scored> = o
         .candidates
         .iter()
@@ -201,13 +217,16 @@ fn row(o: &AlignOutcome, c: &Scored) -> String {
     )
 }
 
-/// A search's plan in words: the most each part spends, and the most in all.
+/// A search's plan in words: the most each part spends, and the most in all (in dollars
+/// too, where calls have a price).
 pub fn plan_text(p: &Plan) -> String {
-    let budget = match p.budget.calls {
-        Some(b) => format!("a budget of {b} calls"),
-        None => "no budget of calls".into(),
+    let budget = match (p.budget.calls, p.budget.usd) {
+        (Some(b), Some(u)) => format!("a budget of {b} calls and ${u}"),
+        (Some(b), None) => format!("a budget of {b} calls"),
+        (None, Some(u)) => format!("a budget of ${u}"),
+        (None, None) => "no budget of calls".into(),
     };
-    format!(
+    let mut out = format!(
         "plan: {} generation(s) within {budget}: the start {} calls, each generation up to {} judge calls and {} proposer calls, the confirmation on the test split up to {}: at most {} calls",
         p.generations,
         p.start_calls,
@@ -215,7 +234,23 @@ pub fn plan_text(p: &Plan) -> String {
         p.generation_proposer_calls,
         p.confirmation_calls,
         p.max_calls
-    )
+    );
+    if let Some(usd) = p.max_usd {
+        let each = |what: &str, usd: Option<f64>, cap: Option<u64>| {
+            usd.zip(cap).map(|(usd, cap)| {
+                format!("a {what} call at most ${usd:.6} (prompts of up to {cap} tokens)")
+            })
+        };
+        let calls: Vec<String> = [
+            each("judge", p.usd_per_call, p.prompt_cap),
+            each("proposer", p.usd_per_proposer_call, p.proposer_prompt_cap),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let _ = write!(out, ", ${usd:.4} ({})", calls.join(", "));
+    }
+    out
 }
 
 /// The candidates as the report's table has them.

@@ -16,20 +16,29 @@ use crate::dto::AlignUpdate;
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
 
-fn request(name: &str, trial_id: u32, budget_calls: u32) -> AppResult<AlignRequest> {
+fn request(
+    name: &str,
+    trial_id: u32,
+    budget_calls: u32,
+    budget_usd: Option<f64>,
+) -> AppResult<AlignRequest> {
     if budget_calls == 0 {
         return Err(AppError::invalid("a budget of 1 or more calls"));
     }
+    if budget_usd.is_some_and(|u| !(u > 0.0)) {
+        return Err(AppError::invalid("a budget in dollars above 0, or none"));
+    }
     let budget = Budget {
         calls: Some(u64::from(budget_calls)),
-        usd: None,
+        usd: budget_usd,
     };
     let mut request = AlignRequest::new(name, i64::from(trial_id), budget);
     request.options.timed_calls = 0;
     Ok(request)
 }
 
-/// What a search from trial `trial_id` may spend within `budget_calls`, in words.
+/// What a search from trial `trial_id` may spend within `budget_calls` (and
+/// `budget_usd`, where calls have a price), in words.
 #[tauri::command]
 #[specta::specta]
 pub async fn align_plan(
@@ -37,8 +46,9 @@ pub async fn align_plan(
     name: String,
     trial_id: u32,
     budget_calls: u32,
+    budget_usd: Option<f64>,
 ) -> AppResult<String> {
-    let request = request(&name, trial_id, budget_calls)?;
+    let request = request(&name, trial_id, budget_calls, budget_usd)?;
     let plan = judgelab_engine::align::plan(&state.store, &request).await?;
     Ok(judgelab_report::alignment::plan_text(&plan))
 }
@@ -52,9 +62,10 @@ pub async fn start_align(
     name: String,
     trial_id: u32,
     budget_calls: u32,
+    budget_usd: Option<f64>,
     on_event: Channel<AlignUpdate>,
 ) -> AppResult<()> {
-    let mut request = request(&name, trial_id, budget_calls)?;
+    let mut request = request(&name, trial_id, budget_calls, budget_usd)?;
     let cancel = Arc::new(AtomicBool::new(false));
     state.begin_run(&name, Arc::clone(&cancel))?;
     request.options.cancel = cancel;

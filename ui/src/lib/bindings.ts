@@ -62,13 +62,16 @@ export const commands = {
 	 *  experiment: neither starts while the other goes on, and `stop_run` stops it.
 	 */
 	startLoad: (name: string, trialId: number, levels: number[], requests: number, warmup: number, sloMs: number | null, onEvent: Channel<LoadUpdate>) => typedError<null, AppError>(__TAURI_INVOKE("start_load", { name, trialId, levels, requests, warmup, sloMs, onEvent })),
-	/**  What a search from trial `trial_id` may spend within `budget_calls`, in words. */
-	alignPlan: (name: string, trialId: number, budgetCalls: number) => typedError<string, AppError>(__TAURI_INVOKE("align_plan", { name, trialId, budgetCalls })),
+	/**
+	 *  What a search from trial `trial_id` may spend within `budget_calls` (and
+	 *  `budget_usd`, where calls have a price), in words.
+	 */
+	alignPlan: (name: string, trialId: number, budgetCalls: number, budgetUsd: number | null) => typedError<string, AppError>(__TAURI_INVOKE("align_plan", { name, trialId, budgetCalls, budgetUsd })),
 	/**
 	 *  Starts (or resumes) the search from trial `trial_id` of experiment `name`. It counts as a
 	 *  run of the experiment: `stop_run` stops it, and the same call resumes it.
 	 */
-	startAlign: (name: string, trialId: number, budgetCalls: number, onEvent: Channel<AlignUpdate>) => typedError<null, AppError>(__TAURI_INVOKE("start_align", { name, trialId, budgetCalls, onEvent })),
+	startAlign: (name: string, trialId: number, budgetCalls: number, budgetUsd: number | null, onEvent: Channel<AlignUpdate>) => typedError<null, AppError>(__TAURI_INVOKE("start_align", { name, trialId, budgetCalls, budgetUsd, onEvent })),
 	/**
 	 *  Starts judging the items without a label of `dataset` (an imported dataset's name; none:
 	 *  the experiment's own) with trial `trial_id` of experiment `name`, planning the labels an

@@ -24,7 +24,8 @@ pub struct Args {
     /// The most calls to spend, judge and proposer calls together
     #[arg(long, value_name = "N")]
     budget_calls: Option<u64>,
-    /// The most dollars to spend, where the judges have a price (not built yet: refused)
+    /// The most dollars to spend, where the judge or the proposer has a price (each call
+    /// counted at its most)
     #[arg(long, value_name = "USD")]
     budget_usd: Option<f64>,
     /// The most generations to run, whatever the budget leaves
@@ -148,6 +149,8 @@ fn json_line(o: &AlignOutcome) -> serde_json::Value {
         "rewrites": o.candidates.iter().filter(|c| c.candidate.kind == judgelab_core::align::Move::Rewrite && c.candidate.trial_id.is_some()).count(),
         "spent_calls": o.spent_calls,
         "budget_calls": o.plan.budget.calls,
+        "spent_usd": o.spent_usd,
+        "budget_usd": o.plan.budget.usd,
         "full_dev_calls": o.full_dev_calls,
         "stopped": o.stopped,
     })

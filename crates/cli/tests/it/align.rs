@@ -162,8 +162,9 @@ fn align_searches_within_its_budget_and_confirms_on_the_test_split() {
     let sweep = SWEEP.replace(
         "temperature = [0.0]",
         &format!(
-            "temperature = [{}]\norder = [\"{}\"]\nfew_shot = [{}]\nfew_shot_set = [{}]",
+            "temperature = [{}]\ntop_p = [{}]\norder = [\"{}\"]\nfew_shot = [{}]\nfew_shot_set = [{}]",
             p["temperature"],
+            p["top_p"],
             p["order"].as_str().unwrap_or("ab"),
             p["few_shot"].as_u64().unwrap_or(0),
             p["few_shot_set"].as_u64().unwrap_or(0)

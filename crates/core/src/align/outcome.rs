@@ -58,6 +58,10 @@ pub struct AlignOutcome {
     pub spent_calls: u64,
     pub dev_calls: u64,
     pub full_dev_calls: u64,
+    /// Dollars spent, as the servers' usage priced them (judge and proposer), where calls
+    /// have a price.
+    #[serde(default)]
+    pub spent_usd: Option<f64>,
     /// Stopped before its plan was done: cancelled, or the budget left no room.
     pub stopped: Option<String>,
 }

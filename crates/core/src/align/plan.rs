@@ -13,6 +13,22 @@
 use serde::{Deserialize, Serialize};
 
 use super::Move;
+use crate::judge::Message;
+
+/// Tokens a chat template may add per message (its role and markers), and for the
+/// reply's opening: more than ChatML's 5 and Llama 3's 5 per message.
+pub const MESSAGE_OVERHEAD: u64 = 16;
+
+/// The most prompt tokens `messages` can take, whatever the judge's tokenizer: a token is
+/// at least one byte of the text (byte-level BPE and SentencePiece with byte fallback
+/// alike), so one per byte, plus [`MESSAGE_OVERHEAD`] per message and for the reply.
+pub fn prompt_tokens_at_most(messages: &[Message]) -> u64 {
+    messages
+        .iter()
+        .map(|m| m.content.len() as u64 + MESSAGE_OVERHEAD)
+        .sum::<u64>()
+        + MESSAGE_OVERHEAD
+}
 
 /// What the search may spend: calls (judge and proposer together) and, where calls have a
 /// price, dollars. Either, both, or neither (then its generations alone bound it).
@@ -66,6 +82,30 @@ pub struct Plan {
     pub max_calls: u64,
     pub max_usd: Option<f64>,
     pub budget: Budget,
+    /// Where calls have a price: the most prompt tokens a judge call and a proposer call
+    /// may take ([`prompt_tokens_at_most`]), which each call's most in dollars is planned
+    /// from; a candidate whose prompts would take more is not made.
+    #[serde(default)]
+    pub prompt_cap: Option<u64>,
+    #[serde(default)]
+    pub proposer_prompt_cap: Option<u64>,
+    /// The most one judge call and one proposer call cost, where they have a price.
+    #[serde(default)]
+    pub usd_per_call: Option<f64>,
+    #[serde(default)]
+    pub usd_per_proposer_call: Option<f64>,
+}
+
+impl Plan {
+    /// The most `judge` judge calls and `proposer` proposer calls cost, where calls have a
+    /// price: what the search counts against a budget in dollars, so that it never spends
+    /// more whatever the servers' usage says.
+    pub fn usd_at_most(&self, judge: u64, proposer: u64) -> Option<f64> {
+        match (self.usd_per_call, self.usd_per_proposer_call) {
+            (None, None) => None,
+            (j, p) => Some(judge as f64 * j.unwrap_or(0.0) + proposer as f64 * p.unwrap_or(0.0)),
+        }
+    }
 }
 
 /// Why a search cannot be planned.
@@ -175,6 +215,10 @@ pub fn plan(shape: &Shape, budget: Budget) -> Result<Plan, PlanError> {
         max_calls,
         max_usd,
         budget,
+        prompt_cap: None,
+        proposer_prompt_cap: None,
+        usd_per_call: shape.usd_per_call,
+        usd_per_proposer_call: shape.usd_per_proposer_call,
     })
 }
 

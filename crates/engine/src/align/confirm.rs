@@ -68,6 +68,12 @@ pub(super) async fn finish(
         .map(|c| n_dev * per_item(&r, &rows, c.candidate.trial_id))
         .sum::<u64>();
     let dev_calls = candidates.iter().map(|c| c.calls).sum();
+    let proposer_usd: f64 = candidates
+        .iter()
+        .filter_map(|c| c.candidate.proposal.as_ref()?.cost_usd)
+        .sum();
+    let priced = state.plan.usd_at_most(0, 0).is_some();
+    let spent_usd = priced.then_some(store.spent(alignment.id).await?.1 + proposer_usd);
     Ok(AlignOutcome {
         alignment: alignment.name.clone(),
         source: source.row.name.clone(),
@@ -85,6 +91,7 @@ pub(super) async fn finish(
         spent_calls,
         dev_calls,
         full_dev_calls,
+        spent_usd,
         stopped,
     })
 }
@@ -172,7 +179,7 @@ async fn confirm(
     let todo = missing(&run, &all, test).await?;
     let needed: usize = todo.iter().map(|(_, c)| c.len()).sum();
     if needed > 0 {
-        if let Some(stop) = state.afford(store, needed as u64).await? {
+        if let Some(stop) = state.afford(store, needed as u64, 0).await? {
             return Ok(Err(stop));
         }
     }

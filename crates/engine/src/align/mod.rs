@@ -20,6 +20,7 @@
 
 mod confirm;
 mod moves;
+mod price;
 mod propose;
 mod race;
 mod search;

@@ -5,6 +5,7 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use judgelab_core::align::plan::Plan;
 use judgelab_core::align::proposer::{self, Mistake};
 use judgelab_core::align::{Candidate, Proposal};
 use judgelab_core::metrics::{self, quality::Scored, Observation};
@@ -18,7 +19,7 @@ use crate::run::loaded::Judges;
 use crate::{EngineError, RunEvent};
 
 /// The longest an item's text is shown to the proposer, in characters.
-const MISTAKE_CHARS: usize = 600;
+pub(super) const MISTAKE_CHARS: usize = 600;
 
 /// The dev verdicts of `observations` (units numbered in `dev`) that disagree with the
 /// humans, `n` of them drawn with `seed`: what the proposer is shown. Only the dev items
@@ -61,6 +62,8 @@ pub(super) struct Rewrite<'a> {
     /// The judge identities of the candidates so far: a reply that makes one of them
     /// again is rejected.
     pub known: &'a std::collections::HashSet<String>,
+    /// A reply whose prompts would pass its cap is rejected.
+    pub plan: &'a Plan,
 }
 
 impl Rewrite<'_> {
@@ -94,8 +97,10 @@ impl Rewrite<'_> {
             .find(|j| j.name() == self.source.proposer)
             .expect("the proposer is checked to be a judge");
         let loaded = judges.get(judge, on_event).await?;
-        let reply = ask(loaded, prompt, seed).await?;
+        let (reply, cost_usd) =
+            ask(loaded, prompt, seed, judge.remote().and_then(|j| j.price)).await?;
         let proposal = candidate.proposal.as_mut().expect("a rewrite's proposal");
+        proposal.cost_usd = cost_usd;
         let made = match reply {
             Ok(text) => {
                 proposal.reply = Some(text.clone());
@@ -148,7 +153,14 @@ impl Rewrite<'_> {
             Some((trial, _)) if self.known.contains(&trial.judge_identity) => {
                 Ok(Err("the reply makes a judge the search has already".into()))
             }
-            child => Ok(Ok(child)),
+            Some((trial, template)) => {
+                let row = &self.source.row;
+                match super::price::over_cap(self.r, self.plan, row, &trial, &template)? {
+                    Some(why) => Ok(Err(why)),
+                    None => Ok(Ok(Some((trial, template)))),
+                }
+            }
+            None => Ok(Ok(None)),
         }
     }
 }
@@ -183,26 +195,34 @@ pub(super) fn candidate(
     })
 }
 
-/// The proposer's reply to `messages`: its text, or why the call failed.
+/// The proposer's reply to `messages`: its text, or why the call failed; and what its
+/// usage cost at `price`, where it has one.
 async fn ask(
     judge: Arc<dyn judgelab_core::Judge>,
     messages: Vec<Message>,
     seed: u32,
-) -> Result<Result<String, String>, EngineError> {
+    price: Option<judgelab_core::experiment::Price>,
+) -> Result<(Result<String, String>, Option<f64>), EngineError> {
     let sampling = judgelab_core::judge::Sampling {
         temperature: 0.7,
         top_p: 0.95,
-        max_tokens: 400,
+        max_tokens: super::price::PROPOSER_MAX_TOKENS,
         seed,
     };
     tokio::task::spawn_blocking(move || {
-        let mut out = Err("the proposer returned nothing".to_string());
+        let mut out = (Err("the proposer returned nothing".to_string()), None);
         let cancel = Arc::new(AtomicBool::new(false));
         judge.judge_batch(
             vec![JudgeRequest::new(0, messages, sampling)],
             &cancel,
             &mut |response| {
-                out = response.result.map(|c| c.text).map_err(|e| e.message);
+                out = match response.result {
+                    Ok(c) => {
+                        let cost = price.map(|p| p.cost(c.prompt_tokens, c.completion_tokens));
+                        (Ok(c.text), cost)
+                    }
+                    Err(e) => (Err(e.message), None),
+                };
             },
         );
         out

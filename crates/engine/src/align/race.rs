@@ -99,7 +99,7 @@ impl State<'_> {
         let exact = |t: &Trial| exact_in(run, t);
         let needed: usize = groups(todo.clone(), exact).iter().map(Group::n_calls).sum();
         if needed > 0 {
-            if let Some(stop) = self.afford(run.store, needed as u64).await? {
+            if let Some(stop) = self.afford(run.store, needed as u64, 0).await? {
                 return Ok(Some(stop));
             }
         }

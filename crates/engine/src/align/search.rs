@@ -100,6 +100,12 @@ impl<'a> State<'a> {
     /// Calls spent so far: the alignment's judge calls (failed ones sent again counted
     /// again) and its proposer calls.
     pub async fn spent(&self, store: &Store) -> Result<u64, EngineError> {
+        let (judge, proposer) = self.spent_apart(store).await?;
+        Ok(judge + proposer)
+    }
+
+    /// The judge calls spent so far, and the proposer calls.
+    async fn spent_apart(&self, store: &Store) -> Result<(u64, u64), EngineError> {
         let calls =
             store.calls_made(self.alignment.id).await? + store.retried(self.alignment.id).await?;
         let sent: u64 = self
@@ -108,7 +114,7 @@ impl<'a> State<'a> {
             .filter_map(|c| c.proposal.as_ref())
             .map(|p| u64::from(p.sends))
             .sum();
-        Ok(calls + sent)
+        Ok((calls, sent))
     }
 
     /// Counts the failed calls of `trials` as sent again: they are about to be, and their
@@ -122,15 +128,33 @@ impl<'a> State<'a> {
         Ok(())
     }
 
-    /// Whether `calls` more fit the budget; what stops the search where they do not.
-    pub async fn afford(&self, store: &Store, calls: u64) -> Result<Option<String>, EngineError> {
-        let spent = self.spent(store).await?;
-        Ok(match self.request.budget.calls {
-            Some(b) if spent + calls > b => Some(format!(
+    /// Whether `judge` more judge calls and `proposer` more proposer calls fit the budget;
+    /// what stops the search where they do not. In dollars, every call counts at its most.
+    pub async fn afford(
+        &self,
+        store: &Store,
+        judge: u64,
+        proposer: u64,
+    ) -> Result<Option<String>, EngineError> {
+        let (spent_judge, spent_proposer) = self.spent_apart(store).await?;
+        let (spent, calls) = (spent_judge + spent_proposer, judge + proposer);
+        let budget = self.request.budget;
+        if let Some(b) = budget.calls.filter(|&b| spent + calls > b) {
+            return Ok(Some(format!(
                 "the budget of {b} calls: {spent} spent, the next step needs {calls}"
-            )),
-            _ => None,
-        })
+            )));
+        }
+        let at_most = |j, p| self.plan.usd_at_most(j, p).unwrap_or(0.0);
+        let (spent, needed) = (
+            at_most(spent_judge, spent_proposer),
+            at_most(judge, proposer),
+        );
+        Ok(budget
+            .usd
+            .filter(|&b| spent + needed > b + 1e-12)
+            .map(|b| {
+                format!("the budget of ${b}: up to ${spent:.4} spent, the next step may take up to ${needed:.4}")
+            }))
     }
 
     /// The alignment's trials and the experiment resolved with their templates.
@@ -256,7 +280,7 @@ impl State<'_> {
                     _ => {}
                 }
                 if kind == Move::Rewrite {
-                    if let Some(stop) = self.afford(store, 1).await? {
+                    if let Some(stop) = self.afford(store, 0, 1).await? {
                         return Ok(Some(stop));
                     }
                 }
@@ -440,6 +464,15 @@ impl State<'_> {
                 propose::candidate(self.source, parent_template, at, &mistakes)?
             }
         };
+        let prompt = candidate.proposal.as_ref().map(|p| p.prompt.as_slice());
+        let tokens = judgelab_core::align::plan::prompt_tokens_at_most(prompt.unwrap_or(&[]));
+        if let Some(cap) = self.plan.proposer_prompt_cap.filter(|&cap| tokens > cap) {
+            // Not reached where the caps hold; refused rather than spent past the plan.
+            return Err(EngineError::Invalid {
+                path: self.alignment.name.clone(),
+                message: format!("the proposer's prompt takes up to {tokens} tokens, more than the {cap} the budget in dollars is planned for"),
+            });
+        }
         let mut judges = Judges::new(m.r, &self.request.options);
         let rewrite = Rewrite {
             store: m.store,
@@ -447,6 +480,7 @@ impl State<'_> {
             source: self.source,
             r: m.r,
             known: m.known,
+            plan: &self.plan,
         };
         let mut forward = |e| on_event(AlignEvent::Run(e));
         let seed = m.seed as u32;
@@ -470,13 +504,15 @@ impl State<'_> {
             _ => Step::Order,
         };
         let made = super::moves::child(m.r, &self.source.row, m.parent, step)?;
-        let Some((trial, _)) = made else {
+        let Some((trial, template)) = made else {
             return Ok(None);
         };
         if m.known.contains(&trial.judge_identity) {
             return Ok(None);
         }
         let (id, parent, generation) = m.at;
+        let rejected =
+            super::price::over_cap(m.r, &self.plan, &self.source.row, &trial, &template)?;
         let c = Candidate {
             id,
             parent: Some(parent),
@@ -484,12 +520,10 @@ impl State<'_> {
             kind,
             trial_id: None,
             proposal: None,
-            rejected: None,
+            rejected: rejected.clone(),
         };
-        let row = m
-            .store
-            .add_candidate(self.alignment.id, &c, Some(&trial))
-            .await?;
+        let judged = rejected.is_none().then_some(&trial);
+        let row = m.store.add_candidate(self.alignment.id, &c, judged).await?;
         Ok(Some(Candidate {
             trial_id: row.map(|t| t.id),
             ..c

@@ -89,13 +89,6 @@ impl Source {
 
     /// The plan of the search `request` asks for.
     pub fn plan(&self, request: &AlignRequest) -> Result<Plan, EngineError> {
-        if request.budget.usd.is_some() {
-            // Refused rather than ignored: a budget that is not kept is worse than none.
-            return Err(EngineError::Invalid {
-                path: self.alignment_name(),
-                message: "a budget in dollars is not built yet: give the budget in calls (--budget-calls)".into(),
-            });
-        }
         let per_item = calls_per_item(&self.r, &self.trial) as u32;
         let children: Vec<Child> = super::moves::kinds(&self.r, &self.row, &self.trial.params)
             .into_iter()
@@ -119,9 +112,31 @@ impl Source {
             usd_per_call: None,
             usd_per_proposer_call: None,
         };
-        plan::plan(&shape, request.budget).map_err(|e| EngineError::Invalid {
+        let invalid = |message: String| EngineError::Invalid {
             path: self.alignment_name(),
-            message: e.to_string(),
+            message,
+        };
+        let (judge, proposer) = super::price::prices(self)?;
+        if judge.is_none() && proposer.is_none() {
+            if request.budget.usd.is_some() {
+                return Err(invalid(format!("a budget in dollars needs a price: neither the trial's judge {:?} nor the proposer {:?} has one (a remote judge's `price = {{ input = …, output = … }}`, dollars per million tokens); give the budget in calls (--budget-calls)", self.trial.params.judge, self.proposer)));
+            }
+            return plan::plan(&shape, request.budget).map_err(|e| invalid(e.to_string()));
+        }
+        let (judge_cap, proposer_cap) = super::price::caps(self, request.mistakes)?;
+        let max_tokens = self.trial.params.max_tokens;
+        let shape = Shape {
+            usd_per_call: judge.map(|p| p.cost(judge_cap as u32, max_tokens)),
+            usd_per_proposer_call: proposer
+                .map(|p| p.cost(proposer_cap as u32, super::price::PROPOSER_MAX_TOKENS)),
+            ..shape
+        };
+        let plan = plan::plan(&shape, request.budget).map_err(|e| invalid(e.to_string()))?;
+        Ok(Plan {
+            // Held where the proposer alone has a price too: its prompt shows the template.
+            prompt_cap: Some(judge_cap),
+            proposer_prompt_cap: proposer.map(|_| proposer_cap),
+            ..plan
         })
     }
 

@@ -216,3 +216,92 @@ async fn a_bad_key_fails_every_call_once_and_the_next_run_recovers_them_all() {
         .iter()
         .all(|r| r.error().is_none() && r.verdict().as_deref() == Some("A")));
 }
+
+/// An alignment of a priced remote judge within a budget in dollars: the plan says what
+/// each call may cost and refuses a budget too small; the search counts every call at its
+/// most and never passes the budget; the outcome reports what the usage priced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_alignment_keeps_to_a_budget_in_dollars() {
+    use judgelab_core::align::plan::Budget;
+    use judgelab_engine::align::{align, plan, AlignRequest};
+
+    let dir = fixture();
+    // 30 items, half labelled B: a judge that always answers A gets half of them wrong.
+    let lines: Vec<String> = (0..30)
+        .map(|i| {
+            let label = if i % 2 == 0 { "A" } else { "B" };
+            format!(r#"{{"id":"i{i}","task":"pairwise","question":"question {i}","answer_a":"a","answer_b":"b","human_label":"{label}"}}"#)
+        })
+        .collect();
+    std::fs::write(dir.path().join("items.jsonl"), lines.join("\n")).unwrap();
+    let (url, calls) = server().await;
+    let store = Store::open(&dir.path().join("db.sqlite")).await.unwrap();
+    let file = experiment(dir.path(), "priced", &url);
+    let toml = std::fs::read_to_string(&file).unwrap()
+        + "[limits]\ntest = 10\n[selection]\nmetric = \"accuracy\"\nstrategy = \"race\"\nround = 5\nmin_items = 10\n";
+    std::fs::write(&file, toml).unwrap();
+    run_experiment(&store, &file, RunOptions::default(), &mut |_| {})
+        .await
+        .unwrap();
+    let trial = summarize(&store, "priced", &Default::default())
+        .await
+        .unwrap()
+        .trials[0]
+        .id;
+    let request = |usd: f64| {
+        let budget = Budget {
+            calls: None,
+            usd: Some(usd),
+        };
+        let mut r = AlignRequest::new("priced", trial, budget);
+        r.options.timed_calls = 0;
+        r
+    };
+
+    // A tiny budget is refused with what one generation needs.
+    let err = plan(&store, &request(0.000_01))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("does not cover one generation"), "{err}");
+    let p = plan(&store, &request(1.0)).await.unwrap();
+    let (cap, per_call) = (p.prompt_cap.unwrap(), p.usd_per_call.unwrap());
+    // A call's most: its prompt at the cap ($1/M) and its 4 output tokens ($2/M).
+    assert!((per_call - (cap as f64 + 8.0) / 1e6).abs() < 1e-12, "{p:?}");
+    assert!(p.max_usd.unwrap() <= 1.0, "{p:?}");
+
+    assert_eq!(
+        p.usd_at_most(p.max_calls, 0),
+        Some(p.max_calls as f64 * per_call)
+    );
+    // A generation's 60 dev calls, its proposer call and 30 test calls fit; two do not.
+    let budget = 0.2;
+    let one = plan(&store, &request(budget)).await.unwrap();
+    assert_eq!(one.generations, 1, "{one:?}");
+    let before = calls.load(Ordering::SeqCst);
+    let o = align(&store, &request(budget), &mut |_| {}).await.unwrap();
+    let made = (calls.load(Ordering::SeqCst) - before) as u64;
+    assert!(
+        made <= o.spent_calls,
+        "{made} HTTP calls, {} counted",
+        o.spent_calls
+    );
+    let proposer: u64 = o
+        .candidates
+        .iter()
+        .filter_map(|c| c.candidate.proposal.as_ref())
+        .map(|p| u64::from(p.sends))
+        .sum();
+    let most = o
+        .plan
+        .usd_at_most(o.spent_calls - proposer, proposer)
+        .unwrap();
+    assert!(most <= budget + 1e-12, "{most} of {budget}");
+    // 21 prompt and 2 completion tokens a call, as the fake server's usage says.
+    let usd = o.spent_usd.unwrap();
+    assert!(
+        (usd - made as f64 * 25e-6).abs() < 1e-9,
+        "{usd} for {made} calls"
+    );
+    assert!(usd <= most);
+}

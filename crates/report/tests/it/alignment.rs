@@ -154,6 +154,7 @@ fn outcome() -> AlignOutcome {
         spent_calls: 71,
         dev_calls: 50,
         full_dev_calls: 60,
+        spent_usd: None,
         stopped: None,
     }
 }
@@ -206,4 +207,35 @@ fn the_report_of_an_alignment_has_its_section() {
     let ys: Vec<f64> = chart.series[0].points.iter().map(|p| p.y).collect();
     assert_eq!(ys, vec![0.45, 0.75]);
     assert!(dir.path().join("alignment.png").exists());
+}
+
+/// Where calls have a price, the plan and the outcome say what they may cost and what
+/// they cost.
+#[test]
+fn an_alignment_in_dollars() {
+    let mut o = outcome();
+    o.plan = plan::Plan {
+        max_usd: Some(0.0213),
+        usd_per_call: Some(0.0001),
+        prompt_cap: Some(2000),
+        usd_per_proposer_call: None,
+        budget: Budget {
+            calls: None,
+            usd: Some(0.05),
+        },
+        ..o.plan
+    };
+    o.spent_usd = Some(0.00312);
+    let plan = judgelab_report::alignment::plan_text(&o.plan);
+    assert!(plan.contains("within a budget of $0.05"), "{plan}");
+    assert!(
+        plan.ends_with(", $0.0213 (a judge call at most $0.000100 (prompts of up to 2000 tokens))"),
+        "{plan}"
+    );
+    let text = judgelab_report::alignment::text(&o);
+    // 71 calls spent, 2 of them the proposer's (unpriced): 69 judge calls at their most.
+    assert!(
+        text.contains("dollars: $0.0031 spent of a budget of $0.05, as the servers' usage priced the calls; counted at their most, as the budget counts them: $0.0069"),
+        "{text}"
+    );
 }
