@@ -103,6 +103,17 @@ fn closing(o: &AlignOutcome) -> String {
             let _ = writeln!(out, "test: not judged (the search stopped first)");
         }
     }
+    out.push_str(&spending(o));
+    if let Some(why) = &o.stopped {
+        let _ = writeln!(out, "stopped early: {why}");
+    }
+    out
+}
+
+/// The calls spent (and dollars, where priced), and how far the candidates not picked
+/// got on the dev split.
+fn spending(o: &AlignOutcome) -> String {
+    let mut out = String::new();
     let budget = o
         .plan
         .budget
@@ -152,9 +163,6 @@ fn closing(o: &AlignOutcome) -> String {
             judged as f64 / losers.len() as f64,
             o.dev_items.len(),
         );
-    }
-    if let Some(why) = &o.stopped {
-        let _ = writeln!(out, "stopped early: {why}");
     }
     out
 }

@@ -60,6 +60,9 @@ pub struct Judging {
     pub references: bool,
 }
 
+/// The longest an item's text is shown to the proposer, in characters.
+pub const MISTAKE_CHARS: usize = 600;
+
 /// A dev item the judge got wrong, as the proposer reads it: the item's texts (each cut to
 /// a length), the judge's verdict and its confidence, and the human label.
 #[derive(Debug, Clone, PartialEq, Serialize)]

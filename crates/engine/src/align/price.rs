@@ -13,15 +13,13 @@
 //! reports what the usage priced.
 
 use judgelab_core::align::plan::{prompt_tokens_at_most, Plan};
-use judgelab_core::align::proposer::{self, Mistake};
+use judgelab_core::align::proposer::{self, Judging, Mistake, MISTAKE_CHARS};
 use judgelab_core::experiment::Price;
 use judgelab_core::template::Template;
 use judgelab_core::verdict::{FailureKind, Verdict};
 use judgelab_core::{Item, TrialParams};
-use judgelab_store::{ExperimentRow, NewTrial};
+use judgelab_store::{ExperimentRow, NewTrial, TrialRow};
 
-use super::propose::MISTAKE_CHARS;
-use super::setup::{judging, Source};
 use crate::prompt::{Asking, PromptInput};
 use crate::resolve::Resolved;
 use crate::EngineError;
@@ -33,18 +31,18 @@ pub(super) const PROPOSER_MAX_TOKENS: u32 = 400;
 /// bytes a token.
 const REWRITE_ROOM: u64 = 4 * PROPOSER_MAX_TOKENS as u64;
 
-/// The prices of the trial's judge and of the proposer, where they have one.
-pub(super) fn prices(source: &Source) -> Result<(Option<Price>, Option<Price>), EngineError> {
-    let r = &source.r;
-    let judge = r
-        .parts(&source.trial.params)?
-        .judge
-        .remote()
-        .and_then(|j| j.price);
+/// The prices of the judge of `params` and of the judge named `proposer`, where they
+/// have one.
+pub(super) fn prices(
+    r: &Resolved,
+    params: &TrialParams,
+    proposer: &str,
+) -> Result<(Option<Price>, Option<Price>), EngineError> {
+    let judge = r.parts(params)?.judge.remote().and_then(|j| j.price);
     let proposer = r
         .judges
         .iter()
-        .find(|j| j.name() == source.proposer)
+        .find(|j| j.name() == proposer)
         .and_then(|j| j.remote())
         .and_then(|j| j.price);
     Ok((judge, proposer))
@@ -79,9 +77,20 @@ pub(super) fn longest_prompt(
     Ok(most)
 }
 
+/// What the caps are computed from: the source experiment resolved, its row and trial,
+/// the proposer's template and what it is shown.
+pub(super) struct Start<'a> {
+    pub r: &'a Resolved,
+    pub row: &'a ExperimentRow,
+    pub trial: &'a TrialRow,
+    pub proposer_template: &'a Template,
+    pub judging: Judging,
+    pub mistakes: usize,
+}
+
 /// The caps on a judge call's prompt and on a proposer call's, in tokens at most.
-pub(super) fn caps(source: &Source, mistakes: usize) -> Result<(u64, u64), EngineError> {
-    let (r, row, trial) = (&source.r, &source.row, &source.trial);
+pub(super) fn caps(from: &Start<'_>) -> Result<(u64, u64), EngineError> {
+    let (r, row, trial) = (from.r, from.row, from.trial);
     let items: Vec<String> = row.judged.iter().chain(&row.test).cloned().collect();
     let template = r.parts(&trial.params)?.template;
     let start = longest_prompt(r, &trial.params, template, &trial.examples, &items)?;
@@ -110,7 +119,7 @@ pub(super) fn caps(source: &Source, mistakes: usize) -> Result<(u64, u64), Engin
     dev.sort_by_key(|i| std::cmp::Reverse(example(&i.id)));
     let shown: Vec<Mistake> = dev
         .iter()
-        .take(mistakes)
+        .take(from.mistakes)
         .map(|i| {
             let mut m = Mistake::new(
                 i,
@@ -122,7 +131,7 @@ pub(super) fn caps(source: &Source, mistakes: usize) -> Result<(u64, u64), Engin
             m
         })
         .collect();
-    let messages = proposer::prompt(&source.proposer_template, template, judging(r), &shown)?;
+    let messages = proposer::prompt(from.proposer_template, template, from.judging, &shown)?;
     let proposer_cap = prompt_tokens_at_most(&messages) + judge_cap;
     Ok((judge_cap, proposer_cap))
 }

@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use judgelab_core::align::plan::Plan;
-use judgelab_core::align::proposer::{self, Mistake};
+use judgelab_core::align::proposer::{self, Mistake, MISTAKE_CHARS};
 use judgelab_core::align::{Candidate, Proposal};
 use judgelab_core::metrics::{self, quality::Scored, Observation};
 use judgelab_core::template::Template;
@@ -17,9 +17,6 @@ use super::setup::{judging, Source};
 use crate::resolve::Resolved;
 use crate::run::loaded::Judges;
 use crate::{EngineError, RunEvent};
-
-/// The longest an item's text is shown to the proposer, in characters.
-pub(super) const MISTAKE_CHARS: usize = 600;
 
 /// The dev verdicts of `observations` (units numbered in `dev`) that disagree with the
 /// humans, `n` of them drawn with `seed`: what the proposer is shown. Only the dev items

@@ -8,7 +8,7 @@ use judgelab_core::align::{Candidate, Move};
 use judgelab_core::template::Template;
 use judgelab_store::{ExperimentRow, NewExperiment, NewTrial, Store, TrialRow};
 
-use super::AlignRequest;
+use super::{price, AlignRequest};
 use crate::resolve::{resolve_stored, Resolved};
 use crate::EngineError;
 
@@ -116,19 +116,26 @@ impl Source {
             path: self.alignment_name(),
             message,
         };
-        let (judge, proposer) = super::price::prices(self)?;
+        let (judge, proposer) = price::prices(&self.r, &self.trial.params, &self.proposer)?;
         if judge.is_none() && proposer.is_none() {
             if request.budget.usd.is_some() {
                 return Err(invalid(format!("a budget in dollars needs a price: neither the trial's judge {:?} nor the proposer {:?} has one (a remote judge's `price = {{ input = …, output = … }}`, dollars per million tokens); give the budget in calls (--budget-calls)", self.trial.params.judge, self.proposer)));
             }
             return plan::plan(&shape, request.budget).map_err(|e| invalid(e.to_string()));
         }
-        let (judge_cap, proposer_cap) = super::price::caps(self, request.mistakes)?;
+        let (judge_cap, proposer_cap) = price::caps(&price::Start {
+            r: &self.r,
+            row: &self.row,
+            trial: &self.trial,
+            proposer_template: &self.proposer_template,
+            judging: judging(&self.r),
+            mistakes: request.mistakes,
+        })?;
         let max_tokens = self.trial.params.max_tokens;
         let shape = Shape {
             usd_per_call: judge.map(|p| p.cost(judge_cap as u32, max_tokens)),
             usd_per_proposer_call: proposer
-                .map(|p| p.cost(proposer_cap as u32, super::price::PROPOSER_MAX_TOKENS)),
+                .map(|p| p.cost(proposer_cap as u32, price::PROPOSER_MAX_TOKENS)),
             ..shape
         };
         let plan = plan::plan(&shape, request.budget).map_err(|e| invalid(e.to_string()))?;
