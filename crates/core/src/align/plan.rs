@@ -101,10 +101,26 @@ impl Plan {
     /// price: what the search counts against a budget in dollars, so that it never spends
     /// more whatever the servers' usage says.
     pub fn usd_at_most(&self, judge: u64, proposer: u64) -> Option<f64> {
-        match (self.usd_per_call, self.usd_per_proposer_call) {
-            (None, None) => None,
-            (j, p) => Some(judge as f64 * j.unwrap_or(0.0) + proposer as f64 * p.unwrap_or(0.0)),
-        }
+        usd(
+            self.usd_per_call,
+            self.usd_per_proposer_call,
+            judge,
+            proposer,
+        )
+    }
+}
+
+/// `judge` calls at `per_call` and `proposer` calls at `per_proposer_call`, where either
+/// has a price.
+fn usd(
+    per_call: Option<f64>,
+    per_proposer_call: Option<f64>,
+    judge: u64,
+    proposer: u64,
+) -> Option<f64> {
+    match (per_call, per_proposer_call) {
+        (None, None) => None,
+        (j, p) => Some(judge as f64 * j.unwrap_or(0.0) + proposer as f64 * p.unwrap_or(0.0)),
     }
 }
 
@@ -157,12 +173,12 @@ impl Shape {
     }
 
     fn usd(&self, judge_calls: u64, proposer_calls: u64) -> Option<f64> {
-        match (self.usd_per_call, self.usd_per_proposer_call) {
-            (None, None) => None,
-            (j, p) => Some(
-                judge_calls as f64 * j.unwrap_or(0.0) + proposer_calls as f64 * p.unwrap_or(0.0),
-            ),
-        }
+        usd(
+            self.usd_per_call,
+            self.usd_per_proposer_call,
+            judge_calls,
+            proposer_calls,
+        )
     }
 }
 
