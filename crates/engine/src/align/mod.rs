@@ -7,14 +7,15 @@
 //! are ([`setup`]). The start is the source trial, its verdicts copied. Each generation
 //! makes children of the best survivors by moves ([`moves`]: a proposer's rewrite of the
 //! instruction from the parent's dev mistakes ([`propose`]), another example set, the
-//! debiased answer order), and races them with their parents on the dev split in rounds
+//! debiased answer order, and beside each new child of an exact judge its other
+//! temperatures and top_p, read from its passes), and races them with their parents on the dev split in rounds
 //! (`core::race`: a child clearly behind the leader stops early) ([`search`]). Only dev
 //! items reach the proposer or any choice. At the end the start and the best judge the
 //! test split ([`confirm`]).
 //!
-//! The budget is planned up front (`core::align::plan`): every round and proposer call is
-//! checked against what is left before it is made, so the search never spends more than
-//! its budget. A proposer call is stored before it is sent, and every verdict as it
+//! The budget, in calls or dollars ([`price`]: each call at its most), is planned up front
+//! (`core::align::plan`): every round and proposer call is checked against what is left
+//! before it is made, so the search never spends more than its budget. A proposer call is stored before it is sent, and every verdict as it
 //! arrives: a run killed at any point and run again spends nothing twice that it stored.
 //! Each run's outcome is stored as the alignment's latest, for its report.
 

@@ -22,6 +22,7 @@ use judgelab_store::{ExperimentRow, NewTrial, TrialRow};
 
 use crate::prompt::{Asking, PromptInput};
 use crate::resolve::Resolved;
+use crate::run::example_text;
 use crate::EngineError;
 
 /// The most tokens a proposer's reply may take.
@@ -30,6 +31,9 @@ pub(super) const PROPOSER_MAX_TOKENS: u32 = 400;
 /// Room in a judge's prompt for a rewritten instruction: a proposer's longest reply, at 4
 /// bytes a token.
 const REWRITE_ROOM: u64 = 4 * PROPOSER_MAX_TOKENS as u64;
+
+/// Room around each example for the template's words (its heading, its label's line).
+const EXAMPLE_WORDS: u64 = 256;
 
 /// The prices of the judge of `params` and of the judge named `proposer`, where they
 /// have one.
@@ -95,21 +99,9 @@ pub(super) fn caps(from: &Start<'_>) -> Result<(u64, u64), EngineError> {
     let template = r.parts(&trial.params)?.template;
     let start = longest_prompt(r, &trial.params, template, &trial.examples, &items)?;
     let index = r.item_index();
-    let example = |id: &String| {
-        let item = index[id.as_str()];
-        let text = [
-            Some(&item.question),
-            item.answer_a.as_ref(),
-            item.answer_b.as_ref(),
-        ]
-        .into_iter()
-        .chain([item.answer.as_ref(), item.reference.as_ref()])
-        .flatten()
-        .map(String::len)
-        .sum::<usize>();
-        // The label and the template's words around an example.
-        text as u64 + 256
-    };
+    // An item shown as an example, and the template's words around it.
+    let example =
+        |id: &String| prompt_tokens_at_most(&[example_text(index[id.as_str()])]) + EXAMPLE_WORDS;
     let longest_example = row.pool.iter().map(example).max().unwrap_or(0);
     let shots = u64::from(trial.params.few_shot.max(1));
     let judge_cap = start + REWRITE_ROOM + shots * longest_example;

@@ -320,18 +320,11 @@ impl State<'_> {
         on_event: &mut (dyn FnMut(AlignEvent) + Send),
     ) -> Result<(), EngineError> {
         let (rows, r) = self.resolve(store).await?;
-        let trial = self.trial_of(child);
-        let parent = rows
-            .iter()
-            .find(|t| t.id == trial)
-            .expect("a candidate's trial is the alignment's");
+        let parent = row_of(&rows, self.trial_of(child));
         if !super::moves::sampling(&r, &parent.params, self.request.options.naive) {
             return Ok(());
         }
-        let mut known: HashSet<String> = rows
-            .iter()
-            .filter_map(|t| t.judge_identity.clone())
-            .collect();
+        let mut known = identities(&rows);
         let (t, p) = (parent.params.temperature, parent.params.top_p);
         for (temperature, top_p) in judgelab_core::align::sampling_moves(t, p) {
             let step = Step::Sampling { temperature, top_p };
@@ -383,6 +376,21 @@ impl State<'_> {
     }
 }
 
+/// The trial `id` of the alignment's `rows`.
+fn row_of(rows: &[TrialRow], id: i64) -> &TrialRow {
+    rows.iter()
+        .find(|t| t.id == id)
+        .expect("a candidate's trial is the alignment's")
+}
+
+/// The judge identities of the alignment's `rows`: a move that makes one again makes no
+/// candidate.
+fn identities(rows: &[TrialRow]) -> HashSet<String> {
+    rows.iter()
+        .filter_map(|t| t.judge_identity.clone())
+        .collect()
+}
+
 /// What making one child needs, read once.
 struct Making<'x> {
     store: &'x Store,
@@ -408,15 +416,8 @@ impl State<'_> {
         on_event: &mut (dyn FnMut(AlignEvent) + Send),
     ) -> Result<Option<Candidate>, EngineError> {
         let (rows, r) = self.resolve(store).await?;
-        let parent_id = self.trial_of(parent);
-        let parent_row = rows
-            .iter()
-            .find(|t| t.id == parent_id)
-            .expect("a parent's trial is the alignment's");
-        let known: HashSet<String> = rows
-            .iter()
-            .filter_map(|t| t.judge_identity.clone())
-            .collect();
+        let parent_row = row_of(&rows, self.trial_of(parent));
+        let known = identities(&rows);
         let pending = self
             .candidates
             .iter()

@@ -349,7 +349,7 @@ pub(crate) async fn missing<'a>(
 
 /// The length of an item shown as a few-shot example, in the judge's tokens: its question,
 /// answers and label.
-fn example_text(item: &Item) -> Message {
+pub(crate) fn example_text(item: &Item) -> Message {
     let e = ExampleContext::new(item);
     let parts = [
         Some(e.question),
