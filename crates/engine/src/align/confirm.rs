@@ -6,6 +6,7 @@
 use std::collections::HashSet;
 
 use judgelab_core::align::diff::diff;
+use judgelab_core::align::Move;
 use judgelab_core::metrics::paired;
 use judgelab_core::metrics::{BootstrapSpec, Estimate, Observation, SplitScore};
 use judgelab_core::selection::{self, Ties};
@@ -97,18 +98,19 @@ pub(super) async fn finish(
 }
 
 /// The calls made for trial `t` (not copied), off the test split and on it. An exact pass
-/// is counted once, for the first candidate that showed its prompt (`seen`: the model and
-/// prompt of each pass counted so far): a sampling move's verdicts come from its family's
-/// passes, and cost nothing of their own.
+/// is counted once per family (`family`: the trial of the candidate whose sampling moves
+/// share its passes, or `t`'s own), for the first of the family that showed its prompt
+/// (`seen`: the family and prompt of each pass counted so far), as `Store::calls_made`
+/// counts them: a sampling move's verdicts come from its family's passes.
 async fn made(
     store: &Store,
-    t: &TrialRow,
+    (t, family): (&TrialRow, i64),
     test: &[String],
     seen: &mut HashSet<String>,
 ) -> Result<(u64, u64), EngineError> {
     let (mut dev, mut on_test) = (0, 0);
     for v in store.verdicts(t.id).await?.iter().filter(|v| !v.cache_hit) {
-        let new = !v.exact || seen.insert(format!("{} {}", t.model_path, v.prompt_hash));
+        let new = !v.exact || seen.insert(format!("{family} {}", v.prompt_hash));
         match (new, test.contains(&v.item_id)) {
             (false, _) => {}
             (true, true) => on_test += 1,
@@ -254,7 +256,12 @@ async fn scored(
                 let o = observations(store, r, rows, [t.id].into_iter(), &state.alignment.judged)
                     .await?;
                 let items: std::collections::HashSet<usize> = o[0].iter().map(|x| x.unit).collect();
-                let calls = made(store, t, &state.alignment.test, &mut seen).await?;
+                let family = match (c.kind, c.parent) {
+                    (Move::Sampling, Some(p)) => state.candidates[p as usize].trial_id,
+                    _ => None,
+                };
+                let family = (t, family.unwrap_or(t.id));
+                let calls = made(store, family, &state.alignment.test, &mut seen).await?;
                 (
                     Some(SplitScore::of(r.dataset.task, &o[0], spec)),
                     items.len(),
