@@ -325,6 +325,12 @@ pub enum RunUpdate {
         trial_ids: Vec<u32>,
         survivors: u32,
     },
+    /// A judge's one-token trials generate instead of reading exact verdicts, and why (its
+    /// server returns no log-probabilities, a verdict is not one token of its model).
+    Generating {
+        judge: String,
+        why: String,
+    },
     /// The dev split is judged: these trials judge the test split, to confirm the pick.
     Selected {
         trial_ids: Vec<u32>,

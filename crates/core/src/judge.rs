@@ -34,8 +34,10 @@ pub struct JudgeRequest {
     pub key: usize,
     pub messages: Vec<Message>,
     pub sampling: Sampling,
-    /// Also return the full-vocabulary logits of the first output token
-    /// (`Completion::logits`), from judges that have a [`Vocabulary`].
+    /// An exact pass: return the first output token's distribution instead of generating.
+    /// A judge with a [`Vocabulary`] returns its full-vocabulary logits
+    /// (`Completion::logits`); a remote one asks its server for one token with its most
+    /// likely alternatives (`Completion::top_logprobs`).
     pub logits: bool,
     /// A GBNF grammar the output must match (local judges).
     pub grammar: Option<String>,
@@ -103,6 +105,18 @@ pub struct Completion {
     /// The first output token's logits over the whole vocabulary, when asked for.
     #[serde(skip)]
     pub logits: Option<Arc<Vec<f32>>>,
+    /// A remote judge's exact pass: the first output token's most likely tokens with their
+    /// natural-log probabilities under the model's own distribution, as the server
+    /// returned them; `None` where it returned none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_logprobs: Option<Vec<TokenLogprob>>,
+}
+
+/// One token of a first-token distribution a server returned, and its log-probability.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenLogprob {
+    pub token: String,
+    pub logprob: f64,
 }
 
 /// A call's outcome: a completion, or the error to record on the verdict.

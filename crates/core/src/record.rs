@@ -101,6 +101,10 @@ pub struct VerdictRecord {
     /// A rubric call's verdict on each criterion it asks, in that criterion's frame; empty
     /// for a call on the item's one label.
     pub criteria: BTreeMap<String, Verdict>,
+    /// A remote judge's exact pass: the probability at temperature 1 of the first tokens
+    /// its server did not return, which bounds the error of `distribution` and `belief`
+    /// (at temperatures up to 1). None for generated verdicts and a local judge's.
+    pub uncovered: Option<f64>,
 }
 
 impl VerdictRecord {
@@ -138,6 +142,7 @@ impl VerdictRecord {
             exact: false,
             distribution: None,
             belief: None,
+            uncovered: None,
             criteria: BTreeMap::new(),
         }
     }

@@ -56,6 +56,43 @@ impl Ranked {
         }
     }
 
+    /// Ranks the most likely tokens of a distribution a server returned, by their
+    /// natural-log probabilities over the whole vocabulary (token ids: their indexes in
+    /// `logprobs`). The tokens it left out are the uncovered mass, `1 - covered()`.
+    ///
+    /// Top_p cuts by the true probabilities, so a cut inside the returned tokens is exact.
+    /// A cut past them (top_p above `covered()`) keeps the returned tokens only, and the
+    /// tokens left out would have kept at most the uncovered mass: at temperature 1 that
+    /// is their share, and at a lower temperature their share is smaller still (each of
+    /// them is less likely than every returned token, and cooling moves mass towards the
+    /// likelier ones). Above temperature 1 it bounds nothing.
+    pub fn top(logprobs: &[f64]) -> Ranked {
+        let mut order: Vec<usize> = (0..logprobs.len())
+            .filter(|&i| logprobs[i].is_finite())
+            .collect();
+        order.sort_by(|&a, &b| logprobs[b].total_cmp(&logprobs[a]).then(a.cmp(&b)));
+        let sorted: Vec<f64> = order.iter().map(|&i| logprobs[i].min(0.0)).collect();
+        let mut running = 0.0;
+        let cumulative = sorted
+            .iter()
+            .map(|l| {
+                running = (running + l.exp()).min(1.0);
+                running
+            })
+            .collect();
+        Ranked {
+            order,
+            logits: sorted,
+            cumulative,
+        }
+    }
+
+    /// The probability of the ranked tokens at temperature 1: 1 for a full vocabulary's
+    /// logits, less for a server's most likely tokens ([`Ranked::top`]).
+    pub fn covered(&self) -> f64 {
+        self.cumulative.last().copied().unwrap_or(0.0)
+    }
+
     /// How many of the highest tokens top_p keeps.
     fn kept(&self, top_p: f64) -> usize {
         if top_p >= 1.0 {
@@ -227,5 +264,45 @@ mod tests {
         let ranked = Ranked::new(&[3.0, 5.0, 5.0]);
         assert_eq!(ranked.distribution(0.0, 0.9), vec![(1, 1.0)]);
         assert!(Ranked::new(&[]).distribution(1.0, 1.0).is_empty());
+    }
+
+    #[test]
+    fn a_servers_top_tokens_cut_by_their_true_mass_and_leave_out_the_rest() {
+        // A full vocabulary, and the top 3 of it as a server returns them.
+        let logits: Vec<f32> = vec![3.0, 2.5, 1.0, 0.5, 0.2, -1.0, -2.0];
+        let full = Ranked::new(&logits);
+        let z: f64 = logits.iter().map(|&l| f64::from(l).exp()).sum();
+        let logprobs: Vec<f64> = logits[..3].iter().map(|&l| f64::from(l) - z.ln()).collect();
+        // Given out of order, as a set.
+        let top = Ranked::top(&[logprobs[2], logprobs[0], logprobs[1]]);
+        let covered: f64 = logprobs.iter().map(|l| l.exp()).sum();
+        close(top.covered(), covered);
+        close(full.covered(), 1.0);
+        // A cut inside the returned tokens is the full vocabulary's, exactly.
+        let p = logprobs[0].exp() + 0.01;
+        let (a, b) = (full.distribution(0.7, p), top.distribution(0.7, p));
+        assert_eq!(a.len(), 2);
+        close(a[0].1, b[0].1);
+        assert_eq!(b[0].0, 1, "ids are indexes into what the server returned");
+        // Past them, the returned tokens alone, off by at most the uncovered mass at
+        // temperatures up to 1 (total variation).
+        for t in [0.0, 0.3, 0.7, 1.0] {
+            let (a, b) = (full.distribution(t, 1.0), top.distribution(t, 1.0));
+            let by_rank = |d: &[(usize, f64)], ids: [usize; 3], k: usize| {
+                d.iter()
+                    .find(|(id, _)| *id == ids[k])
+                    .map_or(0.0, |(_, p)| *p)
+            };
+            let tv: f64 = (0..3)
+                .map(|k| (by_rank(&a, [0, 1, 2], k) - by_rank(&b, [1, 2, 0], k)).abs())
+                .sum::<f64>()
+                / 2.0
+                + a.iter()
+                    .filter(|(id, _)| *id >= 3)
+                    .map(|(_, p)| p)
+                    .sum::<f64>()
+                    / 2.0;
+            assert!(tv <= 1.0 - covered + 1e-12, "T {t}: {tv}");
+        }
     }
 }

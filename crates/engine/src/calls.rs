@@ -320,6 +320,10 @@ fn cache_key(
     )
 }
 
+/// Why a remote exact call failed where its server answered without log-probabilities.
+pub(crate) const NO_LOGPROBS: &str = "the server returned no log-probabilities (logprobs, \
+     top_logprobs) for an exact verdict; set the judge's exact = false to generate instead";
+
 /// The records a response answers, each with the index of its trial in the group.
 pub(crate) fn rows(
     r: &Resolved,
@@ -330,8 +334,8 @@ pub(crate) fn rows(
 ) -> Vec<(usize, VerdictRecord)> {
     let reader = readers.map(|rs| rs.get(p.criterion));
     let mut per_trial: HashMap<usize, (TrialDistribution, VerdictDistribution)> = HashMap::new();
-    let ranked = match (&response.result, reader) {
-        (Ok(c), Some(reader)) => c.logits.as_ref().map(|logits| reader.rank(logits)),
+    let pass = match (&response.result, reader) {
+        (Ok(c), Some(reader)) => reader.pass(c),
         _ => None,
     };
     let framed = |d: &VerdictDistribution| VerdictDistribution {
@@ -344,10 +348,9 @@ pub(crate) fn rows(
     };
     // What the model believes, whatever a trial samples with: the pass's distribution at
     // temperature 1 over every token (after a grammar's mask), once per pass.
-    let belief = ranked
+    let belief = pass
         .as_ref()
-        .zip(reader)
-        .map(|(ranked, reader)| framed(&reader.distribution(ranked, 1.0, 1.0).verdicts));
+        .map(|pass| framed(&pass.distribution(1.0, 1.0).verdicts));
     p.targets
         .iter()
         .map(|t| {
@@ -377,7 +380,14 @@ pub(crate) fn rows(
                 }
             };
             let judged = |v: Verdict| Outcome::Judged(unswap(v, p.swapped));
-            let row = match (&ranked, reader, c.stop) {
+            // A remote call's price, whole on each row it answers: what the trial would
+            // have paid alone (a run's spending counts an exact pass once).
+            let cost_usd = trial
+                .judge
+                .remote()
+                .and_then(|remote| remote.price)
+                .map(|price| price.cost(c.prompt_tokens, c.completion_tokens));
+            let row = match (&pass, reader, c.stop) {
                 (_, _, StopReason::PromptTooLong) => VerdictRecord {
                     raw_output: Some(String::new()),
                     exact: group.exact,
@@ -386,18 +396,14 @@ pub(crate) fn rows(
                         c,
                     )
                 },
-                (Some(ranked), Some(reader), _) => {
+                (Some(pass), _, _) => {
                     // Each trial's distribution once per pass; its repeats only draw.
                     let (d, in_frame) = per_trial.entry(t.trial).or_insert_with(|| {
-                        let d = reader.distribution(
-                            ranked,
-                            trial.params.temperature,
-                            trial.params.top_p,
-                        );
+                        let d = pass.distribution(trial.params.temperature, trial.params.top_p);
                         let in_frame = framed(&d.verdicts);
                         (d, in_frame)
                     });
-                    let (text, verdict) = reader.draw(d, t.seed);
+                    let (text, verdict) = pass.draw(d, t.seed);
                     VerdictRecord {
                         raw_output: Some(text),
                         // The verdict is one token, read rather than generated.
@@ -405,8 +411,13 @@ pub(crate) fn rows(
                         exact: true,
                         distribution: Some(in_frame.clone()),
                         belief: belief.clone(),
+                        uncovered: pass.uncovered(),
+                        cost_usd,
                         ..measured(record(judged(verdict)), c)
                     }
+                }
+                (None, Some(_), _) if trial.judge.remote().is_some() => {
+                    record(Outcome::CallFailed(NO_LOGPROBS.into()))
                 }
                 (None, Some(_), _) => record(Outcome::CallFailed(
                     "the judge returned no logits for an exact verdict".into(),
@@ -417,11 +428,7 @@ pub(crate) fn rows(
                     VerdictRecord {
                         criteria,
                         raw_output: Some(c.text.clone()),
-                        cost_usd: trial
-                            .judge
-                            .remote()
-                            .and_then(|remote| remote.price)
-                            .map(|price| price.cost(c.prompt_tokens, c.completion_tokens)),
+                        cost_usd,
                         logprobs: c.logprobs.clone(),
                         ..measured(record(judged(v)), c)
                     }

@@ -1,5 +1,9 @@
 //! Exact verdicts: the verdict of a one-token answer read from the first output token's
-//! logits, for every (temperature, top_p) of a sweep from one forward pass.
+//! distribution, for every (temperature, top_p) of a sweep from one forward pass: a local
+//! judge's logits over its whole vocabulary, or the most likely tokens and their
+//! log-probabilities a server returns for one call (`Ranked::top`: top_p cuts by their
+//! true mass; the mass they leave out is the pass's `uncovered`, a bound on the error at
+//! temperatures up to 1).
 //!
 //! Every vocabulary token is parsed once as if it were the whole output, so variants such
 //! as `4` and ` 4` read as the same label and the rest as failures. Each trial's exact
@@ -19,21 +23,39 @@
 //! sampler would also admit a token that only begins a verdict, such as `t` of `tie`, and
 //! continue; a one-token verdict cannot, so those are excluded.)
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
-use judgelab_core::judge::Vocabulary;
+use judgelab_core::judge::{Completion, Vocabulary};
 use judgelab_core::sampling::{self, Ranked, VerdictDistribution};
 use judgelab_core::verdict::{self, OutputKind, Verdict};
 use judgelab_core::{Constraint, Task, TrialParams};
 
 use crate::resolve::Resolved;
 
-/// How one group of trials reads verdicts from logits.
+/// How one group of trials reads verdicts from a pass: a local judge's first-token logits
+/// over its vocabulary, or a remote judge's most likely first tokens.
 pub(crate) struct Reader {
+    output: OutputKind,
+    task: Task,
+    /// A local judge's vocabulary, each token read once; none for a remote judge, whose
+    /// passes name their own tokens.
+    local: Option<Local>,
+}
+
+struct Local {
     vocabulary: Vocabulary,
     verdicts: Vec<Verdict>,
     /// With a grammar: the tokens it admits.
     allowed: Option<Vec<bool>>,
+}
+
+/// One pass ranked once for all the trials that share it, with what its tokens read as.
+pub(crate) struct Pass<'r> {
+    ranked: Ranked,
+    texts: Cow<'r, [String]>,
+    verdicts: Cow<'r, [Verdict]>,
+    remote: bool,
 }
 
 /// One trial's exact distribution for one pass: every token it may draw, and the
@@ -44,15 +66,64 @@ pub(crate) struct TrialDistribution {
 }
 
 impl Reader {
-    /// Fails when a valid verdict is not one token of the model: then no first token can
-    /// stand for it.
+    /// A local judge's reader (`vocabulary`), or a remote judge's (`None`). A local one
+    /// fails when a valid verdict is not one token of the model: then no first token can
+    /// stand for it. A remote one cannot know its model's tokens before a pass; a pass
+    /// whose most likely tokens lack a verdict leaves its probability out, and the
+    /// verdict's belief shows it missing.
     pub fn new(
-        vocabulary: Vocabulary,
+        vocabulary: Option<Vocabulary>,
         output: OutputKind,
         task: Task,
         allow_tie: bool,
         constraint: Constraint,
     ) -> Result<Reader, String> {
+        let local = vocabulary
+            .map(|vocabulary| Local::new(vocabulary, output, task, allow_tie, constraint))
+            .transpose()?;
+        Ok(Reader {
+            output,
+            task,
+            local,
+        })
+    }
+
+    /// A completion's pass, ranked: `None` where it carries no distribution (a local
+    /// judge's without logits, a server's without log-probabilities).
+    pub fn pass<'r>(&'r self, c: &Completion) -> Option<Pass<'r>> {
+        match &self.local {
+            Some(local) => {
+                let logits = c.logits.as_ref()?;
+                Some(Pass {
+                    ranked: local.rank(logits),
+                    texts: Cow::Borrowed(&local.vocabulary[..]),
+                    verdicts: Cow::Borrowed(&local.verdicts),
+                    remote: false,
+                })
+            }
+            None => {
+                let top = c.top_logprobs.as_ref()?;
+                let texts: Vec<String> = top.iter().map(|t| t.token.clone()).collect();
+                let logprobs: Vec<f64> = top.iter().map(|t| t.logprob).collect();
+                Some(Pass {
+                    ranked: Ranked::top(&logprobs),
+                    verdicts: Cow::Owned(verdict::token_verdicts(self.output, self.task, &texts)),
+                    texts: Cow::Owned(texts),
+                    remote: true,
+                })
+            }
+        }
+    }
+}
+
+impl Local {
+    fn new(
+        vocabulary: Vocabulary,
+        output: OutputKind,
+        task: Task,
+        allow_tie: bool,
+        constraint: Constraint,
+    ) -> Result<Local, String> {
         let index: HashMap<&str, usize> = vocabulary
             .iter()
             .enumerate()
@@ -76,7 +147,7 @@ impl Reader {
             allowed
         });
         let verdicts = verdict::token_verdicts(output, task, &vocabulary);
-        Ok(Reader {
+        Ok(Local {
             vocabulary,
             verdicts,
             allowed,
@@ -84,7 +155,7 @@ impl Reader {
     }
 
     /// Ranks a pass's logits once for all the trials that share it.
-    pub fn rank(&self, logits: &[f32]) -> Ranked {
+    fn rank(&self, logits: &[f32]) -> Ranked {
         match &self.allowed {
             None => Ranked::new(logits),
             Some(allowed) => {
@@ -97,10 +168,12 @@ impl Reader {
             }
         }
     }
+}
 
+impl Pass<'_> {
     /// A trial's distribution under its temperature and top_p.
-    pub fn distribution(&self, ranked: &Ranked, temperature: f64, top_p: f64) -> TrialDistribution {
-        let tokens = ranked.distribution(temperature, top_p);
+    pub fn distribution(&self, temperature: f64, top_p: f64) -> TrialDistribution {
+        let tokens = self.ranked.distribution(temperature, top_p);
         let mut verdicts = VerdictDistribution::new(&tokens, &self.verdicts);
         if tokens.is_empty() {
             // Every logit was -inf: nothing can be said.
@@ -112,9 +185,15 @@ impl Reader {
     /// The seeded draw of one verdict: the token's text and what it reads as.
     pub fn draw(&self, d: &TrialDistribution, seed: u32) -> (String, Verdict) {
         match sampling::pick(&d.tokens, sampling::unit(u64::from(seed))) {
-            Some(token) => (self.vocabulary[token].clone(), self.verdicts[token]),
+            Some(token) => (self.texts[token].clone(), self.verdicts[token]),
             None => (String::new(), Verdict::Failed(verdict::FailureKind::Empty)),
         }
+    }
+
+    /// A remote pass's probability outside the tokens the server returned, at
+    /// temperature 1 ([`Ranked::top`]); `None` for a full vocabulary's.
+    pub fn uncovered(&self) -> Option<f64> {
+        self.remote.then(|| (1.0 - self.ranked.covered()).max(0.0))
     }
 }
 
@@ -127,7 +206,7 @@ impl Readers {
     /// rubric's (a value per criterion), or one whose valid verdicts are not each one
     /// token of the model.
     pub fn new(
-        vocabulary: Vocabulary,
+        vocabulary: Option<Vocabulary>,
         r: &Resolved,
         params: &TrialParams,
     ) -> Result<Readers, String> {
@@ -179,6 +258,78 @@ mod tests {
 
     use super::*;
 
+    fn completion() -> Completion {
+        Completion {
+            text: String::new(),
+            prompt_tokens: 1,
+            completion_tokens: 1,
+            latency_ms: 1.0,
+            ttft_ms: None,
+            stop: judgelab_core::judge::StopReason::MaxTokens,
+            cached_tokens: None,
+            attempts: 1,
+            logprobs: None,
+            decoded_tokens: None,
+            endpoint: None,
+            logits: None,
+            top_logprobs: None,
+        }
+    }
+
+    fn logits(l: &[f32]) -> Completion {
+        Completion {
+            logits: Some(Arc::new(l.to_vec())),
+            ..completion()
+        }
+    }
+
+    #[test]
+    fn a_servers_most_likely_tokens_are_read_by_their_text() {
+        let r = Reader::new(
+            None,
+            OutputKind::Label,
+            Task::Pairwise,
+            false,
+            Constraint::None,
+        )
+        .unwrap();
+        assert!(
+            r.pass(&completion()).is_none(),
+            "no log-probabilities, no pass"
+        );
+        let top = [("B", 0.5), (" A", 0.2), ("A", 0.15), ("The", 0.1)]
+            .iter()
+            .map(|(token, p)| judgelab_core::judge::TokenLogprob {
+                token: token.to_string(),
+                logprob: f64::ln(*p),
+            })
+            .collect();
+        let pass = r
+            .pass(&Completion {
+                top_logprobs: Some(top),
+                ..completion()
+            })
+            .unwrap();
+        assert!((pass.uncovered().unwrap() - 0.05).abs() < 1e-12);
+        let warm = pass.distribution(1.0, 1.0).verdicts;
+        // Over the returned tokens: A is " A" and "A".
+        assert!((warm.p(&Label::Choice(Choice::A)) - 0.35 / 0.95).abs() < 1e-12);
+        assert!((warm.failed - 0.1 / 0.95).abs() < 1e-12);
+        // top_p 0.6 cuts inside them: B and " A", exactly.
+        let cut = pass.distribution(1.0, 0.6).verdicts;
+        assert!((cut.p(&Label::Choice(Choice::B)) - 0.5 / 0.7).abs() < 1e-12);
+        let greedy = pass.distribution(0.0, 1.0);
+        assert_eq!(
+            pass.draw(&greedy, 3),
+            ("B".to_string(), Verdict::Parsed(Label::Choice(Choice::B)))
+        );
+        assert_eq!(
+            r.pass(&logits(&[1.0])).map(|_| ()),
+            None,
+            "a remote reader reads no logits"
+        );
+    }
+
     fn vocabulary() -> Vocabulary {
         Arc::new(
             ["A", " A", "B", "The", "", "tie", "t"]
@@ -191,21 +342,23 @@ mod tests {
     #[test]
     fn variants_read_as_one_label_and_the_rest_fail() {
         let r = Reader::new(
-            vocabulary(),
+            Some(vocabulary()),
             OutputKind::Label,
             Task::Pairwise,
             false,
             Constraint::None,
         )
         .unwrap();
-        let ranked = r.rank(&[2.0, 1.0, 1.5, 1.75, 0.0, -9.0, -9.0]);
-        let greedy = r.distribution(&ranked, 0.0, 1.0);
-        let (text, verdict) = r.draw(&greedy, 1);
+        let ranked = r
+            .pass(&logits(&[2.0, 1.0, 1.5, 1.75, 0.0, -9.0, -9.0]))
+            .unwrap();
+        let greedy = ranked.distribution(0.0, 1.0);
+        let (text, verdict) = ranked.draw(&greedy, 1);
         assert_eq!(
             (text.as_str(), verdict),
             ("A", Verdict::Parsed(Label::Choice(Choice::A)))
         );
-        let warm = r.distribution(&ranked, 1.0, 1.0);
+        let warm = ranked.distribution(1.0, 1.0);
         let z: f64 = [2.0f64, 1.0, 1.5, 1.75, 0.0, -9.0, -9.0]
             .iter()
             .map(|l| l.exp())
@@ -225,15 +378,17 @@ mod tests {
     #[test]
     fn a_grammar_keeps_exact_spellings_only() {
         let r = Reader::new(
-            vocabulary(),
+            Some(vocabulary()),
             OutputKind::Label,
             Task::Pairwise,
             true,
             Constraint::Grammar,
         )
         .unwrap();
-        let ranked = r.rank(&[0.0, 5.0, 1.0, 9.0, 9.0, 0.0, 9.0]);
-        let d = r.distribution(&ranked, 1.0, 1.0).verdicts;
+        let ranked = r
+            .pass(&logits(&[0.0, 5.0, 1.0, 9.0, 9.0, 0.0, 9.0]))
+            .unwrap();
+        let d = ranked.distribution(1.0, 1.0).verdicts;
         assert_eq!(d.failed, 0.0);
         let z = 1.0 + 1f64.exp() + 1.0;
         assert!((d.p(&Label::Choice(Choice::B)) - 1f64.exp() / z).abs() < 1e-9);
@@ -243,7 +398,7 @@ mod tests {
     #[test]
     fn labels_that_are_not_one_token_are_refused() {
         let err = Reader::new(
-            vocabulary(),
+            Some(vocabulary()),
             OutputKind::Digit,
             Task::Single {
                 scale_min: 1,

@@ -16,6 +16,7 @@ mod judges;
 pub mod keys;
 pub mod labels;
 pub mod load;
+mod logprobs;
 pub mod panels;
 mod plan;
 mod progress;

@@ -101,7 +101,8 @@ impl Progress {
             RunEvent::Imported { .. }
             | RunEvent::Loading { .. }
             | RunEvent::Quantizing { .. }
-            | RunEvent::Quantized { .. } => {}
+            | RunEvent::Quantized { .. }
+            | RunEvent::Generating { .. } => {}
         }
     }
 

@@ -162,6 +162,7 @@ impl Live {
             decoded_tokens: Some(self.decoded),
             endpoint: None,
             logits: self.logits,
+            top_logprobs: None,
         };
         let key = self.request.key;
         reply
@@ -527,6 +528,7 @@ fn too_long(n_prompt: usize, start: Instant) -> Completion {
         decoded_tokens: Some(0),
         endpoint: None,
         logits: None,
+        top_logprobs: None,
     }
 }
 

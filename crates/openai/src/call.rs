@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::pool::Attempt;
 use crate::sse::{Event, SseParser};
-use crate::wire::{context_overflow, request_body, shorten, Reply};
+use crate::wire::{context_overflow, exact_body, request_body, shorten, Reply};
 use crate::{estimate_tokens, Endpoint, Inner};
 
 /// Why an attempt failed.
@@ -38,7 +38,10 @@ fn retry(message: impl Into<String>) -> Failure {
 /// requests it made.
 pub(crate) async fn call(inner: &Inner, request: JudgeRequest) -> Result<Completion, CallError> {
     let endpoint = &inner.endpoint;
-    let mut body = request_body(endpoint, &request.messages, &request.sampling);
+    let mut body = match request.logits {
+        true => exact_body(endpoint, &request.messages),
+        false => request_body(endpoint, &request.messages, &request.sampling),
+    };
     if request.uncached && inner.llama_cpp.load(std::sync::atomic::Ordering::SeqCst) {
         body["cache_prompt"] = Value::Bool(false);
     }
@@ -71,10 +74,15 @@ pub(crate) async fn call(inner: &Inner, request: JudgeRequest) -> Result<Complet
             Ok(completion) => {
                 // An attempt may have made a request of its own to learn why its stream
                 // was cut (`probe`): counted, as every request a call made.
+                // An exact pass's one token comes with the whole reply.
+                let ttft_ms = match request.logits {
+                    true => Some(completion.latency_ms),
+                    false => completion.ttft_ms,
+                };
                 return Ok(Completion {
                     attempts: attempt + completion.attempts - 1,
                     latency_ms: completion.latency_ms + waited_ms,
-                    ttft_ms: completion.ttft_ms.map(|t| t + waited_ms),
+                    ttft_ms: ttft_ms.map(|t| t + waited_ms),
                     endpoint: Some(base_url),
                     ..completion
                 });
@@ -187,7 +195,9 @@ async fn attempt_once(inner: &Inner, base_url: &str, body: &Value) -> Result<Com
     if !status.is_success() {
         return refused(endpoint, &url, response, started).await;
     }
-    let (reply, ttft) = if endpoint.stream {
+    // An exact pass asks for one token, whole.
+    let stream = body["stream"].as_bool().unwrap_or(false);
+    let (reply, ttft) = if stream {
         match read_stream(inner, &url, body, response, started).await? {
             Streamed::Reply(reply, ttft) => (reply, ttft),
             Streamed::TooLong(completion) => return Ok(completion),
@@ -202,7 +212,7 @@ async fn attempt_once(inner: &Inner, base_url: &str, body: &Value) -> Result<Com
         })?;
         (Reply::from_response(&value).map_err(retry)?, None)
     };
-    Ok(completion(inner, &url, body, reply, ttft, started).await)
+    Ok(completion(inner, &url, body, reply, ttft, started, stream).await)
 }
 
 /// What a non-success status means: a prompt too long for the context (a completion that
@@ -334,15 +344,15 @@ async fn completion(
     reply: Reply,
     ttft: Option<f64>,
     started: Instant,
+    stream: bool,
 ) -> Completion {
-    let endpoint = &inner.endpoint;
     let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
     if reply.llama_cpp {
         inner
             .llama_cpp
             .store(true, std::sync::atomic::Ordering::SeqCst);
     }
-    if endpoint.stream && reply.prompt_tokens.is_some() {
+    if stream && reply.prompt_tokens.is_some() {
         inner
             .usage_streamed
             .store(true, std::sync::atomic::Ordering::SeqCst);
@@ -352,9 +362,10 @@ async fn completion(
     // distinct prompt, made after the call was timed.
     let prompt_tokens = match reply.prompt_tokens {
         Some(n) => n,
-        None if endpoint.stream => count_prompt(inner, url, body).await.unwrap_or(0),
+        None if stream => count_prompt(inner, url, body).await.unwrap_or(0),
         None => 0,
     };
+    let top_logprobs = reply.first_token_logprobs();
     Completion {
         stop: match reply.finish_reason.as_deref() {
             Some("length") => StopReason::MaxTokens,
@@ -367,6 +378,7 @@ async fn completion(
         ttft_ms: ttft,
         cached_tokens: reply.cached_tokens,
         attempts: 1,
+        top_logprobs,
         logprobs: (!reply.logprobs.is_empty()).then(|| Value::Array(reply.logprobs).to_string()),
         decoded_tokens: None,
         endpoint: None,
@@ -419,6 +431,7 @@ fn too_long(prompt_tokens: Option<u32>, started: Instant) -> Completion {
         decoded_tokens: None,
         endpoint: None,
         logits: None,
+        top_logprobs: None,
     }
 }
 

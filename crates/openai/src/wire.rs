@@ -1,6 +1,7 @@
 //! The chat completion API on the wire: the request body, and what is read back from a
 //! whole response or from the chunks of a stream.
 
+use judgelab_core::judge::TokenLogprob;
 use judgelab_core::{Message, Sampling};
 use serde_json::{json, Value};
 
@@ -33,6 +34,31 @@ pub fn request_body(endpoint: &Endpoint, messages: &[Message], sampling: &Sampli
     body
 }
 
+/// The most likely first tokens an exact pass asks for where the judge names no
+/// `top_logprobs`: the most OpenAI's API and vLLM's default `max_logprobs` return.
+pub const EXACT_TOP_LOGPROBS: u32 = 20;
+
+/// The JSON body of an exact pass: one token, unstreamed, with the first token's most
+/// likely alternatives and their log-probabilities. Asked at temperature 1 and top_p 1,
+/// so that a server whose log-probabilities follow its sampler returns the model's own
+/// distribution too; the judge's sampling is applied to it afterwards.
+pub fn exact_body(endpoint: &Endpoint, messages: &[Message]) -> Value {
+    let k = endpoint
+        .top_logprobs
+        .filter(|&k| k > 0)
+        .unwrap_or(EXACT_TOP_LOGPROBS);
+    json!({
+        "model": endpoint.model,
+        "messages": messages,
+        "temperature": 1.0,
+        "top_p": 1.0,
+        "max_tokens": 1,
+        "stream": false,
+        "logprobs": true,
+        "top_logprobs": k,
+    })
+}
+
 /// What a call produced, whole or assembled from a stream.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Reply {
@@ -63,6 +89,39 @@ impl Reply {
         if let Some(n) = count(&usage["prompt_tokens_details"]["cached_tokens"]) {
             self.cached_tokens = Some(n);
         }
+    }
+
+    /// The first token's most likely tokens, where the server returned any: each token
+    /// once (two ids that read as the same text add up; llama-cpp-python's server keys them
+    /// by text and keeps one), most likely first (vLLM lists the sampled token first, and
+    /// llama-cpp-python's appends it last when it ranks below the rest). `top_probs` with
+    /// linear `prob`s, as llama-server returns them after its sampler when asked to, read
+    /// as their logarithms.
+    pub fn first_token_logprobs(&self) -> Option<Vec<TokenLogprob>> {
+        let first = self.logprobs.first()?;
+        let top = first["top_logprobs"]
+            .as_array()
+            .or_else(|| first["top_probs"].as_array())?;
+        let mut tokens: Vec<TokenLogprob> = Vec::with_capacity(top.len());
+        for t in top {
+            let Some(token) = t["token"].as_str() else {
+                continue;
+            };
+            let logprob = match (t["logprob"].as_f64(), t["prob"].as_f64()) {
+                (Some(l), _) => l,
+                (None, Some(p)) => p.ln(),
+                (None, None) => continue,
+            };
+            match tokens.iter_mut().find(|known| known.token == token) {
+                Some(known) => known.logprob = (known.logprob.exp() + logprob.exp()).ln(),
+                None => tokens.push(TokenLogprob {
+                    token: token.to_string(),
+                    logprob,
+                }),
+            }
+        }
+        tokens.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
+        (!tokens.is_empty()).then_some(tokens)
     }
 
     fn logprobs(&mut self, choice: &Value) {
@@ -160,6 +219,60 @@ pub fn shorten(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn first_token_logprobs_read_as_each_server_writes_them() {
+        let read = |entry: Value| {
+            let body = json!({"choices":[{"message":{"content":"A"},"finish_reason":"length","logprobs":{"content":[entry]}}]});
+            let tokens = Reply::from_response(&body).unwrap().first_token_logprobs();
+            tokens.map(|t| {
+                t.iter()
+                    .map(|t| (t.token.clone(), (t.logprob * 1000.0).round() / 1000.0))
+                    .collect::<Vec<_>>()
+            })
+        };
+        // vLLM: the sampled token first; llama-cpp-python: one text twice is one token.
+        let ln = |p: f64| p.ln();
+        let got = read(json!({"token":"B","logprob":ln(0.1),"top_logprobs":[
+            {"token":"B","logprob":ln(0.1)},{"token":"A","logprob":ln(0.6)},{"token":" A","logprob":ln(0.2)},{"token":"B","logprob":ln(0.05)}]}));
+        let want = |pairs: &[(&str, f64)]| {
+            Some(
+                pairs
+                    .iter()
+                    .map(|(t, p)| (t.to_string(), (ln(*p) * 1000.0).round() / 1000.0))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(got, want(&[("A", 0.6), (" A", 0.2), ("B", 0.15)]));
+        // llama-server after its sampler: linear probabilities.
+        let got = read(
+            json!({"token":"A","prob":0.9,"top_probs":[{"token":"A","prob":0.9},{"token":"B","prob":0.1}]}),
+        );
+        assert_eq!(got, want(&[("A", 0.9), ("B", 0.1)]));
+        // None returned: none read.
+        assert_eq!(read(json!({"token":"A","logprob":-0.1})), None);
+        assert_eq!(
+            read(json!({"token":"A","logprob":-0.1,"top_logprobs":[]})),
+            None
+        );
+    }
+
+    #[test]
+    fn an_exact_pass_asks_for_one_token_and_its_alternatives_at_temperature_1() {
+        let mut endpoint = Endpoint::new("m", "http://127.0.0.1:1/v1", "m");
+        let body = exact_body(&endpoint, &[]);
+        assert_eq!(
+            (
+                &body["max_tokens"],
+                &body["top_logprobs"],
+                &body["temperature"],
+                &body["stream"]
+            ),
+            (&json!(1), &json!(20), &json!(1.0), &json!(false))
+        );
+        endpoint.top_logprobs = Some(5);
+        assert_eq!(exact_body(&endpoint, &[])["top_logprobs"], json!(5));
+    }
 
     #[test]
     fn a_stream_assembles_into_a_reply() {

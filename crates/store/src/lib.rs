@@ -757,8 +757,8 @@ where
             "INSERT INTO verdicts (trial_id, item_id, repeat, swapped, seed, prompt_hash, raw_output, verdict,
                                    failure_kind, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error,
                                    cost_usd, cached_tokens, attempts, logprobs, cache_hit, exact,
-                                   distribution, endpoint, belief, criterion, criteria)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                   distribution, endpoint, belief, criterion, criteria, uncovered)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT (trial_id, item_id, repeat, swapped, criterion) DO UPDATE SET
                 seed = excluded.seed, prompt_hash = excluded.prompt_hash, raw_output = excluded.raw_output,
                 verdict = excluded.verdict, failure_kind = excluded.failure_kind,
@@ -768,7 +768,7 @@ where
                 attempts = excluded.attempts, logprobs = excluded.logprobs, cache_hit = excluded.cache_hit,
                 exact = excluded.exact, distribution = excluded.distribution,
                 endpoint = excluded.endpoint, belief = excluded.belief,
-                criteria = excluded.criteria,
+                criteria = excluded.criteria, uncovered = excluded.uncovered,
                 created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
              WHERE verdicts.error IS NOT NULL",
         );
@@ -801,6 +801,7 @@ where
         .bind(belief)
         .bind(&v.criterion)
         .bind(rows::criteria_to_json(&v.criteria))
+        .bind(v.uncovered)
         .execute(e)
         .await?;
     Ok(done.rows_affected() > 0)

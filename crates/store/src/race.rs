@@ -84,7 +84,11 @@ impl Store {
                 JOIN trials t ON t.id = v.trial_id
                 WHERE t.experiment_id = ?1 AND v.cache_hit = 0 AND v.exact = 1) AS calls,
                (SELECT COALESCE(SUM(v.cost_usd), 0.0) FROM verdicts v JOIN trials t ON t.id = v.trial_id
-                WHERE t.experiment_id = ?1 AND v.cache_hit = 0) AS usd",
+                WHERE t.experiment_id = ?1 AND v.cache_hit = 0 AND v.exact = 0)
+             + (SELECT COALESCE(SUM(usd), 0.0) FROM
+                 (SELECT MAX(v.cost_usd) AS usd FROM verdicts v JOIN trials t ON t.id = v.trial_id
+                  WHERE t.experiment_id = ?1 AND v.cache_hit = 0 AND v.exact = 1
+                  GROUP BY t.model_path, v.prompt_hash)) AS usd",
         )
         .bind(experiment_id)
         .fetch_one(&self.pool)

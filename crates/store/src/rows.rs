@@ -261,7 +261,7 @@ pub(crate) fn read_verdicts(
         "SELECT trial_id, item_id, repeat, swapped, seed, prompt_hash, raw_output, verdict,
                 failure_kind, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error,
                 cost_usd, cached_tokens, attempts, logprobs, cache_hit, exact, distribution,
-                endpoint, belief, criterion, criteria
+                endpoint, belief, criterion, criteria, uncovered
          FROM verdicts WHERE trial_id = ? ORDER BY item_id, repeat, swapped, criterion",
     )?;
     let rows = statement.query_map([trial_id], |r| {
@@ -315,6 +315,7 @@ pub(crate) fn read_verdicts(
             endpoint: r.get(21)?,
             belief,
             criteria,
+            uncovered: r.get(25)?,
         })
     })?;
     rows.collect()

@@ -56,6 +56,7 @@ impl Judge for Scripted {
                     decoded_tokens: None,
                     endpoint: None,
                     logits: None,
+                    top_logprobs: None,
                 }),
             });
         }

@@ -864,6 +864,11 @@ n_failed: number; verdicts_per_second: number | null; eta_seconds: number | null
  *  leader.
  */
 { event: "dropped"; round: number; trial_ids: number[]; survivors: number } | 
+/**
+ *  A judge's one-token trials generate instead of reading exact verdicts, and why (its
+ *  server returns no log-probabilities, a verdict is not one token of its model).
+ */
+{ event: "generating"; judge: string; why: string } | 
 /**  The dev split is judged: these trials judge the test split, to confirm the pick. */
 { event: "selected"; trial_ids: number[]; n_test_items: number } | { event: "finished"; interrupted: boolean; 
 /**  The budget that stopped the run (`limits.max_calls = …`), if one did. */

@@ -30,6 +30,13 @@ describe("run state", () => {
     expect(isActive(finished)).toBe(false);
   });
 
+  it("keeps which judges generate instead of reading exact verdicts, and why", () => {
+    const why = "http://127.0.0.1:8080/v1 answered a call asking for logprobs and top_logprobs without them";
+    const run = applyUpdate(start, { event: "generating", judge: "api", why });
+    expect(run.generating).toEqual([{ judge: "api", why }]);
+    expect(restartRun(run, 2).generating).toEqual([{ judge: "api", why }]);
+  });
+
   it("counts a checklist's calls as calls, not verdicts", () => {
     const running = applyUpdate(start, { event: "started", experiment: "exp", resumed: false, n_trials: 1, total: 50, done: 0, verdicts: 10 });
     expect(running.unit).toBe("calls");

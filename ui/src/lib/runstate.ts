@@ -61,6 +61,8 @@ export interface RunState {
   confirming: { trialIds: number[]; nTestItems: number } | null;
   /** The budget that stopped the run (`limits.max_calls = …`); set when it ends. */
   stoppedBy: string | null;
+  /** Judges whose one-token trials generate instead of reading exact verdicts, with why. */
+  generating: { judge: string; why: string }[];
   /** What the user asked for while the calls in flight finish. */
   stopping: "pause" | "cancel" | null;
   metrics: LiveMetric[];
@@ -97,6 +99,7 @@ export function newRun(name: string, spec: string, generation: number): RunState
     confirming: null,
     stoppedBy: null,
     stopping: null,
+    generating: [],
     metrics: [],
     generation,
   };
@@ -181,6 +184,8 @@ export function applyUpdate(run: RunState, update: RunUpdate): RunState {
         dropped: [...run.dropped, ...update.trial_ids],
         race: run.race ? { ...run.race, survivors: update.survivors } : null,
       };
+    case "generating":
+      return { ...run, generating: [...run.generating, { judge: update.judge, why: update.why }] };
     case "selected":
       return {
         ...run,

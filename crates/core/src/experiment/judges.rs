@@ -60,6 +60,11 @@ pub struct RemoteJudge {
     pub endpoint: RemoteSpec,
     /// $ per million tokens, where known. Not part of the identity.
     pub price: Option<Price>,
+    /// Verdicts read from the first token's most likely tokens and their log-probabilities
+    /// (`logprobs`, `top_logprobs`): one call per prompt serves every temperature and top_p
+    /// of the sweep. As written; unwritten, each trial is exact where that is valid and
+    /// the server returns log-probabilities ([`super::Experiment::exact`]).
+    pub exact: Option<bool>,
 }
 
 impl NamedJudge {
@@ -80,7 +85,15 @@ impl NamedJudge {
     /// Whether the file asks for exact verdicts (`exact = true`): then every trial of the
     /// judge reads its verdicts from the first token's exact distribution.
     pub fn written_exact(&self) -> bool {
-        self.local().is_some_and(|l| l.exact == Some(true))
+        self.exact_as_written() == Some(true)
+    }
+
+    /// The judge's `exact` as the file writes it, either backend.
+    pub fn exact_as_written(&self) -> Option<bool> {
+        match &self.backend {
+            JudgeBackend::Llama(l) => l.exact,
+            JudgeBackend::OpenAi(r) => r.exact,
+        }
     }
 
     /// What of the judge changes its verdicts, for the identity of a `[[judges]]`
@@ -99,12 +112,18 @@ impl NamedJudge {
                 }
                 v
             }
-            JudgeBackend::OpenAi(r) => json!({
-                "name": self.name,
-                "backend": "openai",
-                "model": r.model,
-                "endpoint": r.endpoint,
-            }),
+            JudgeBackend::OpenAi(r) => {
+                let mut v = json!({
+                    "name": self.name,
+                    "backend": "openai",
+                    "model": r.model,
+                    "endpoint": r.endpoint,
+                });
+                if r.exact == Some(true) {
+                    v["exact"] = true.into();
+                }
+                v
+            }
         }
     }
 }
@@ -215,6 +234,9 @@ impl RawJudge {
     fn backend_keys(&self) -> Vec<&'static str> {
         let mut keys = self.remote_keys();
         keys.extend(self.local_keys());
+        if self.exact.is_some() {
+            keys.push("exact");
+        }
         keys
     }
 
@@ -222,7 +244,6 @@ impl RawJudge {
         [
             ("gpu_layers", self.gpu_layers.is_some()),
             ("context_size", self.context_size.is_some()),
-            ("exact", self.exact.is_some()),
             ("parallel", self.parallel.is_some()),
             ("reproducible", self.reproducible.is_some()),
         ]
@@ -604,6 +625,7 @@ fn settings(
     Ok(JudgeBackend::OpenAi(RemoteJudge {
         model,
         price,
+        exact: raw.exact,
         endpoint: RemoteSpec {
             base_url: urls[0].clone(),
             top_logprobs: count("top_logprobs", raw.top_logprobs, 0, 20)?,

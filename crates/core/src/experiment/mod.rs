@@ -309,8 +309,8 @@ impl Experiment {
     /// trial was created (`TrialParams::exact`): trials stored before exact verdicts were
     /// the default generate as they did.
     pub fn exact(&self, params: &TrialParams) -> bool {
-        match self.judge_named(&params.judge).and_then(NamedJudge::local) {
-            Some(local) => local.exact.unwrap_or(params.exact),
+        match self.judge_named(&params.judge) {
+            Some(judge) => judge.exact_as_written().unwrap_or(params.exact),
             None => false,
         }
     }
@@ -327,12 +327,16 @@ impl Experiment {
     }
 
     /// Whether a new trial is exact: as its judge's `exact` says, or unwritten, where the
-    /// verdict is one token a local judge can read from one pass (`max_tokens = 1`, a
-    /// label or a digit, with or without the grammar).
+    /// verdict is one token a judge can read from one pass (`max_tokens = 1`, a label or a
+    /// digit, with or without the grammar). A remote judge's server must also return
+    /// log-probabilities, which the run asks it before it creates the trials, and a trial
+    /// that measures latency at a load (`sweep.concurrency`) generates.
     pub fn exact_where_valid(&self, params: &TrialParams) -> bool {
-        match self.judge_named(&params.judge).and_then(NamedJudge::local) {
-            Some(local) => local
-                .exact
+        match self.judge_named(&params.judge) {
+            // A load's latency is measured by calls made at that load, one per cell.
+            Some(judge) if judge.remote().is_some() && params.concurrency.is_some() => false,
+            Some(judge) => judge
+                .exact_as_written()
                 .unwrap_or(params.max_tokens == 1 && self.judge.output != Some(OutputKind::Json)),
             None => false,
         }
@@ -702,6 +706,19 @@ fn check_judges_can(
             };
             return Err(invalid("sweep.concurrency", why));
         }
+        if let Some(j) = judges.iter().find(|j| j.written_exact()) {
+            let key = if single_form {
+                "judge.exact".to_string()
+            } else {
+                format!("judges.{}.exact", j.name)
+            };
+            return Err(invalid(
+                &key,
+                "reads every load's verdicts from one call, and sweep.concurrency measures \
+                 the latency of calls made at each load: leave exact unwritten or false"
+                    .into(),
+            ));
+        }
     }
     if sweep.quantization.iter().any(Option::is_some) {
         if let Some(j) = judges.iter().find(|j| j.remote().is_some()) {
@@ -999,7 +1016,7 @@ items = 20
         assert!(e.trials().iter().all(|t| t.exact));
         // Stored under an older release, with no mark: the written flag decides.
         assert!(e.exact(&stored));
-        // JSON verdicts and remote judges are never exact by default.
+        // JSON verdicts are never exact by default.
         let json = one.replace(
             "template = \"pairwise\"",
             "template = \"pairwise\"\noutput = \"json\"",
@@ -1010,8 +1027,15 @@ items = 20
             "backend = \"llama\"",
             "backend = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"",
         );
+        // A remote judge's one-token trials are too (where its server returns
+        // log-probabilities, which the run asks), but not those stored before remote exact
+        // verdicts, nor where a trial measures latency at a load.
         let e = Experiment::from_toml("e.toml", &remote).unwrap();
-        assert!(e.trials().iter().all(|t| !t.exact && !e.exact(t)));
+        assert!(e.trials().iter().all(|t| t.exact == (t.max_tokens == 1)));
+        assert!(!e.exact(&stored));
+        let at_load = remote.replace("repeats = 1", "concurrency = 2\nrepeats = 1");
+        let e = Experiment::from_toml("e.toml", &at_load).unwrap();
+        assert!(e.trials().iter().all(|t| !t.exact));
     }
 
     #[test]
@@ -1301,12 +1325,19 @@ items = 20
             "backend = \"llama\"",
             "backend = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"",
         );
+        // A remote judge reads exact verdicts from its server's log-probabilities, but
+        // not where the sweep measures latency at each load.
+        let remote_exact = remote.replace(
+            "template = \"pairwise\"",
+            "template = \"pairwise\"\nexact = true",
+        );
+        assert!(Experiment::from_toml("e.toml", &remote_exact)
+            .unwrap()
+            .judges[0]
+            .written_exact());
         check_err(
-            &remote.replace(
-                "template = \"pairwise\"",
-                "template = \"pairwise\"\nexact = true",
-            ),
-            "judge.exact: is for backend = \"llama\" only",
+            &remote_exact.replace("repeats = 1", "concurrency = [1, 4]\nrepeats = 1"),
+            "judge.exact: reads every load's verdicts from one call",
         );
         check_err(
             &remote.replace("repeats = 1", "constraint = \"grammar\"\nrepeats = 1"),

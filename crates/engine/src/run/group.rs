@@ -170,16 +170,23 @@ pub(super) async fn judge_group(
         .map_err(|e| EngineError::Judge(format!("the judge thread panicked: {e}")))
 }
 
-/// What reads an exact group's verdicts from the judge's first-token logits.
+/// What reads an exact group's verdicts from the judge's first-token logits, or from the
+/// most likely first tokens a remote judge's server returns.
 fn reader(r: &Resolved, group: &Group<'_>, judge: &dyn Judge) -> Result<Readers, EngineError> {
     let model = &group.first().params.judge;
     let invalid = |message: String| EngineError::Invalid {
         path: "judge.exact".into(),
         message,
     };
-    let vocabulary = judge
-        .vocabulary()
-        .ok_or_else(|| invalid(format!("the judge of model {model:?} cannot return logits")))?;
+    let vocabulary = match (judge.vocabulary(), group.first().judge.remote()) {
+        (Some(vocabulary), _) => Some(vocabulary),
+        (None, Some(_)) => None,
+        (None, None) => {
+            return Err(invalid(format!(
+                "the judge of model {model:?} cannot return logits"
+            )))
+        }
+    };
     Readers::new(vocabulary, r, &group.first().params)
         .map_err(|message| invalid(format!("model {model:?}: {message}")))
 }
@@ -378,6 +385,8 @@ async fn record(
             run.store.cache_response(key, &json).await?;
         }
         let mut answered = rows(run.r, group, p, &response, reader);
+        // An exact call's price is on every row it answers, and paid once.
+        let mut call_usd = 0.0f64;
         for (_, row) in &mut answered {
             row.cache_hit = hit;
             tally.cache_hits += usize::from(hit);
@@ -390,9 +399,14 @@ async fn record(
                     }
                 }
             }
-            if !hit {
-                tally.spent_usd += row.cost_usd.unwrap_or(0.0);
-            }
+            let usd = row.cost_usd.unwrap_or(0.0);
+            call_usd = match group.exact {
+                true => call_usd.max(usd),
+                false => call_usd + usd,
+            };
+        }
+        if !hit {
+            tally.spent_usd += call_usd;
         }
         // A call's verdicts are stored together: a run stopped meanwhile makes it again
         // whole, never for part of its trials.

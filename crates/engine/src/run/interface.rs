@@ -71,6 +71,9 @@ pub enum RunEvent {
         seconds: f64,
         tensors: String,
     },
+    /// A judge's one-token trials generate instead of reading exact verdicts, and why
+    /// (its server returns no log-probabilities; a verdict is not one token of its model).
+    Generating { judge: String, why: String },
     /// The work is known.
     Started {
         experiment: String,

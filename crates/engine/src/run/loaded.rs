@@ -39,6 +39,12 @@ impl<'r> Judges<'r> {
         self.load(judge, None, on_event).await
     }
 
+    /// Forgets the judges loaded: the next `get` loads afresh (a remote judge that a
+    /// refused request has stopped calls again).
+    pub(crate) fn unload(&mut self) {
+        self.loaded.clear();
+    }
+
     /// The remote `judge` keeping `concurrency` requests in flight.
     pub(crate) async fn at_load(
         &mut self,

@@ -367,34 +367,56 @@ pub(crate) fn example_text(item: &Item) -> Message {
 }
 
 /// The new trials, where a judge exact by default (no `exact` written) cannot read a
-/// verdict from one token because a valid verdict is not one token of its model, or the
-/// trial asks a rubric's criteria in one call: those trials generate instead.
+/// verdict from one token: a local judge where a valid verdict is not one token of its
+/// model, a remote one whose server returns no log-probabilities ([`crate::logprobs`]), or
+/// a trial that asks a rubric's criteria in one call. Those trials generate instead, and
+/// the run says so.
 async fn readable(
+    store: &Store,
     r: &Resolved,
     judges: &mut Judges<'_>,
     mut trials: Vec<judgelab_core::TrialParams>,
     on_event: &mut (dyn FnMut(RunEvent) + Send),
 ) -> Result<Vec<judgelab_core::TrialParams>, EngineError> {
-    // By judge and whether its calls ask one criterion each.
-    let mut checked: HashMap<(String, bool), bool> = HashMap::new();
+    // By judge and whether its calls ask one criterion each: why its trials generate.
+    let mut checked: HashMap<(String, bool), Option<String>> = HashMap::new();
     for t in trials.iter_mut().filter(|t| t.exact) {
         let judge = r.parts(t)?.judge;
-        if judge.local().is_some_and(|l| l.exact.is_some()) {
+        if judge.judge.exact_as_written().is_some() {
             continue;
         }
         let key = (t.judge.clone(), r.asked_apart(t) != [None]);
-        let readable = match checked.get(&key) {
-            Some(&ok) => ok,
+        let generates = match checked.get(&key) {
+            Some(why) => why.clone(),
             None => {
                 let loaded = judges.get(judge, on_event).await?;
-                let ok = loaded
-                    .vocabulary()
-                    .is_some_and(|v| crate::exact::Readers::new(v, r, t).is_ok());
-                checked.insert(key, ok);
-                ok
+                let vocabulary = loaded.vocabulary();
+                let why = match crate::exact::Readers::new(vocabulary.clone(), r, t) {
+                    Err(why) => Some(why),
+                    Ok(_) => match judge.remote() {
+                        Some(remote) => match crate::logprobs::ask(store, remote, loaded).await? {
+                            crate::logprobs::Logprobs::Returned => None,
+                            crate::logprobs::Logprobs::NotReturned(why) => {
+                                // A refused request stops a remote judge's calls.
+                                judges.unload();
+                                Some(why)
+                            }
+                        },
+                        None if vocabulary.is_none() => Some("it returns no logits".into()),
+                        None => None,
+                    },
+                };
+                if let Some(why) = &why {
+                    on_event(RunEvent::Generating {
+                        judge: t.judge.clone(),
+                        why: why.clone(),
+                    });
+                }
+                checked.insert(key, why.clone());
+                why
             }
         };
-        t.exact = readable;
+        t.exact = generates.is_none();
     }
     Ok(trials)
 }
@@ -439,7 +461,7 @@ async fn create(
     let ids =
         |idxs: &[usize]| -> Vec<String> { idxs.iter().map(|&i| items[i].id.clone()).collect() };
     let mut trials = Vec::new();
-    for params in readable(r, judges, e.trials(), on_event).await? {
+    for params in readable(store, r, judges, e.trials(), on_event).await? {
         let parts = r.parts(&params)?;
         // A card's judge shows the card's examples; another, those of the pool.
         let examples = match e.card_definition() {

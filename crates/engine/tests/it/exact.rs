@@ -66,6 +66,7 @@ impl Judge for Logits {
                     decoded_tokens: Some(4),
                     endpoint: None,
                     logits: Some(Arc::new(self.logits[&question].clone())),
+                    top_logprobs: None,
                 })
             };
             on_response(JudgeResponse {

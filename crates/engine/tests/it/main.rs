@@ -5,6 +5,7 @@ mod exact;
 mod import;
 mod race;
 mod remote;
+mod remote_exact;
 mod rubric;
 
 use std::collections::HashMap;
@@ -114,6 +115,7 @@ impl Judge for Scripted {
                     decoded_tokens: None,
                     endpoint: None,
                     logits: None,
+                    top_logprobs: None,
                     completion_tokens: text.split_whitespace().count() as u32,
                     text,
                     prompt_tokens: 10,

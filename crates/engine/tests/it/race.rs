@@ -67,6 +67,7 @@ impl Judge for Graded {
                     decoded_tokens: None,
                     endpoint: None,
                     logits: None,
+                    top_logprobs: None,
                 }),
             });
             if let Some((after, flag)) = &self.cancel_after {
