@@ -256,7 +256,12 @@ pub fn plan(p: &judgelab_engine::Plan) -> String {
             "exact verdicts: {serves} (their one-token verdict's distribution is computed from the pass, and seeded samples are drawn from it: equal in law to llama.cpp's sampler; exact = false generates instead)\n"
         );
     }
-    for line in p.quantization.iter().chain(&p.reference) {
+    for line in p
+        .quantization
+        .iter()
+        .chain(&p.reference)
+        .chain(&p.remote_exact)
+    {
         out += line;
         out.push('\n');
     }

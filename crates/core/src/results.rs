@@ -34,6 +34,7 @@ use crate::trust::{self, confidence, Calibration, Selective};
 use crate::{Dataset, Experiment, Item, Label, Task, TrialParams};
 
 pub mod comparison;
+pub mod coverage;
 pub mod criteria;
 pub mod robustness;
 pub mod weighted;
@@ -290,6 +291,10 @@ pub struct TrialSummary {
     /// the reference itself, and where no reference is named or was run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drift: Option<comparison::AgainstReference>,
+    /// A remote judge's exact passes: the mass of the first-token distribution its server
+    /// left out ([`coverage`]); none for other trials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<coverage::Coverage>,
 }
 
 impl TrialSummary {
@@ -544,6 +549,7 @@ impl<'a> TrialFrame<'a> {
                 .then(|| SplitScore::of(task, &test_observations, bootstrap)),
         };
         let summary = TrialSummary {
+            coverage: coverage::Coverage::of(task, &t.verdicts),
             id: t.id,
             trial_idx: t.trial_idx,
             metrics,

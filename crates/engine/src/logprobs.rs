@@ -115,3 +115,56 @@ pub(crate) async fn ask(
     store.cache_response(&key(remote), &kept).await?;
     Ok(answer)
 }
+
+/// What the plan says of each remote judge whose one-token trials would be exact, from
+/// what an earlier run learnt of its server (nothing is asked here); trials of a server
+/// known to return none are marked as generating, so that the plan counts their calls.
+pub(crate) async fn plan_lines(
+    store: &Store,
+    e: &judgelab_core::Experiment,
+    trials: &mut [judgelab_core::TrialParams],
+) -> Result<Vec<String>, EngineError> {
+    let mut lines = Vec::new();
+    for judge in &e.judges {
+        let Some(remote) = judge.remote() else {
+            continue;
+        };
+        let exact: Vec<&mut judgelab_core::TrialParams> = trials
+            .iter_mut()
+            .filter(|t| t.judge == judge.name && t.exact)
+            .collect();
+        if exact.is_empty() {
+            continue;
+        }
+        let n = exact.len();
+        let k = remote
+            .endpoint
+            .top_logprobs
+            .filter(|&k| k > 0)
+            .unwrap_or(judgelab_openai::wire::EXACT_TOP_LOGPROBS);
+        let known = match judge.exact_as_written() {
+            Some(true) => Some(Logprobs::Returned),
+            _ => known(store, remote).await?,
+        };
+        lines.push(match known {
+            Some(Logprobs::Returned) => format!(
+                "judge {:?}: exact verdicts from its server's log-probabilities (the first token's {k} most likely tokens): one call per item and answer order serves its {n} one-token trials",
+                judge.name
+            ),
+            Some(Logprobs::NotReturned(why)) => {
+                for t in exact {
+                    t.exact = false;
+                }
+                format!(
+                    "judge {:?}: its {n} one-token trials generate, one call each, because its server returns no log-probabilities ({why})",
+                    judge.name
+                )
+            }
+            None => format!(
+                "judge {:?}: exact verdicts if its server returns log-probabilities (the first token's {k} most likely tokens), which the run asks first with one short call: then one call per item and answer order serves its {n} one-token trials; if not, they generate, one call each, and the run says so",
+                judge.name
+            ),
+        });
+    }
+    Ok(lines)
+}

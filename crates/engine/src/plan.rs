@@ -64,6 +64,9 @@ pub struct Plan {
     /// Where the judged items carry reference answers that a template does not show, a
     /// sentence naming the built-in template that grades against them.
     pub reference: Option<String>,
+    /// For each remote judge with one-token trials, whether their verdicts are exact from
+    /// its server's log-probabilities, in a sentence ([`crate::logprobs::plan_lines`]).
+    pub remote_exact: Vec<String>,
 }
 
 /// The timing phase: a sample of calls made again alone, one per request shape (trials
@@ -112,7 +115,8 @@ pub async fn plan(
         &|_| 0,
         e.sizes(),
     )?;
-    let trials = e.trials();
+    let mut trials = e.trials();
+    let remote_exact = crate::logprobs::plan_lines(store, e, &mut trials).await?;
     let judged: Vec<&Item> = s.judged.iter().map(|&i| &items[i]).collect();
     let judge = tokenizer_judge(&r, tokenizer)?;
     let sampled = Sampled {
@@ -172,6 +176,7 @@ pub async fn plan(
         race,
         quantization: crate::variants::plan_lines(&r),
         reference: reference_line(&r, &judged),
+        remote_exact,
     })
 }
 

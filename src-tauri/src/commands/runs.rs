@@ -76,6 +76,7 @@ pub async fn plan_experiment(state: State<'_, AppState>, spec: String) -> AppRes
             .quantization
             .into_iter()
             .chain(plan.reference)
+            .chain(plan.remote_exact)
             .collect(),
     })
 }

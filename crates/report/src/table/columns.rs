@@ -163,6 +163,8 @@ struct Present {
     metric: Quality,
     orders: bool,
     exact: bool,
+    /// A remote judge's exact trials, with the mass its server left out.
+    covered: bool,
     priced: bool,
     errors: bool,
     tested: bool,
@@ -195,6 +197,7 @@ impl Present {
             metric: a.quality,
             orders: s.trials.iter().any(|t| t.params.order != Order::Ab),
             exact: s.trials.iter().any(|t| t.metrics.expected.is_some()),
+            covered: s.trials.iter().any(|t| t.coverage.is_some()),
             priced: s
                 .trials
                 .iter()
@@ -245,6 +248,7 @@ pub(super) fn all<'a>(a: &'a Analysis<'a>, front: &[Objective]) -> Vec<Def<'a>> 
     out.extend(qualities(&p));
     out.extend(criteria(a));
     out.extend(expected(&p));
+    out.extend(coverage(&p));
     out.extend(drift(&p));
     out.push(wording(a, &p));
     out.extend(spend(a, &p));
@@ -360,6 +364,45 @@ fn criteria<'a>(a: &'a Analysis<'a>) -> Vec<Def<'a>> {
         );
     }
     out
+}
+
+/// A remote judge's exact trials: the mass of the first token's distribution its server
+/// left out, on average and at most, which bounds how far each verdict's distribution is
+/// off (at temperatures up to 1), and the share of calls whose returned tokens lack a
+/// verdict the task has.
+fn coverage<'a>(p: &Present) -> Vec<Def<'a>> {
+    type Pick = fn(&judgelab_core::results::coverage::Coverage) -> f64;
+    let columns: [(&str, &str, &str, Pick); 3] = [
+        (
+            "uncovered_mean",
+            "uncov",
+            "mass the server left out (mean)",
+            |c| c.mean,
+        ),
+        (
+            "uncovered_max",
+            "uncov_max",
+            "mass the server left out (most)",
+            |c| c.max,
+        ),
+        (
+            "missing_label_rate",
+            "no_label",
+            "calls missing a verdict's token",
+            |c| c.n_missing_label as f64 / c.n_calls as f64,
+        ),
+    ];
+    columns
+        .into_iter()
+        .map(|(key, short, title, pick)| {
+            Def::new(key, Unit::Share, move |s| {
+                Cell::Value(s.trial.and_then(|t| t.coverage.as_ref()).map(pick))
+            })
+            .short(short)
+            .title(title)
+            .shown(p.covered && key == "uncovered_mean", p.covered, p.covered)
+        })
+        .collect()
 }
 
 /// What exact trials expect under each verdict's distribution.

@@ -107,6 +107,7 @@ pub fn trial(
         observations,
         test_observations: vec![],
         criteria: Default::default(),
+        coverage: None,
         weights: None,
         item_weights: None,
         drift: None,
