@@ -1687,6 +1687,65 @@ fn a_local_and_a_remote_judge_in_one_experiment() {
     assert!(trials_csv.contains(",smollm2-server,"), "{trials_csv}");
 }
 
+/// `examples/remote-exact.toml`: the default model judged locally and served by llama.cpp's
+/// real `llama-server`, each over a 12-point temperature × top_p grid with exact verdicts.
+/// The server's grid costs one call per item (and one call asking whether it returns
+/// log-probabilities), and its beliefs are the local judge's up to the two ggml builds.
+#[test]
+fn a_remote_grid_is_exact_from_one_call_per_item() {
+    let env = Env::new();
+    let server = LlamaServer::start(env.dir.path(), &judgelab_engine::default_model_path());
+    let example = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/remote-exact.toml"),
+    )
+    .unwrap()
+    .replace(
+        "\"../datasets/llmbar_natural.jsonl\"",
+        &format!("{:?}", llmbar_short().display().to_string()),
+    )
+    .replace("http://127.0.0.1:8080/v1", &server.base_url)
+    .replace("items = 40", "items = 8");
+    let file = env.file("remote-exact.toml", &example);
+    let out = env.run(&["run", "--plan", file.to_str().unwrap()]);
+    let plan = text(&out.stdout) + &text(&out.stderr);
+    assert!(
+        plan.contains(
+            "judge \"smollm2-server\": exact verdicts if its server returns log-probabilities"
+        ),
+        "{plan}"
+    );
+    assert_eq!(server.posts(), 0, "the plan calls nothing");
+    let out = env.run(&["run", file.to_str().unwrap()]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("generates its one-token verdicts"), "{err}");
+    // One call asks; then one per item serves the server's 12 trials.
+    assert_eq!(server.posts(), 1 + 8);
+    let v = env.show("remote-exact");
+    let trials = v["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 24);
+    for t in trials {
+        assert_eq!(
+            (t["n"].as_u64(), t["n_errors"].as_u64()),
+            (Some(8), Some(0)),
+            "{t}"
+        );
+        assert!(t["expected"]["accuracy"].is_number(), "{t}");
+        let remote = t["params"]["model"] == "smollm2-server";
+        assert_eq!(t["coverage"].is_object(), remote, "{t}");
+    }
+    // Known now: the plan says so without asking again.
+    let out = env.run(&["run", "--plan", file.to_str().unwrap()]);
+    assert!(text(&out.stdout).contains("exact verdicts from its server's log-probabilities"));
+    assert_eq!(server.posts(), 9);
+    // The two judges at temperature 1: the same model, two ggml builds.
+    let out = env.run(&["compare", "remote-exact", "12", "24", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let js = c["drift"]["divergence"]["js_mean"].as_f64().unwrap();
+    assert!(js < 0.01, "{c}");
+}
+
 /// A run against an endpoint that refuses the key says why its calls failed: the 401 and
 /// where the key came from, with how many calls it failed (each at most one request: a 401
 /// is never retried, and stops the judge's other calls).
