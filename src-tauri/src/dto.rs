@@ -325,11 +325,12 @@ pub enum RunUpdate {
         trial_ids: Vec<u32>,
         survivors: u32,
     },
-    /// A judge's one-token trials generate instead of reading exact verdicts, and why (its
-    /// server returns no log-probabilities, a verdict is not one token of its model).
-    Generating {
+    /// What the run found of a judge and did about it, as the rest of a sentence that
+    /// begins with its name (its one-token trials generate, and why; its server serves one
+    /// request at a time).
+    Note {
         judge: String,
-        why: String,
+        message: String,
     },
     /// The dev split is judged: these trials judge the test split, to confirm the pick.
     Selected {

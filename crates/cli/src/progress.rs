@@ -76,9 +76,7 @@ impl RunBar {
                     say(judgelab_engine::local_compute().summary());
                 }
             }
-            RunEvent::Generating { judge, why } => say(format!(
-                "judge {judge:?} generates its one-token verdicts, one call per trial, instead of reading them exact: {why}"
-            )),
+            RunEvent::Note { judge, message } => say(format!("judge {judge:?} {message}")),
             started @ RunEvent::Started { .. } => self.started(started),
             RunEvent::Verdict { done, total, .. } => {
                 // A race's drops lower the total as it goes.

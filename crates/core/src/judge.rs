@@ -188,6 +188,12 @@ pub trait Judge: Send + Sync {
         None
     }
 
+    /// What the judge changed of how it calls, for the run to say (a remote judge whose
+    /// server serves one request at a time goes on at one); empty for most.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Prompt tokens the messages take once wrapped in the chat template.
     fn count_tokens(&self, messages: &[Message]) -> Result<usize, String>;
 

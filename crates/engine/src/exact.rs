@@ -103,11 +103,16 @@ impl Reader {
             }
             None => {
                 let top = c.top_logprobs.as_ref()?;
-                let texts: Vec<String> = top.iter().map(|t| t.token.clone()).collect();
+                let mut texts: Vec<String> = top.iter().map(|t| t.token.clone()).collect();
                 let logprobs: Vec<f64> = top.iter().map(|t| t.logprob).collect();
+                let mut verdicts = verdict::token_verdicts(self.output, self.task, &texts);
+                // The tokens the server left out, one token past those it returned: their
+                // text is unknown, and they are read as no verdict.
+                texts.push(String::new());
+                verdicts.push(Verdict::Failed(verdict::FailureKind::NoLabel));
                 Some(Pass {
                     ranked: Ranked::top(&logprobs),
-                    verdicts: Cow::Owned(verdict::token_verdicts(self.output, self.task, &texts)),
+                    verdicts: Cow::Owned(verdicts),
                     texts: Cow::Owned(texts),
                     remote: true,
                 })
@@ -312,9 +317,10 @@ mod tests {
             .unwrap();
         assert!((pass.uncovered().unwrap() - 0.05).abs() < 1e-12);
         let warm = pass.distribution(1.0, 1.0).verdicts;
-        // Over the returned tokens: A is " A" and "A".
-        assert!((warm.p(&Label::Choice(Choice::A)) - 0.35 / 0.95).abs() < 1e-12);
-        assert!((warm.failed - 0.1 / 0.95).abs() < 1e-12);
+        // At temperature 1, as the server said: A is " A" and "A"; the 0.05 it left out
+        // is no verdict.
+        assert!((warm.p(&Label::Choice(Choice::A)) - 0.35).abs() < 1e-12);
+        assert!((warm.failed - 0.15).abs() < 1e-12);
         // top_p 0.6 cuts inside them: B and " A", exactly.
         let cut = pass.distribution(1.0, 0.6).verdicts;
         assert!((cut.p(&Label::Choice(Choice::B)) - 0.5 / 0.7).abs() < 1e-12);

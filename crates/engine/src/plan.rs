@@ -65,7 +65,7 @@ pub struct Plan {
     /// sentence naming the built-in template that grades against them.
     pub reference: Option<String>,
     /// For each remote judge with one-token trials, whether their verdicts are exact from
-    /// its server's log-probabilities, in a sentence ([`crate::logprobs::plan_lines`]).
+    /// its server's log-probabilities, in a sentence ([`crate::server::plan_lines`]).
     pub remote_exact: Vec<String>,
 }
 
@@ -116,7 +116,7 @@ pub async fn plan(
         e.sizes(),
     )?;
     let mut trials = e.trials();
-    let remote_exact = crate::logprobs::plan_lines(store, e, &mut trials).await?;
+    let remote_exact = crate::server::plan_lines(store, e, &mut trials).await?;
     let judged: Vec<&Item> = s.judged.iter().map(|&i| &items[i]).collect();
     let judge = tokenizer_judge(&r, tokenizer)?;
     let sampled = Sampled {

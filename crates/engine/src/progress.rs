@@ -102,7 +102,7 @@ impl Progress {
             | RunEvent::Loading { .. }
             | RunEvent::Quantizing { .. }
             | RunEvent::Quantized { .. }
-            | RunEvent::Generating { .. } => {}
+            | RunEvent::Note { .. } => {}
         }
     }
 

@@ -61,6 +61,14 @@ pub(crate) async fn call(inner: &Inner, request: JudgeRequest) -> Result<Complet
             bucket.take(tokens).await;
         }
         attempt += 1;
+        // A server that serves one request at a time gets one.
+        let _turn = match inner
+            .one_at_a_time
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            true => Some(inner.serial.lock().await),
+            false => None,
+        };
         let sent = Instant::now();
         let waited_ms = first_sent.get_or_insert(sent).elapsed().as_secs_f64() * 1000.0;
         let lease = inner.pool.lease();
@@ -317,10 +325,19 @@ async fn read_stream(
     // stream so, with no content, when a new request interrupts it.
     if broken.is_some() || reply.finish_reason.is_none() {
         if done && endpoint.concurrency > 1 {
-            // Retried, it would only cut the streams of the calls beside it.
-            return Err(Failure::Fatal(format!(
-                "the stream from {url} ended with [DONE] and no finish_reason: the server ends a stream when another request arrives (llama-cpp-python does) and serves one request at a time: set concurrency = 1"
-            )));
+            // The server ends a stream when another request arrives: from now on, one
+            // request at a time, and this call again at once.
+            inner
+                .one_at_a_time
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+            return Err(Failure::Retry {
+                message: format!(
+                    "the stream from {url} ended with [DONE] and no finish_reason when another request arrived: {}",
+                    crate::ONE_AT_A_TIME
+                ),
+                after: Some(Duration::ZERO),
+                health: Attempt::Answered,
+            });
         }
         let timed_out = broken.as_ref().is_some_and(|(t, _)| *t);
         if let Some(completion) =

@@ -127,7 +127,18 @@ pub(crate) struct Inner {
     /// A streamed reply reported usage: the server is not llama-cpp-python, whose cut
     /// stream may mean a prompt too long.
     pub usage_streamed: std::sync::atomic::AtomicBool,
+    /// A stream ended when another request arrived: the server serves one request at a
+    /// time (llama-cpp-python's does), and calls go on one at a time, each attempt
+    /// holding `serial`.
+    pub one_at_a_time: std::sync::atomic::AtomicBool,
+    pub serial: tokio::sync::Mutex<()>,
 }
+
+/// What a judge says once it has found that its server serves one request at a time.
+pub const ONE_AT_A_TIME: &str = "its server serves one request at a time: a new request \
+    ends the stream in flight (llama-cpp-python's server does), so its calls went on one at \
+    a time. Set the judge's own concurrency = 1 (in its [judge] or [[judges]] table; [sweep] \
+    concurrency is the load latency is measured at, and changes nothing here) to start so";
 
 impl Inner {
     /// `text` with the API key, wherever it appears, replaced.
@@ -187,6 +198,8 @@ impl OpenAiJudge {
                 prompt_tokens: Mutex::new(Default::default()),
                 llama_cpp: Default::default(),
                 usage_streamed: Default::default(),
+                one_at_a_time: Default::default(),
+                serial: tokio::sync::Mutex::new(()),
             }),
             runtime: Some(runtime),
         })
@@ -221,6 +234,13 @@ impl Judge for OpenAiJudge {
         Ok(estimate_tokens(messages))
     }
 
+    fn notes(&self) -> Vec<String> {
+        match self.inner.one_at_a_time.load(Ordering::SeqCst) {
+            true => vec![ONE_AT_A_TIME.to_string()],
+            false => Vec::new(),
+        }
+    }
+
     fn judge_batch(
         &self,
         requests: Vec<JudgeRequest>,
@@ -248,7 +268,8 @@ impl Judge for OpenAiJudge {
             let mut learning =
                 waiting.iter().any(|(_, r)| r.uncached) && !inner.llama_cpp.load(Ordering::SeqCst);
             loop {
-                let width = if learning { 1 } else { width };
+                let serial = inner.one_at_a_time.load(Ordering::SeqCst);
+                let width = if learning || serial { 1 } else { width };
                 while calls.len() < width && !cancel.load(Ordering::SeqCst) {
                     let next = freed
                         .take()

@@ -217,7 +217,7 @@ async fn run(
                 trial_ids: trial_ids.into_iter().map(|id| id as u32).collect(),
                 survivors: survivors as u32,
             },
-            RunEvent::Generating { judge, why } => RunUpdate::Generating { judge, why },
+            RunEvent::Note { judge, message } => RunUpdate::Note { judge, message },
             RunEvent::Selected {
                 trial_ids,
                 n_test_items,

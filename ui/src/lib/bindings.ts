@@ -865,10 +865,11 @@ n_failed: number; verdicts_per_second: number | null; eta_seconds: number | null
  */
 { event: "dropped"; round: number; trial_ids: number[]; survivors: number } | 
 /**
- *  A judge's one-token trials generate instead of reading exact verdicts, and why (its
- *  server returns no log-probabilities, a verdict is not one token of its model).
+ *  What the run found of a judge and did about it, as the rest of a sentence that
+ *  begins with its name (its one-token trials generate, and why; its server serves one
+ *  request at a time).
  */
-{ event: "generating"; judge: string; why: string } | 
+{ event: "note"; judge: string; message: string } | 
 /**  The dev split is judged: these trials judge the test split, to confirm the pick. */
 { event: "selected"; trial_ids: number[]; n_test_items: number } | { event: "finished"; interrupted: boolean; 
 /**  The budget that stopped the run (`limits.max_calls = …`), if one did. */

@@ -30,11 +30,11 @@ describe("run state", () => {
     expect(isActive(finished)).toBe(false);
   });
 
-  it("keeps which judges generate instead of reading exact verdicts, and why", () => {
-    const why = "http://127.0.0.1:8080/v1 answered a call asking for logprobs and top_logprobs without them";
-    const run = applyUpdate(start, { event: "generating", judge: "api", why });
-    expect(run.generating).toEqual([{ judge: "api", why }]);
-    expect(restartRun(run, 2).generating).toEqual([{ judge: "api", why }]);
+  it("keeps what the run found of its judges", () => {
+    const message = "generates its one-token verdicts, one call per trial, instead of reading them exact: no logprobs";
+    const run = applyUpdate(start, { event: "note", judge: "api", message });
+    expect(run.notes).toEqual([{ judge: "api", message }]);
+    expect(restartRun(run, 2).notes).toEqual([{ judge: "api", message }]);
   });
 
   it("counts a checklist's calls as calls, not verdicts", () => {

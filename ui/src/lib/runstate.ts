@@ -61,8 +61,10 @@ export interface RunState {
   confirming: { trialIds: number[]; nTestItems: number } | null;
   /** The budget that stopped the run (`limits.max_calls = …`); set when it ends. */
   stoppedBy: string | null;
-  /** Judges whose one-token trials generate instead of reading exact verdicts, with why. */
-  generating: { judge: string; why: string }[];
+  /** What the run found of a judge and did about it (its one-token trials generate
+   * instead of reading exact verdicts, and why; its server serves one request at a time),
+   * as the rest of a sentence that begins with the judge's name. */
+  notes: { judge: string; message: string }[];
   /** What the user asked for while the calls in flight finish. */
   stopping: "pause" | "cancel" | null;
   metrics: LiveMetric[];
@@ -99,7 +101,7 @@ export function newRun(name: string, spec: string, generation: number): RunState
     confirming: null,
     stoppedBy: null,
     stopping: null,
-    generating: [],
+    notes: [],
     metrics: [],
     generation,
   };
@@ -184,8 +186,8 @@ export function applyUpdate(run: RunState, update: RunUpdate): RunState {
         dropped: [...run.dropped, ...update.trial_ids],
         race: run.race ? { ...run.race, survivors: update.survivors } : null,
       };
-    case "generating":
-      return { ...run, generating: [...run.generating, { judge: update.judge, why: update.why }] };
+    case "note":
+      return { ...run, notes: [...run.notes, { judge: update.judge, message: update.message }] };
     case "selected":
       return {
         ...run,

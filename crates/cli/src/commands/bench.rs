@@ -336,7 +336,14 @@ fn peer_table(r: &PeerReport, base_url: &str) -> String {
         "{} items × {} trials (temperature 4 × top_p 3), pairwise, zero-shot; peer {base_url}, {} requests in flight\n",
         r.n_items, r.n_trials, r.peer_concurrency
     );
-    out += &rows(&[("judgelab", r.judgelab), ("peer", r.peer)], &r.floors);
+    out += &rows(
+        &[
+            ("judgelab", r.judgelab),
+            ("peer", r.peer),
+            ("remote", r.remote_exact),
+        ],
+        &r.floors,
+    );
     let f = &r.floors;
     out += &format!(
         "judgelab wall time {:.2}× the peer's; judgelab {:.2}× and the peer {:.2}× the {} floor\n",
@@ -349,6 +356,14 @@ fn peer_table(r: &PeerReport, base_url: &str) -> String {
     out += &format!(
         "greedy verdicts: {} of {} agree\n",
         r.greedy_agree, r.greedy_compared
+    );
+    out += &format!(
+        "remote: judgelab's grid through the peer's server, exact from its top_logprobs: {} calls for {} items and {} trials (and one asking whether it returns them), where the peer made {}; {:.2}× the peer's wall time\n",
+        r.remote_exact.model_calls,
+        r.n_items,
+        r.n_trials,
+        r.peer.model_calls,
+        r.remote_exact.wall_s / r.peer.wall_s.max(1e-9)
     );
     out
 }

@@ -2617,9 +2617,10 @@ fn remote_judges_against_a_real_llama_cpp_python_server() {
     );
 
     // Four streams in flight: llama-cpp-python ends the older ones with [DONE] and no
-    // finish_reason as each new request arrives. The run stops at once and says what to
-    // set, rather than storing empty answers as parse failures with no time to first token,
-    // or retrying calls that would cut each other's streams.
+    // finish_reason as each new request arrives. The judge finds the server serves one
+    // request at a time, goes on at one and says so, rather than storing empty answers as
+    // parse failures with no time to first token, or retrying calls that would cut each
+    // other's streams; the plan says it next time, and the next run starts at one.
     let crowded = env.file(
         "remote-crowded.toml",
         std::fs::read_to_string(&streamed)
@@ -2631,16 +2632,23 @@ fn remote_judges_against_a_real_llama_cpp_python_server() {
     let err = text(&out.stderr);
     logs.push_str(&(text(&out.stdout) + &err));
     assert!(
-        !out.status.success()
-            && err.contains("no finish_reason")
-            && err.contains("set concurrency = 1"),
+        out.status.success()
+            && err.contains("serves one request at a time")
+            && err.contains("concurrency = 1 (in its [judge] or [[judges]] table"),
         "{err}"
     );
     let v = env.show("remote-crowded");
     for t in v["trials"].as_array().unwrap() {
-        // Whatever was stored was a whole answer, with its time to first token.
+        // Every answer whole, with its time to first token.
+        assert_eq!(t["n_errors"], 0, "{t}");
         assert_eq!(t["ttft_ms"]["n"], t["latency_ms"]["n"], "{t}");
     }
+    let out = judgelab(&["run", "--plan", crowded.to_str().unwrap()]);
+    assert!(
+        text(&out.stdout).contains("its server serves one request at a time"),
+        "{}",
+        text(&out.stdout)
+    );
 
     // The key is nowhere: not in the database, the output, or a report.
     let report = env.dir.path().join("remote-report");

@@ -232,6 +232,7 @@ pub(super) async fn run<'x>(
         total: 0.into(),
         verdicts: 0.into(),
         budget: Budget::start(store, r, alignment).await?,
+        noted: Default::default(),
     })
 }
 

@@ -109,6 +109,9 @@ struct Grid<'a> {
     model: String,
     few_shot: usize,
     items: usize,
+    /// A server of the model (its `base_url` and the `concurrency` to keep in flight) that
+    /// judges it remotely, exact from its log-probabilities; none: the local model.
+    remote: Option<(&'a str, usize)>,
 }
 
 impl Grid<'_> {
@@ -120,7 +123,7 @@ dataset = {dataset:?}
 [judge]
 model = {model:?}
 template = "pairwise"
-exact = true
+exact = true{remote}
 
 [sweep]
 temperature = [0.0, 0.3, 0.7, 1.0]
@@ -137,6 +140,9 @@ items = {items}
             model = self.model,
             few_shot = self.few_shot,
             items = self.items,
+            remote = self.remote.map_or(String::new(), |(base_url, concurrency)| format!(
+                "\nbackend = \"openai\"\nbase_url = {base_url:?}\nstream = false\nconcurrency = {concurrency}"
+            )),
         )
     }
 
@@ -186,6 +192,7 @@ pub async fn bench(
             .map_or("default".to_string(), |p| p.display().to_string()),
         few_shot: 2,
         items: options.items,
+        remote: None,
     };
     let (store, file, planned) = grid.planned(dir, options.threads).await?;
 

@@ -21,6 +21,10 @@
 //!   ways differ by how fast each decodes it and by what each call costs beyond it, and
 //!   their ratio to the floor says which.
 //!
+//! - **Judgelab, remote exact**: the same grid through the peer's server, as a remote
+//!   judge with exact verdicts: one call per item, with the first token's `top_logprobs`,
+//!   serves the twelve trials, where the peer makes twelve.
+//!
 //! Greedy verdicts (temperature 0) are compared: both ways judge the same prompts, so they
 //! agree except where two builds of llama.cpp round differently on a near tie.
 
@@ -63,6 +67,11 @@ pub struct PeerReport {
     /// `prompt_tokens_decoded` is what the server says each prompt was (its usage), which
     /// counts the tokens its prompt cache served.
     pub peer: Way,
+    /// Judgelab judging the same grid through the peer server, as a remote judge with
+    /// exact verdicts: one call per item (its `model_calls`; one more call asked the
+    /// server whether it returns log-probabilities), the grid read from each call's
+    /// `top_logprobs`.
+    pub remote_exact: Way,
     /// Judgelab's wall time over the peer's.
     pub ratio: f64,
     pub peer_concurrency: usize,
@@ -97,6 +106,7 @@ pub async fn peer(
         model: "default".into(),
         few_shot: 0,
         items: options.items,
+        remote: None,
     };
     let (store, file, judgelab) = grid.planned(dir, options.threads).await?;
 
@@ -190,9 +200,22 @@ pub async fn peer(
         }
     }
     store.close().await;
+
+    on_event(PeerEvent::Phase("judgelab, remote exact"));
+    let remote = Grid {
+        name: "bench-peer-remote",
+        dataset: &options.dataset,
+        model: options.model.clone(),
+        few_shot: 0,
+        items: options.items,
+        remote: Some((&options.base_url, options.concurrency.max(1))),
+    };
+    let (store, _, remote_exact) = remote.planned(dir, options.threads).await?;
+    store.close().await;
     Ok(PeerReport {
         judgelab,
         peer,
+        remote_exact,
         ratio: judgelab.wall_s / peer.wall_s.max(1e-9),
         peer_concurrency: options.concurrency.max(1),
         greedy_compared,

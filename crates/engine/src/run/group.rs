@@ -32,6 +32,8 @@ pub(crate) struct Run<'a> {
     pub total: AtomicUsize,
     pub verdicts: AtomicUsize,
     pub budget: Budget,
+    /// What judges have noted ([`Judge::notes`]) and the run has said, by judge.
+    pub noted: std::sync::Mutex<std::collections::HashSet<(String, String)>>,
 }
 
 impl Run<'_> {
@@ -153,7 +155,7 @@ pub(super) async fn judge_group(
             }
         }
     }
-    let (worker, rx) = send(run, judge, misses, remote.is_some());
+    let (worker, rx) = send(run, Arc::clone(&judge), misses, remote.is_some());
     let responses = Responses::new(hits, rx, pending.len());
     record(
         run,
@@ -167,7 +169,28 @@ pub(super) async fn judge_group(
     .await?;
     worker
         .await
-        .map_err(|e| EngineError::Judge(format!("the judge thread panicked: {e}")))
+        .map_err(|e| EngineError::Judge(format!("the judge thread panicked: {e}")))?;
+    let name = &group.first().params.judge;
+    for note in judge.notes() {
+        let new = run
+            .noted
+            .lock()
+            .expect("never poisoned")
+            .insert((name.clone(), note.clone()));
+        if let (true, Some(remote)) = (
+            note == judgelab_openai::ONE_AT_A_TIME,
+            group.first().judge.remote(),
+        ) {
+            crate::server::keep_one_at_a_time(run.store, remote).await?;
+        }
+        if new {
+            on_event(RunEvent::Note {
+                judge: name.clone(),
+                message: note,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// What reads an exact group's verdicts from the judge's first-token logits, or from the

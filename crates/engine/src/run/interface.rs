@@ -71,9 +71,12 @@ pub enum RunEvent {
         seconds: f64,
         tensors: String,
     },
-    /// A judge's one-token trials generate instead of reading exact verdicts, and why
-    /// (its server returns no log-probabilities; a verdict is not one token of its model).
-    Generating { judge: String, why: String },
+    /// What the run found of a judge and did about it, as the rest of a sentence that
+    /// begins with the judge's name: its one-token trials generate instead of reading
+    /// exact verdicts, and why (its server returns no log-probabilities; a verdict is not
+    /// one token of its model); its server serves one request at a time, and its calls
+    /// went on one at a time.
+    Note { judge: String, message: String },
     /// The work is known.
     Started {
         experiment: String,

@@ -19,6 +19,9 @@ pub(crate) struct Judges<'r> {
     /// By name, quantisation level and the `concurrency` it was loaded with, where not
     /// its own.
     loaded: HashMap<(String, &'static str, Option<usize>), Arc<dyn Judge>>,
+    /// Remote judges whose server an earlier run found to serve one request at a time
+    /// ([`Judges::learn`]): loaded with one call in flight.
+    serial: std::collections::HashSet<String>,
 }
 
 impl<'r> Judges<'r> {
@@ -27,7 +30,21 @@ impl<'r> Judges<'r> {
             r,
             options,
             loaded: HashMap::new(),
+            serial: Default::default(),
         }
+    }
+
+    /// Reads what earlier runs found of the remote judges' servers: those that serve one
+    /// request at a time are loaded at one.
+    pub(crate) async fn learn(&mut self, store: &judgelab_store::Store) -> Result<(), EngineError> {
+        for judge in &self.r.judges {
+            if let Some(remote) = judge.remote().filter(|r| r.endpoint.calls.concurrency > 1) {
+                if crate::server::one_at_a_time(store, remote).await? {
+                    self.serial.insert(judge.name().to_string());
+                }
+            }
+        }
+        Ok(())
     }
 
     /// `judge`, loaded if it is not the one in memory.
@@ -100,6 +117,15 @@ impl<'r> Judges<'r> {
         );
         if let (Some(concurrency), ModelSpec::Remote(remote)) = (concurrency, &mut spec) {
             remote.judge.endpoint.calls.concurrency = concurrency;
+        }
+        if let (None, ModelSpec::Remote(remote)) = (concurrency, &mut spec) {
+            if self.serial.contains(resolved.name()) {
+                remote.judge.endpoint.calls.concurrency = 1;
+                on_event(RunEvent::Note {
+                    judge: resolved.name().to_string(),
+                    message: "serves one request at a time (an earlier run found that a new request ends the stream in flight): its calls go one at a time".into(),
+                });
+            }
         }
         let loader: Arc<dyn JudgeLoader> = self
             .options

@@ -31,6 +31,10 @@ use crate::calls::{self, groups, Call};
 use crate::resolve::{resolve, Resolved, Trial};
 use crate::EngineError;
 
+/// What a run says of a judge whose one-token trials cannot read exact verdicts.
+const GENERATES: &str =
+    "generates its one-token verdicts, one call per trial, instead of reading them exact";
+
 /// Runs (or resumes) the experiment in the file at `path`.
 pub async fn run_experiment(
     store: &Store,
@@ -54,6 +58,7 @@ pub async fn run_experiment(
         });
     }
     let mut judges = Judges::new(&r, &options);
+    judges.learn(store).await?;
     let (row, resumed) = open(store, &r, options.replace, &mut judges, on_event).await?;
     // Its panels name its trials, which exist from here on: a panel that cannot be
     // composed is refused before anything is judged.
@@ -69,6 +74,7 @@ pub async fn run_experiment(
         total: 0.into(),
         verdicts: 0.into(),
         budget,
+        noted: Default::default(),
     };
     let already_done = start(&run, &row, &trials, resumed, on_event).await?;
     let mut tally = Tally {
@@ -394,9 +400,9 @@ async fn readable(
                 let why = match crate::exact::Readers::new(vocabulary.clone(), r, t) {
                     Err(why) => Some(why),
                     Ok(_) => match judge.remote() {
-                        Some(remote) => match crate::logprobs::ask(store, remote, loaded).await? {
-                            crate::logprobs::Logprobs::Returned => None,
-                            crate::logprobs::Logprobs::NotReturned(why) => {
+                        Some(remote) => match crate::server::ask(store, remote, loaded).await? {
+                            crate::server::Logprobs::Returned => None,
+                            crate::server::Logprobs::NotReturned(why) => {
                                 // A refused request stops a remote judge's calls.
                                 judges.unload();
                                 Some(why)
@@ -407,9 +413,9 @@ async fn readable(
                     },
                 };
                 if let Some(why) = &why {
-                    on_event(RunEvent::Generating {
+                    on_event(RunEvent::Note {
                         judge: t.judge.clone(),
-                        why: why.clone(),
+                        message: format!("{GENERATES}: {why}"),
                     });
                 }
                 checked.insert(key, why.clone());

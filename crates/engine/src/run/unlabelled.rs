@@ -112,6 +112,7 @@ pub async fn judge_unlabelled(
         total: total.into(),
         verdicts: verdicts.into(),
         budget,
+        noted: Default::default(),
     };
     let done = store.done_keys(trial.id).await?;
     let todo: Vec<Call> = dataset

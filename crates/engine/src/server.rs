@@ -1,11 +1,16 @@
-//! Whether a remote judge's server returns log-probabilities, so that its one-token
-//! verdicts can be exact (one call per prompt serves a whole temperature × top_p grid).
+//! What a run learns of a remote judge's server, kept in the response cache under the
+//! endpoint and model, so that the plan can say it without calling and later runs need
+//! not learn it again.
 //!
-//! A judge whose `exact` is unwritten is asked once, before its trials are created: one
-//! exact call of one token on a short prompt. The answer is kept in the response cache
-//! under the endpoint and model, so that the plan can say it without calling and later
-//! runs do not ask again. A server that returns none (or an error) leaves the judge's
-//! trials generating, and the run says so; `exact = true` then fails its calls with why.
+//! - Whether it returns log-probabilities, so that the judge's one-token verdicts can be
+//!   exact (one call per prompt serves a whole temperature × top_p grid). A judge whose
+//!   `exact` is unwritten asks once, before its trials are created: one exact call of one
+//!   token on a short prompt. A server that returns none (or refuses them) leaves the
+//!   judge's trials generating, and the run says so; `exact = true` then fails its calls
+//!   with why.
+//! - Whether it serves one request at a time (a new request ends the stream in flight, as
+//!   llama-cpp-python's server does), which the judge finds out and goes on at one
+//!   ([`judgelab_openai::ONE_AT_A_TIME`]); a later run starts at one.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -25,16 +30,41 @@ pub enum Logprobs {
     NotReturned(String),
 }
 
-/// The response cache's key of the answer for `remote`'s endpoint and model.
-fn key(remote: &RemoteJudge) -> String {
+/// The response cache's key of what is known of `remote`'s endpoint and model: `what`.
+fn key_of(remote: &RemoteJudge, what: &str) -> String {
     judgelab_core::hash::sha256_hex(
         serde_json::json!({
-            "probe": "logprobs",
+            "probe": what,
             "base_url": remote.endpoint.base_url,
             "model": remote.model,
         })
         .to_string(),
     )
+}
+
+fn key(remote: &RemoteJudge) -> String {
+    key_of(remote, "logprobs")
+}
+
+/// Keeps that `remote`'s server serves one request at a time.
+pub(crate) async fn keep_one_at_a_time(
+    store: &Store,
+    remote: &RemoteJudge,
+) -> Result<(), EngineError> {
+    Ok(store
+        .cache_response(&key_of(remote, "one request at a time"), "found")
+        .await?)
+}
+
+/// Whether an earlier run found that `remote`'s server serves one request at a time.
+pub(crate) async fn one_at_a_time(
+    store: &Store,
+    remote: &RemoteJudge,
+) -> Result<bool, EngineError> {
+    Ok(store
+        .cached_response(&key_of(remote, "one request at a time"))
+        .await?
+        .is_some())
 }
 
 /// What an earlier run learnt of `remote`'s server, if any.
@@ -116,9 +146,10 @@ pub(crate) async fn ask(
     Ok(answer)
 }
 
-/// What the plan says of each remote judge whose one-token trials would be exact, from
-/// what an earlier run learnt of its server (nothing is asked here); trials of a server
-/// known to return none are marked as generating, so that the plan counts their calls.
+/// What the plan says of each remote judge from what an earlier run learnt of its server
+/// (nothing is asked here): that it serves one request at a time, and whether its
+/// one-token trials are exact; trials of a server known to return no log-probabilities
+/// are marked as generating, so that the plan counts their calls.
 pub(crate) async fn plan_lines(
     store: &Store,
     e: &judgelab_core::Experiment,
@@ -129,6 +160,12 @@ pub(crate) async fn plan_lines(
         let Some(remote) = judge.remote() else {
             continue;
         };
+        if remote.endpoint.calls.concurrency > 1 && one_at_a_time(store, remote).await? {
+            lines.push(format!(
+                "judge {:?}: its server serves one request at a time (an earlier run found it: a new request ends the stream in flight), so its calls go one at a time; set its own concurrency = 1 to say so",
+                judge.name
+            ));
+        }
         let exact: Vec<&mut judgelab_core::TrialParams> = trials
             .iter_mut()
             .filter(|t| t.judge == judge.name && t.exact)
