@@ -2165,6 +2165,98 @@ fn a_race_killed_outright_resumes_with_the_same_drops() {
     );
 }
 
+/// A pool of two llama-servers judging a temperature × top_p grid with exact verdicts,
+/// one killed mid-run: every item's one call answers its six trials once, none is lost or
+/// stored twice, and the live server was asked once per item it served (and, once, whether
+/// it returns log-probabilities).
+#[test]
+fn a_pool_of_two_servers_keeps_exact_verdicts_whole_when_one_is_killed() {
+    let env = Env::new();
+    let model = judgelab_engine::default_model_path();
+    let slots = Slots {
+        parallel: 2,
+        ctx_size: 4096,
+        ..Slots::default()
+    };
+    let mut servers: Vec<LlamaServer> = (0..2)
+        .map(|_| LlamaServer::start_on(env.dir.path(), &model, 0, slots))
+        .collect();
+    let urls: Vec<String> = servers.iter().map(|s| s.base_url.clone()).collect();
+    let file = env.file(
+        "pool-exact.toml",
+        format!(
+            "name = \"pool-exact\"\ndataset = {:?}\n[judge]\nbackend = \"openai\"\nbase_url = {urls:?}\nmodel = \"smollm2\"\nconcurrency = 2\ntemplate = \"pairwise\"\n[sweep]\nmax_tokens = 1\ntemperature = [0.0, 0.7, 1.0]\ntop_p = [0.9, 1.0]\n[limits]\nitems = 40\n",
+            llmbar_short().display().to_string(),
+        ),
+    );
+    let mut run = env
+        .cmd(&["run", file.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while servers[1].posts() < 3 {
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "no call reached it"
+        );
+        assert!(run.try_wait().unwrap().is_none(), "the run ended first");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    servers[1].kill();
+    let out = run.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        said.contains("judged 240 verdicts") && !said.contains("failed"),
+        "{said}"
+    );
+    let report = env.dir.path().join("pool-exact-report");
+    let out = env.run(&["report", "pool-exact", "--out", report.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let verdicts = std::fs::read_to_string(report.join("verdicts.csv")).unwrap();
+    let header: Vec<&str> = verdicts.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let rows = csv_rows(&verdicts);
+    let mut keys: Vec<_> = rows
+        .iter()
+        .map(|r| (r[col("trial_id")].clone(), r[col("item_id")].clone()))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!((rows.len(), keys.len()), (240, 240), "{verdicts}");
+    assert!(
+        rows.iter().all(|r| r[col("error")].is_empty()),
+        "{verdicts}"
+    );
+    // An item's six trials came from one call, at one endpoint.
+    let mut by_item: std::collections::HashMap<String, std::collections::HashSet<String>> =
+        Default::default();
+    for r in &rows {
+        by_item
+            .entry(r[col("item_id")].clone())
+            .or_default()
+            .insert(r[col("endpoint")].clone());
+    }
+    assert!(by_item.values().all(|e| e.len() == 1), "{by_item:?}");
+    let items_at = |url: &str| by_item.values().filter(|e| e.contains(url)).count();
+    assert_eq!(items_at(&urls[0]) + items_at(&urls[1]), 40);
+    assert!(
+        items_at(&urls[0]) > 0 && items_at(&urls[1]) >= 2,
+        "{by_item:?}"
+    );
+    // The live server was asked once per item it served, and perhaps whether it returns
+    // log-probabilities: nothing twice.
+    let extra = servers[0].posts() - items_at(&urls[0]);
+    assert!(
+        extra <= 1,
+        "{} posts for {} items",
+        servers[0].posts(),
+        items_at(&urls[0])
+    );
+}
+
 #[test]
 fn a_pool_of_three_llama_servers_loses_none_when_one_is_killed() {
     let env = Env::new();
