@@ -130,11 +130,7 @@ pub async fn plan(
     let (timing, timing_tokens, timed_rows) =
         timed_phase(&sampled, &trials, timed_calls, &mut call_tokens)?;
 
-    let Stored {
-        conflicts,
-        n_done,
-        n_timed,
-    } = stored(store, &r).await?;
+    let known = stored(store, &r).await?;
     // Measured for the first local model; remote judges' time is not estimated.
     let speed = match r.judges.iter().find(|j| !j.sha256.is_empty()) {
         Some(j) => store.ms_per_prompt_token(&j.sha256).await?,
@@ -147,8 +143,8 @@ pub async fn plan(
         passes,
         per_item,
     } = counted;
-    let missing = n_verdicts.saturating_sub(n_done) as f64 / n_verdicts.max(1) as f64;
-    let timing_missing = timed_rows.saturating_sub(n_timed) as f64 / timed_rows.max(1) as f64;
+    let missing = n_verdicts.saturating_sub(known.n_done) as f64 / n_verdicts.max(1) as f64;
+    let timing_missing = timed_rows.saturating_sub(known.n_timed) as f64 / timed_rows.max(1) as f64;
     let timing = TimingPlan {
         est_seconds: speed.map(|ms| ms * timing_tokens * timing_missing / 1000.0),
         ..timing
@@ -161,7 +157,7 @@ pub async fn plan(
         n_items: judged.len(),
         n_calls,
         n_verdicts,
-        n_done,
+        n_done: known.n_done,
         prompt_tokens,
         est_seconds: speed
             .map(|ms| ms * prompt_tokens * missing / 1000.0 + timing.est_seconds.unwrap_or(0.0)),
@@ -170,7 +166,7 @@ pub async fn plan(
         n_exact_trials: passes.iter().map(|(_, served)| served).sum(),
         n_exact_passes: passes.len(),
         timing,
-        conflicts,
+        conflicts: known.conflicts,
         n_test: s.test.len(),
         test_calls_per_trial: s.test.len() * per_item.iter().copied().max().unwrap_or(0),
         race,

@@ -61,14 +61,6 @@ pub(crate) async fn call(inner: &Inner, request: JudgeRequest) -> Result<Complet
             bucket.take(tokens).await;
         }
         attempt += 1;
-        // A server that serves one request at a time gets one.
-        let _turn = match inner
-            .one_at_a_time
-            .load(std::sync::atomic::Ordering::SeqCst)
-        {
-            true => Some(inner.serial.lock().await),
-            false => None,
-        };
         let sent = Instant::now();
         let waited_ms = first_sent.get_or_insert(sent).elapsed().as_secs_f64() * 1000.0;
         let lease = inner.pool.lease();
@@ -82,15 +74,10 @@ pub(crate) async fn call(inner: &Inner, request: JudgeRequest) -> Result<Complet
             Ok(completion) => {
                 // An attempt may have made a request of its own to learn why its stream
                 // was cut (`probe`): counted, as every request a call made.
-                // An exact pass's one token comes with the whole reply.
-                let ttft_ms = match request.logits {
-                    true => Some(completion.latency_ms),
-                    false => completion.ttft_ms,
-                };
                 return Ok(Completion {
                     attempts: attempt + completion.attempts - 1,
                     latency_ms: completion.latency_ms + waited_ms,
-                    ttft_ms: ttft_ms.map(|t| t + waited_ms),
+                    ttft_ms: completion.ttft_ms.map(|t| t + waited_ms),
                     endpoint: Some(base_url),
                     ..completion
                 });
@@ -192,6 +179,14 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
 
 async fn attempt_once(inner: &Inner, base_url: &str, body: &Value) -> Result<Completion, Failure> {
     let endpoint = &inner.endpoint;
+    // A server that serves one request at a time gets one.
+    let _turn = match inner
+        .one_at_a_time
+        .load(std::sync::atomic::Ordering::SeqCst)
+    {
+        true => Some(inner.serial.lock().await),
+        false => None,
+    };
     let url = format!("{base_url}/chat/completions");
     let started = Instant::now();
     let mut request = inner.client.post(&url).json(body).timeout(endpoint.timeout);
@@ -325,19 +320,7 @@ async fn read_stream(
     // stream so, with no content, when a new request interrupts it.
     if broken.is_some() || reply.finish_reason.is_none() {
         if done && endpoint.concurrency > 1 {
-            // The server ends a stream when another request arrives: from now on, one
-            // request at a time, and this call again at once.
-            inner
-                .one_at_a_time
-                .store(true, std::sync::atomic::Ordering::SeqCst);
-            return Err(Failure::Retry {
-                message: format!(
-                    "the stream from {url} ended with [DONE] and no finish_reason when another request arrived: {}",
-                    crate::ONE_AT_A_TIME
-                ),
-                after: Some(Duration::ZERO),
-                health: Attempt::Answered,
-            });
+            return Err(one_at_a_time(inner, url));
         }
         let timed_out = broken.as_ref().is_some_and(|(t, _)| *t);
         if let Some(completion) =
@@ -353,7 +336,24 @@ async fn read_stream(
     Ok(Streamed::Reply(reply, ttft))
 }
 
+/// A stream the server ended when another request arrived: from now on, one request at a
+/// time, and this call again at once.
+fn one_at_a_time(inner: &Inner, url: &str) -> Failure {
+    inner
+        .one_at_a_time
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    Failure::Retry {
+        message: format!(
+            "the stream from {url} ended with [DONE] and no finish_reason when another request arrived: {}",
+            crate::ONE_AT_A_TIME
+        ),
+        after: Some(Duration::ZERO),
+        health: Attempt::Answered,
+    }
+}
+
 /// The completion a whole reply makes, its prompt counted where the stream had no usage.
+/// An unstreamed reply of one token (an exact pass's) brought its first token with it.
 async fn completion(
     inner: &Inner,
     url: &str,
@@ -392,7 +392,7 @@ async fn completion(
         completion_tokens: reply.completion_tokens.unwrap_or(reply.deltas),
         text: reply.text,
         latency_ms,
-        ttft_ms: ttft,
+        ttft_ms: ttft.or((!stream && reply.completion_tokens == Some(1)).then_some(latency_ms)),
         cached_tokens: reply.cached_tokens,
         attempts: 1,
         top_logprobs,

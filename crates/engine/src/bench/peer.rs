@@ -100,16 +100,7 @@ pub async fn peer(
     on_event: &mut (dyn FnMut(PeerEvent) + Send),
 ) -> Result<PeerReport, EngineError> {
     on_event(PeerEvent::Phase("judgelab"));
-    let grid = Grid {
-        name: "bench-peer",
-        dataset: &options.dataset,
-        model: "default".into(),
-        few_shot: 0,
-        items: options.items,
-        remote: None,
-    };
-    let (store, file, judgelab) = grid.planned(dir, options.threads).await?;
-
+    let (store, file, judgelab) = grid(options, None).planned(dir, options.threads).await?;
     let sweep = Stored::load(&store, &file).await?;
     let items = sweep.items();
     let floors = sweep
@@ -131,6 +122,87 @@ pub async fn peer(
             cells.push((trial, item));
         }
     }
+    let (responses, wall_s) = ask_peer(options, requests, on_event).await?;
+    let failed = |e: String| EngineError::Judge(format!("the peer at {}: {e}", options.base_url));
+    let mut peer = Way {
+        wall_s,
+        prompt_tokens_decoded: 0,
+        model_calls: 0,
+    };
+    // (trial id, item id) → Judgelab's greedy verdict.
+    let mut ours = HashMap::new();
+    for trial in sweep.trials.iter().filter(|t| t.params.temperature == 0.0) {
+        for v in store.verdicts(trial.id).await? {
+            let label = v.outcome.label();
+            ours.insert((trial.id, v.item_id), label);
+        }
+    }
+    let r = &sweep.r;
+    let (mut greedy_compared, mut greedy_agree) = (0, 0);
+    for response in responses {
+        let completion = response.result.map_err(|e| failed(e.message))?;
+        peer.model_calls += 1;
+        peer.prompt_tokens_decoded += u64::from(completion.prompt_tokens);
+        let (trial, item) = cells[response.key];
+        if let Some(our) = ours.get(&(trial.id, item.id.clone())) {
+            let theirs = verdict::parse(r.output, r.dataset.task, &completion.text, false);
+            greedy_compared += 1;
+            greedy_agree += usize::from(theirs.label() == *our);
+        }
+    }
+    store.close().await;
+
+    on_event(PeerEvent::Phase("judgelab, remote exact"));
+    let remote_exact = remote_exact(options, dir).await?;
+    Ok(PeerReport {
+        judgelab,
+        peer,
+        remote_exact,
+        ratio: judgelab.wall_s / peer.wall_s.max(1e-9),
+        peer_concurrency: options.concurrency.max(1),
+        greedy_compared,
+        greedy_agree,
+        n_items: items.len(),
+        n_trials: sweep.trials.len(),
+        floors,
+    })
+}
+
+/// The zero-shot grid, on the local default model or through a server (`remote`).
+fn grid<'a>(options: &'a PeerOptions, remote: Option<(&'a str, usize)>) -> Grid<'a> {
+    Grid {
+        name: if remote.is_some() {
+            "bench-peer-remote"
+        } else {
+            "bench-peer"
+        },
+        dataset: &options.dataset,
+        model: match remote {
+            Some(_) => options.model.clone(),
+            None => "default".into(),
+        },
+        few_shot: 0,
+        items: options.items,
+        remote,
+    }
+}
+
+/// Judgelab's run of the grid through the peer's server, as a remote judge with exact
+/// verdicts.
+async fn remote_exact(options: &PeerOptions, dir: &Path) -> Result<Way, EngineError> {
+    let remote = Some((options.base_url.as_str(), options.concurrency.max(1)));
+    let (store, _, way) = grid(options, remote).planned(dir, options.threads).await?;
+    store.close().await;
+    Ok(way)
+}
+
+/// Sends `requests` to the peer as a one-call-per-cell tool does, `concurrency` in flight,
+/// after one untimed request: the responses and the seconds they took.
+async fn ask_peer(
+    options: &PeerOptions,
+    requests: Vec<judgelab_core::JudgeRequest>,
+    on_event: &mut (dyn FnMut(PeerEvent) + Send),
+) -> Result<(Vec<judgelab_core::JudgeResponse>, f64), EngineError> {
     let mut endpoint = Endpoint::new("peer", &options.base_url, &options.model);
     endpoint.stream = false;
     endpoint.concurrency = options.concurrency.max(1);
@@ -173,55 +245,5 @@ pub async fn peer(
         .await
         .map_err(|e| EngineError::Judge(format!("the peer loop panicked: {e}")))?
         .map_err(failed)?;
-    let mut peer = Way {
-        wall_s,
-        prompt_tokens_decoded: 0,
-        model_calls: 0,
-    };
-    // (trial id, item id) → Judgelab's greedy verdict.
-    let mut ours = HashMap::new();
-    for trial in sweep.trials.iter().filter(|t| t.params.temperature == 0.0) {
-        for v in store.verdicts(trial.id).await? {
-            let label = v.outcome.label();
-            ours.insert((trial.id, v.item_id), label);
-        }
-    }
-    let r = &sweep.r;
-    let (mut greedy_compared, mut greedy_agree) = (0, 0);
-    for response in responses {
-        let completion = response.result.map_err(|e| failed(e.message))?;
-        peer.model_calls += 1;
-        peer.prompt_tokens_decoded += u64::from(completion.prompt_tokens);
-        let (trial, item) = cells[response.key];
-        if let Some(our) = ours.get(&(trial.id, item.id.clone())) {
-            let theirs = verdict::parse(r.output, r.dataset.task, &completion.text, false);
-            greedy_compared += 1;
-            greedy_agree += usize::from(theirs.label() == *our);
-        }
-    }
-    store.close().await;
-
-    on_event(PeerEvent::Phase("judgelab, remote exact"));
-    let remote = Grid {
-        name: "bench-peer-remote",
-        dataset: &options.dataset,
-        model: options.model.clone(),
-        few_shot: 0,
-        items: options.items,
-        remote: Some((&options.base_url, options.concurrency.max(1))),
-    };
-    let (store, _, remote_exact) = remote.planned(dir, options.threads).await?;
-    store.close().await;
-    Ok(PeerReport {
-        judgelab,
-        peer,
-        remote_exact,
-        ratio: judgelab.wall_s / peer.wall_s.max(1e-9),
-        peer_concurrency: options.concurrency.max(1),
-        greedy_compared,
-        greedy_agree,
-        n_items: items.len(),
-        n_trials: sweep.trials.len(),
-        floors,
-    })
+    Ok((responses, wall_s))
 }
