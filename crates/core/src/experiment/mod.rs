@@ -687,6 +687,10 @@ fn check_judges_can(
     single_form: bool,
     invalid: &Invalid<'_>,
 ) -> Result<(), ExperimentError> {
+    let exact_key = |j: &NamedJudge| match single_form {
+        true => "judge.exact".to_string(),
+        false => format!("judges.{}.exact", j.name),
+    };
     if sweep.constraint.contains(&Constraint::Grammar) {
         if let Some(j) = judges.iter().find(|j| j.remote().is_some()) {
             let why = if single_form {
@@ -707,13 +711,8 @@ fn check_judges_can(
             return Err(invalid("sweep.concurrency", why));
         }
         if let Some(j) = judges.iter().find(|j| j.written_exact()) {
-            let key = if single_form {
-                "judge.exact".to_string()
-            } else {
-                format!("judges.{}.exact", j.name)
-            };
             return Err(invalid(
-                &key,
+                &exact_key(j),
                 "reads every load's verdicts from one call, and sweep.concurrency measures \
                  the latency of calls made at each load: leave exact unwritten or false"
                     .into(),
@@ -732,13 +731,8 @@ fn check_judges_can(
     }
     if judge.output == Some(OutputKind::Json) {
         if let Some(j) = judges.iter().find(|j| j.written_exact()) {
-            let key = if single_form {
-                "judge.exact".to_string()
-            } else {
-                format!("judges.{}.exact", j.name)
-            };
             return Err(invalid(
-                &key,
+                &exact_key(j),
                 "needs a one-token verdict: output = \"label\" or \"digit\", not \"json\"".into(),
             ));
         }
