@@ -29,7 +29,7 @@ pub struct Ranked {
     /// Cumulative softmax probability at temperature 1, in that order.
     cumulative: Vec<f64>,
     /// For a server's most likely tokens ([`Ranked::top`]): the mass they leave out, read
-    /// as one token past them (id `order.len()`).
+    /// as one token past them (id: how many were given).
     tail: Option<Tail>,
 }
 
@@ -37,6 +37,7 @@ pub struct Ranked {
 /// likely token it returned (their total `mass` at temperature 1).
 #[derive(Debug, Clone, Copy)]
 struct Tail {
+    id: usize,
     mass: f64,
     /// The least likely returned token's log-probability, which each of them is at most.
     logprob: f64,
@@ -96,6 +97,7 @@ impl Ranked {
             })
             .collect();
         let tail = sorted.last().map(|&logprob| Tail {
+            id: logprobs.len(),
             mass: 1.0 - running,
             logprob,
         });
@@ -152,7 +154,7 @@ impl Ranked {
             } / tail.logprob.exp();
             let w = tokens * (tail.logprob / temperature - max).exp();
             if w > 0.0 {
-                weights.push((self.order.len(), w));
+                weights.push((tail.id, w));
             }
         }
         let total: f64 = weights.iter().map(|(_, w)| w).sum();

@@ -322,7 +322,8 @@ fn cache_key(
 
 /// Why a remote exact call failed where its server answered without log-probabilities.
 pub(crate) const NO_LOGPROBS: &str = "the server returned no log-probabilities (logprobs, \
-     top_logprobs) for an exact verdict; set the judge's exact = false to generate instead";
+     top_logprobs) for an exact verdict; exact = false in the judge's table ([judge] or \
+     [[judges]]) generates instead";
 
 /// The records a response answers, each with the index of its trial in the group.
 pub(crate) fn rows(
@@ -380,13 +381,16 @@ pub(crate) fn rows(
                 }
             };
             let judged = |v: Verdict| Outcome::Judged(unswap(v, p.swapped));
-            // A remote call's price, whole on each row it answers: what the trial would
-            // have paid alone (a run's spending counts an exact pass once).
+            // A remote call's price, whole on each trial's row it answers (its first repeat's,
+            // for an exact pass: the repeats only draw again): what the trial would have paid
+            // alone. A run's spending counts an exact pass once.
+            let priced = !group.exact || t.repeat == 0;
             let cost_usd = trial
                 .judge
                 .remote()
                 .and_then(|remote| remote.price)
-                .map(|price| price.cost(c.prompt_tokens, c.completion_tokens));
+                .map(|price| price.cost(c.prompt_tokens, c.completion_tokens))
+                .map(|usd| if priced { usd } else { 0.0 });
             let row = match (&pass, reader, c.stop) {
                 (_, _, StopReason::PromptTooLong) => VerdictRecord {
                     raw_output: Some(String::new()),

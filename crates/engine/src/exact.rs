@@ -78,6 +78,9 @@ impl Reader {
         allow_tie: bool,
         constraint: Constraint,
     ) -> Result<Reader, String> {
+        if vocabulary.is_none() {
+            prefix_free(task, allow_tie)?;
+        }
         let local = vocabulary
             .map(|vocabulary| Local::new(vocabulary, output, task, allow_tie, constraint))
             .transpose()?;
@@ -119,6 +122,23 @@ impl Reader {
             }
         }
     }
+}
+
+/// A server's first token is read as a whole verdict: where one valid verdict begins
+/// another (`1` and `10` on a 1–10 scale), the token `1` may be the start of either.
+fn prefix_free(task: Task, allow_tie: bool) -> Result<(), String> {
+    let spellings = verdict::spellings(task, allow_tie);
+    for (a, _) in &spellings {
+        if let Some((b, _)) = spellings
+            .iter()
+            .find(|(b, _)| b != a && b.starts_with(a.as_str()))
+        {
+            return Err(format!(
+                "exact verdicts from a server read its first token as the whole verdict, and {a:?} begins {b:?}: the token {a:?} may be either (exact = false in the judge's table, [judge] or [[judges]], generates instead)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl Local {
@@ -333,6 +353,18 @@ mod tests {
             r.pass(&logits(&[1.0])).map(|_| ()),
             None,
             "a remote reader reads no logits"
+        );
+        // On a 1–10 scale, a first token "1" may begin "10": refused, with what to set.
+        let ten = Task::Single {
+            scale_min: 1,
+            scale_max: 10,
+        };
+        let err = Reader::new(None, OutputKind::Digit, ten, false, Constraint::None)
+            .err()
+            .unwrap();
+        assert!(
+            err.contains("\"1\" begins \"10\"") && err.contains("exact = false"),
+            "{err}"
         );
     }
 

@@ -543,7 +543,7 @@ fn rubric_of(
     if let Some(j) = experiment
         .judges
         .iter()
-        .find(|j| together && j.local().is_some_and(|l| l.exact == Some(true)))
+        .find(|j| together && j.written_exact())
     {
         return Err(invalid(
             &format!("judges.{}.exact", j.name),

@@ -116,6 +116,7 @@ pub(crate) async fn ask(
     .await
     .map_err(|e| EngineError::Judge(format!("asking for log-probabilities panicked: {e}")))?;
     let base_url = &remote.endpoint.base_url;
+    let refused = matches!(&response, Some(Err(_)));
     let answer = match response {
         Some(Ok(c)) if c.top_logprobs.is_some() => Logprobs::Returned,
         Some(Ok(_)) => Logprobs::NotReturned(format!(
@@ -128,7 +129,8 @@ pub(crate) async fn ask(
         Some(Err(e)) => {
             return Err(EngineError::Judge(format!(
                 "cannot ask {base_url} whether it returns log-probabilities (for exact \
-                 verdicts; set the judge's exact = false to generate without asking): {}",
+                 verdicts; exact = false in the judge's table, [judge] or [[judges]], \
+                 generates without asking): {}",
                 e.message
             )))
         }
@@ -138,11 +140,15 @@ pub(crate) async fn ask(
             )))
         }
     };
-    let kept = match &answer {
-        Logprobs::Returned => "returned".to_string(),
-        Logprobs::NotReturned(why) => format!("not returned: {why}"),
-    };
-    store.cache_response(&key(remote), &kept).await?;
+    // A refusal may be of these settings (more top_logprobs than the server allows): it is
+    // asked again by the next run, not kept.
+    if !refused {
+        let kept = match &answer {
+            Logprobs::Returned => "returned".to_string(),
+            Logprobs::NotReturned(why) => format!("not returned: {why}"),
+        };
+        store.cache_response(&key(remote), &kept).await?;
+    }
     Ok(answer)
 }
 
@@ -162,7 +168,7 @@ pub(crate) async fn plan_lines(
         };
         if remote.endpoint.calls.concurrency > 1 && one_at_a_time(store, remote).await? {
             lines.push(format!(
-                "judge {:?}: its server serves one request at a time (an earlier run found it: a new request ends the stream in flight), so its calls go one at a time; set its own concurrency = 1 to say so",
+                "judge {:?}: its server serves one request at a time (an earlier run found it: a new request ends the stream in flight), so its calls go one at a time; concurrency = 1 in the judge's table ([judge] or [[judges]]) says so",
                 judge.name
             ));
         }

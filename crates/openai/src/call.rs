@@ -319,7 +319,10 @@ async fn read_stream(
     // without one was cut, even where `[DONE]` closed it: llama-cpp-python ends a
     // stream so, with no content, when a new request interrupts it.
     if broken.is_some() || reply.finish_reason.is_none() {
-        if done && endpoint.concurrency > 1 {
+        let serial = inner
+            .one_at_a_time
+            .load(std::sync::atomic::Ordering::SeqCst);
+        if done && endpoint.concurrency > 1 && !serial {
             return Err(one_at_a_time(inner, url));
         }
         let timed_out = broken.as_ref().is_some_and(|(t, _)| *t);

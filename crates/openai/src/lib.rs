@@ -135,9 +135,9 @@ pub(crate) struct Inner {
 }
 
 /// What a judge says once it has found that its server serves one request at a time.
-pub const ONE_AT_A_TIME: &str = "its server serves one request at a time: a new request \
-    ends the stream in flight (llama-cpp-python's server does), so its calls went on one at \
-    a time. Set the judge's own concurrency = 1 (in its [judge] or [[judges]] table; [sweep] \
+pub const ONE_AT_A_TIME: &str = "is served one request at a time: a new request ends the \
+    stream in flight (llama-cpp-python's server does), so its calls went on one at a time. \
+    Set the judge's own concurrency = 1 (in its [judge] or [[judges]] table; [sweep] \
     concurrency is the load latency is measured at, and changes nothing here) to start so";
 
 impl Inner {

@@ -112,6 +112,10 @@ impl Reply {
                 (None, Some(p)) => p.ln(),
                 (None, None) => continue,
             };
+            // A token of probability 0 (OpenAI writes -9999 for it) says nothing.
+            if !logprob.is_finite() || logprob < -1000.0 {
+                continue;
+            }
             match tokens.iter_mut().find(|known| known.token == token) {
                 Some(known) => known.logprob = (known.logprob.exp() + logprob.exp()).ln(),
                 None => tokens.push(TokenLogprob {
@@ -249,6 +253,11 @@ mod tests {
             json!({"token":"A","prob":0.9,"top_probs":[{"token":"A","prob":0.9},{"token":"B","prob":0.1}]}),
         );
         assert_eq!(got, want(&[("A", 0.9), ("B", 0.1)]));
+        // A token of probability 0 says nothing (OpenAI writes -9999 for it).
+        let got = read(
+            json!({"token":"A","logprob":-0.1,"top_logprobs":[{"token":"A","logprob":-0.1},{"token":"B","logprob":-9999.0},{"token":"C","prob":0.0}]}),
+        );
+        assert_eq!(got, Some(vec![("A".to_string(), -0.1)]));
         // None returned: none read.
         assert_eq!(read(json!({"token":"A","logprob":-0.1})), None);
         assert_eq!(

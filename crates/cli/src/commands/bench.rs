@@ -358,7 +358,7 @@ fn peer_table(r: &PeerReport, base_url: &str) -> String {
         r.greedy_agree, r.greedy_compared
     );
     out += &format!(
-        "remote: judgelab's grid through the peer's server, exact from its top_logprobs: {} calls for {} items and {} trials (and one asking whether it returns them), where the peer made {}; {:.2}× the peer's wall time\n",
+        "remote: judgelab's grid through the peer's server, exact from its top_logprobs: {} calls for {} items and {} trials, where the peer made {}; {:.2}× the peer's wall time\n",
         r.remote_exact.model_calls,
         r.n_items,
         r.n_trials,

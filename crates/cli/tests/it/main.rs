@@ -2725,7 +2725,7 @@ fn remote_judges_against_a_real_llama_cpp_python_server() {
     logs.push_str(&(text(&out.stdout) + &err));
     assert!(
         out.status.success()
-            && err.contains("serves one request at a time")
+            && err.contains("is served one request at a time")
             && err.contains("concurrency = 1 (in its [judge] or [[judges]] table"),
         "{err}"
     );

@@ -68,9 +68,8 @@ pub struct PeerReport {
     /// counts the tokens its prompt cache served.
     pub peer: Way,
     /// Judgelab judging the same grid through the peer server, as a remote judge with
-    /// exact verdicts: one call per item (its `model_calls`; one more call asked the
-    /// server whether it returns log-probabilities), the grid read from each call's
-    /// `top_logprobs`.
+    /// exact verdicts (`exact = true`: nothing asked first): one call per item (its
+    /// `model_calls`), the grid read from each call's `top_logprobs`.
     pub remote_exact: Way,
     /// Judgelab's wall time over the peer's.
     pub ratio: f64,

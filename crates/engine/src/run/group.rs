@@ -198,7 +198,10 @@ pub(super) async fn judge_group(
 fn reader(r: &Resolved, group: &Group<'_>, judge: &dyn Judge) -> Result<Readers, EngineError> {
     let model = &group.first().params.judge;
     let invalid = |message: String| EngineError::Invalid {
-        path: "judge.exact".into(),
+        path: match r.experiment.single_form {
+            true => "judge.exact".into(),
+            false => format!("judges.{model}.exact"),
+        },
         message,
     };
     let vocabulary = match (judge.vocabulary(), group.first().judge.remote()) {
@@ -403,9 +406,8 @@ async fn record(
         }
         let p = &pending[response.key];
         let hit = source == Source::Cache;
-        if let (Some(key), Ok(completion), false) = (&p.cache_key, &response.result, hit) {
-            let json = serde_json::to_string(completion).expect("completions serialise");
-            run.store.cache_response(key, &json).await?;
+        if !hit {
+            keep(run, group, p, &response).await?;
         }
         let mut answered = rows(run.r, group, p, &response, reader);
         // An exact call's price is on every row it answers, and paid once.
@@ -458,6 +460,28 @@ async fn record(
             // Stops the judge after the calls in flight, as a cancel does.
             cancel.store(true, Ordering::SeqCst);
         }
+    }
+    Ok(())
+}
+
+/// Keeps a fresh remote completion in the response cache. An exact pass the server
+/// answered without log-probabilities is no answer to keep: a later run, against a fixed
+/// server, asks again.
+async fn keep(
+    run: &Run<'_>,
+    group: &Group<'_>,
+    p: &Pending,
+    response: &JudgeResponse,
+) -> Result<(), EngineError> {
+    let (Some(key), Ok(completion)) = (&p.cache_key, &response.result) else {
+        return Ok(());
+    };
+    let unread = group.exact
+        && completion.top_logprobs.is_none()
+        && completion.stop != judgelab_core::judge::StopReason::PromptTooLong;
+    if !unread {
+        let json = serde_json::to_string(completion).expect("completions serialise");
+        run.store.cache_response(key, &json).await?;
     }
     Ok(())
 }

@@ -22,6 +22,8 @@ pub(crate) struct Judges<'r> {
     /// Remote judges whose server an earlier run found to serve one request at a time
     /// ([`Judges::learn`]): loaded with one call in flight.
     serial: std::collections::HashSet<String>,
+    /// Those of them the run has said so of.
+    told: std::collections::HashSet<String>,
 }
 
 impl<'r> Judges<'r> {
@@ -31,6 +33,7 @@ impl<'r> Judges<'r> {
             options,
             loaded: HashMap::new(),
             serial: Default::default(),
+            told: Default::default(),
         }
     }
 
@@ -121,10 +124,13 @@ impl<'r> Judges<'r> {
         if let (None, ModelSpec::Remote(remote)) = (concurrency, &mut spec) {
             if self.serial.contains(resolved.name()) {
                 remote.judge.endpoint.calls.concurrency = 1;
-                on_event(RunEvent::Note {
-                    judge: resolved.name().to_string(),
-                    message: "serves one request at a time (an earlier run found that a new request ends the stream in flight): its calls go one at a time".into(),
-                });
+                // Said once a run, however often the judge is loaded again.
+                if self.told.insert(resolved.name().to_string()) {
+                    on_event(RunEvent::Note {
+                        judge: resolved.name().to_string(),
+                        message: "is served one request at a time (an earlier run found that a new request ends the stream in flight): its calls go one at a time".into(),
+                    });
+                }
             }
         }
         let loader: Arc<dyn JudgeLoader> = self

@@ -374,7 +374,7 @@ pub(crate) fn example_text(item: &Item) -> Message {
 
 /// The new trials, where a judge exact by default (no `exact` written) cannot read a
 /// verdict from one token: a local judge where a valid verdict is not one token of its
-/// model, a remote one whose server returns no log-probabilities ([`crate::logprobs`]), or
+/// model, a remote one whose server returns no log-probabilities ([`crate::server`]), or
 /// a trial that asks a rubric's criteria in one call. Those trials generate instead, and
 /// the run says so.
 async fn readable(
