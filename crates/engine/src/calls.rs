@@ -2,8 +2,8 @@
 //! the verdict rows it answers.
 //!
 //! Normally a call answers one verdict: one (trial, item, repeat, answer order). Where a
-//! trial's judge has exact verdicts (`exact = true`, local judges), trials that show that
-//! judge the same prompts — they differ only
+//! trial's verdicts are exact (a local judge's logits, or a remote judge's `top_logprobs`),
+//! trials that show that judge the same prompts — they differ only
 //! in temperature, top_p or max_tokens — form one [`Group`], and one call per (item,
 //! answer order) answers every missing verdict of the group, repeats included: a
 //! temperature × top_p grid costs the forward passes of one point.

@@ -2165,6 +2165,47 @@ fn a_race_killed_outright_resumes_with_the_same_drops() {
     );
 }
 
+/// Runs the experiment in `file` and kills `server` once it has answered 3 calls; the
+/// run's output, after it succeeded.
+fn run_killing(env: &Env, file: &Path, server: &mut LlamaServer) -> String {
+    let mut run = env
+        .cmd(&["run", file.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while server.posts() < 3 {
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "no call reached it"
+        );
+        assert!(run.try_wait().unwrap().is_none(), "the run ended first");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    server.kill();
+    let out = run.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    format!("{}{}", text(&out.stdout), text(&out.stderr))
+}
+
+/// The experiment's `verdicts.csv` from its report: the text, its header and its rows.
+fn verdict_rows(env: &Env, experiment: &str) -> (String, Vec<String>, Vec<Vec<String>>) {
+    let report = env.dir.path().join(format!("{experiment}-report"));
+    let out = env.run(&["report", experiment, "--out", report.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let verdicts = std::fs::read_to_string(report.join("verdicts.csv")).unwrap();
+    let header = verdicts
+        .lines()
+        .next()
+        .unwrap()
+        .split(',')
+        .map(String::from)
+        .collect();
+    let rows = csv_rows(&verdicts);
+    (verdicts, header, rows)
+}
+
 /// A pool of two llama-servers judging a temperature × top_p grid with exact verdicts,
 /// one killed mid-run: every item's one call answers its six trials once, none is lost or
 /// stored twice, and the live server was asked once per item it served (and, once, whether
@@ -2189,36 +2230,13 @@ fn a_pool_of_two_servers_keeps_exact_verdicts_whole_when_one_is_killed() {
             llmbar_short().display().to_string(),
         ),
     );
-    let mut run = env
-        .cmd(&["run", file.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while servers[1].posts() < 3 {
-        assert!(
-            start.elapsed() < Duration::from_secs(300),
-            "no call reached it"
-        );
-        assert!(run.try_wait().unwrap().is_none(), "the run ended first");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    servers[1].kill();
-    let out = run.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    let said = run_killing(&env, &file, &mut servers[1]);
     assert!(
         said.contains("judged 240 verdicts") && !said.contains("failed"),
         "{said}"
     );
-    let report = env.dir.path().join("pool-exact-report");
-    let out = env.run(&["report", "pool-exact", "--out", report.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let verdicts = std::fs::read_to_string(report.join("verdicts.csv")).unwrap();
-    let header: Vec<&str> = verdicts.lines().next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|c| *c == name).unwrap();
-    let rows = csv_rows(&verdicts);
+    let (verdicts, header, rows) = verdict_rows(&env, "pool-exact");
+    let col = |name: &str| header.iter().position(|c| c == name).unwrap();
     let mut keys: Vec<_> = rows
         .iter()
         .map(|r| (r[col("trial_id")].clone(), r[col("item_id")].clone()))
@@ -2277,37 +2295,14 @@ fn a_pool_of_three_llama_servers_loses_none_when_one_is_killed() {
             llmbar_short().display().to_string(),
         ),
     );
-    let mut run = env
-        .cmd(&["run", file.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while servers[1].posts() < 3 {
-        assert!(
-            start.elapsed() < Duration::from_secs(300),
-            "no call reached it"
-        );
-        assert!(run.try_wait().unwrap().is_none(), "the run ended first");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    servers[1].kill();
-    let out = run.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    let said = run_killing(&env, &file, &mut servers[1]);
     assert!(
         said.contains("judged 24 verdicts") && !said.contains("failed"),
         "{said}"
     );
 
-    let report = env.dir.path().join("pool-report");
-    let out = env.run(&["report", "pool", "--out", report.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let verdicts = std::fs::read_to_string(report.join("verdicts.csv")).unwrap();
-    let header: Vec<&str> = verdicts.lines().next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|c| *c == name).unwrap();
-    let rows = csv_rows(&verdicts);
+    let (verdicts, header, rows) = verdict_rows(&env, "pool");
+    let col = |name: &str| header.iter().position(|c| c == name).unwrap();
     let mut keys: Vec<_> = rows
         .iter()
         .map(|r| {

@@ -30,26 +30,8 @@ async fn server_with_auth() -> (String, Arc<AtomicUsize>, Arc<AtomicBool>) {
             let counter = Arc::clone(&counter);
             let rejecting = Arc::clone(&rejecting);
             tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 8192];
-                // Read the head and the body it announces.
-                loop {
-                    let n = socket.read(&mut chunk).await.unwrap_or(0);
-                    if n == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
-                    if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                        let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
-                        let length: usize = head
-                            .lines()
-                            .find_map(|l| l.strip_prefix("content-length:"))
-                            .and_then(|v| v.trim().parse().ok())
-                            .unwrap_or(0);
-                        if buf.len() >= end + 4 + length {
-                            break;
-                        }
-                    }
+                if read_request(&mut socket).await.is_none() {
+                    return;
                 }
                 counter.fetch_add(1, Ordering::SeqCst);
                 if rejecting.load(Ordering::SeqCst) {
@@ -74,6 +56,31 @@ async fn server_with_auth() -> (String, Arc<AtomicUsize>, Arc<AtomicBool>) {
         }
     });
     (url, calls, reject)
+}
+
+/// Reads one HTTP request, its head and the body it announces: the body, or `None` where
+/// the client hung up first.
+pub(crate) async fn read_request(socket: &mut tokio::net::TcpStream) -> Option<Vec<u8>> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        let n = socket.read(&mut chunk).await.unwrap_or(0);
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            if buf.len() >= end + 4 + length {
+                return Some(buf.split_off(end + 4));
+            }
+        }
+    }
 }
 
 fn experiment(dir: &std::path::Path, name: &str, url: &str) -> std::path::PathBuf {

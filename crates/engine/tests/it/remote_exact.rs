@@ -9,7 +9,9 @@ use std::sync::{Arc, Mutex};
 use judgelab_engine::{run_experiment, summarize, RunEvent, RunOptions};
 use judgelab_store::Store;
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
+
+use crate::remote::read_request;
 use tokio::net::TcpListener;
 
 /// What the server saw: every request body.
@@ -33,27 +35,10 @@ async fn server(logprobs: Arc<AtomicBool>) -> (String, Arc<Seen>) {
             let seen = Arc::clone(&shared);
             let logprobs = Arc::clone(&logprobs);
             tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 8192];
-                let body_start = loop {
-                    let n = socket.read(&mut chunk).await.unwrap_or(0);
-                    if n == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
-                    if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                        let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
-                        let length: usize = head
-                            .lines()
-                            .find_map(|l| l.strip_prefix("content-length:"))
-                            .and_then(|v| v.trim().parse().ok())
-                            .unwrap_or(0);
-                        if buf.len() >= end + 4 + length {
-                            break end + 4;
-                        }
-                    }
+                let Some(body) = read_request(&mut socket).await else {
+                    return;
                 };
-                let body: Value = serde_json::from_slice(&buf[body_start..]).unwrap_or_default();
+                let body: Value = serde_json::from_slice(&body).unwrap_or_default();
                 seen.calls.fetch_add(1, Ordering::SeqCst);
                 seen.bodies.lock().unwrap().push(body.clone());
                 let exact = body["top_logprobs"].is_u64();
