@@ -261,6 +261,7 @@ pub fn plan(p: &judgelab_engine::Plan) -> String {
         .iter()
         .chain(&p.reference)
         .chain(&p.remote_exact)
+        .chain(&p.input_budget)
     {
         out += line;
         out.push('\n');

@@ -197,6 +197,13 @@ pub trait Judge: Send + Sync {
     /// Prompt tokens the messages take once wrapped in the chat template.
     fn count_tokens(&self, messages: &[Message]) -> Result<usize, String>;
 
+    /// Where each of the judge's tokens of `text` starts, in bytes (on char boundaries), to
+    /// cut an input to a number of tokens ([`crate::cut`]). A judge without a tokeniser
+    /// at hand (a remote one) estimates four characters a token, as it counts prompts.
+    fn token_starts(&self, text: &str) -> Result<Vec<usize>, String> {
+        Ok(crate::cut::estimated_starts(text, 4))
+    }
+
     /// Runs `requests`, calling `on_response` once per request as each finishes. Once
     /// `cancel` is set, requests not yet started are skipped (no response for them).
     fn judge_batch(

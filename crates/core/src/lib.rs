@@ -8,6 +8,7 @@ pub mod align;
 pub mod annotation;
 pub mod card;
 pub mod composed;
+pub mod cut;
 pub mod dataset;
 pub mod experiment;
 pub mod hash;

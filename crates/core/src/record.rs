@@ -105,6 +105,9 @@ pub struct VerdictRecord {
     /// its server did not return, which bounds the error of `distribution` and `belief`
     /// (at temperatures up to 1). None for generated verdicts and a local judge's.
     pub uncovered: Option<f64>,
+    /// A trial with an input budget ([`crate::cut`]): the tokens cut from the inputs
+    /// this call showed (0: none was cut). None for a trial without one.
+    pub input_cut: Option<u32>,
 }
 
 impl VerdictRecord {
@@ -143,6 +146,7 @@ impl VerdictRecord {
             distribution: None,
             belief: None,
             uncovered: None,
+            input_cut: None,
             criteria: BTreeMap::new(),
         }
     }

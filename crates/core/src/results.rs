@@ -295,6 +295,10 @@ pub struct TrialSummary {
     /// left out ([`coverage`]); none for other trials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<coverage::Coverage>,
+    /// A trial with an input budget: how much of its inputs it cut
+    /// ([`crate::cut::Cuts`]); none for other trials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs_cut: Option<crate::cut::Cuts>,
 }
 
 impl TrialSummary {
@@ -550,6 +554,7 @@ impl<'a> TrialFrame<'a> {
         };
         let summary = TrialSummary {
             coverage: coverage::Coverage::of(task, &t.verdicts),
+            inputs_cut: crate::cut::Cuts::of(&t.verdicts),
             id: t.id,
             trial_idx: t.trial_idx,
             metrics,

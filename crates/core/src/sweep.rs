@@ -53,6 +53,10 @@ pub struct Sweep {
     /// `Q8_0`, …); left out while unset (the files as they are), like `order`.
     #[serde(skip_serializing_if = "only_unset")]
     pub quantization: Vec<Option<Quantization>>,
+    /// The longest input the judge is shown, in its tokens (`crate::cut`); `None`: the
+    /// inputs whole. Left out while only `None`, like `order`.
+    #[serde(skip_serializing_if = "only_unset")]
+    pub input_max_tokens: Vec<Option<u32>>,
     pub repeats: u32,
     pub seed: u64,
     /// Judge a seeded random subset of this many of the grid's trials (`sample = 24`), for
@@ -187,6 +191,10 @@ pub struct TrialParams {
     /// by llama.cpp's quantiser. Absent where the sweep does not set it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quantization: Option<Quantization>,
+    /// The question and each answer cut to at most this many of the judge's tokens
+    /// ([`crate::cut`]). Absent where the sweep does not set it: the inputs whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_max_tokens: Option<u32>,
 }
 
 fn only_unset<T>(levels: &[Option<T>]) -> bool {
@@ -218,6 +226,7 @@ pub enum Axis {
     Concurrency,
     Style,
     Quantization,
+    InputMaxTokens,
 }
 
 /// Where an axis is written in the experiment file.
@@ -304,7 +313,7 @@ fn none(_: &TrialParams) -> Option<f64> {
     None
 }
 
-static AXES: [AxisInfo; 13] = [
+static AXES: [AxisInfo; 14] = [
     AxisInfo {
         axis: Axis::Judge,
         key: "judge",
@@ -607,11 +616,38 @@ static AXES: [AxisInfo; 13] = [
         text: |p| p.quantization.unwrap_or(Quantization::Source).name().to_string(),
         number: none,
     },
+    AxisInfo {
+        axis: Axis::InputMaxTokens,
+        key: "input_max_tokens",
+        export: "input_max_tokens",
+        section: Section::Sweep,
+        short: "in_len",
+        title: "longest input (tokens)",
+        help: "the question and each answer cut to at most this many of the judge's tokens, keeping their start and end with a marker of what was cut; none: whole",
+        default: "",
+        // An input cut shorter than this shows the judge little more than the marker of
+        // what was cut.
+        kind: Kind::Count {
+            min: 16,
+            max: 1 << 20,
+        },
+        applies: Applies::All,
+        choices: &[],
+        changes_prompt: true,
+        // Written only where set, like `order`.
+        identity: true,
+        numeric: true,
+        always_shown: false,
+        count: |s| s.input_max_tokens.len(),
+        set: |s, i, p| p.input_max_tokens = s.input_max_tokens[i],
+        text: |p| p.input_max_tokens.map_or(String::new(), |n| n.to_string()),
+        number: |p| p.input_max_tokens.map(f64::from),
+    },
 ];
 
 impl Axis {
     /// Every axis, in the order trials expand (the last varies fastest).
-    pub const ALL: [Axis; 13] = [
+    pub const ALL: [Axis; 14] = [
         Axis::Judge,
         Axis::Template,
         Axis::FewShot,
@@ -625,6 +661,7 @@ impl Axis {
         Axis::Concurrency,
         Axis::Style,
         Axis::Quantization,
+        Axis::InputMaxTokens,
     ];
 
     pub fn info(self) -> &'static AxisInfo {
@@ -668,6 +705,7 @@ impl Axis {
                 .map_or(p.judge.clone(), |f| f.to_string_lossy().into_owned()),
             Axis::FewShotMaxTokens if p.few_shot_max_tokens.is_none() => "any".into(),
             Axis::Concurrency if p.concurrency.is_none() => "judge's".into(),
+            Axis::InputMaxTokens if p.input_max_tokens.is_none() => "whole".into(),
             _ => self.text(p),
         }
     }

@@ -43,15 +43,18 @@ pub(crate) struct Call<'a> {
     pub repeat: u32,
     pub swapped: bool,
     pub criterion: Option<usize>,
+    /// Tokens cut from the item's inputs by the trial's input budget (`crate::budget`);
+    /// none without one.
+    pub input_cut: Option<u32>,
 }
 
-/// The calls of `trial` on `item` that `done` does not hold: one per repeat and answer
-/// order, and in a checklist one per criterion of each, a verdict's criteria one after
-/// another (so that they share the item's prefix).
+/// The calls of `trial` on `item` (as shown: `input_cut` tokens cut from it) that `done`
+/// does not hold: one per repeat and answer order, and in a checklist one per criterion
+/// of each, a verdict's criteria one after another (so that they share the item's prefix).
 pub(crate) fn calls_of<'a>(
     r: &Resolved,
     trial: &TrialRow,
-    item: ItemText<'a>,
+    (item, input_cut): (ItemText<'a>, Option<u32>),
     done: &HashSet<DoneKey>,
 ) -> Vec<Call<'a>> {
     let asked = r.asked_apart(&trial.params);
@@ -66,6 +69,7 @@ pub(crate) fn calls_of<'a>(
                         repeat,
                         swapped,
                         criterion,
+                        input_cut,
                     });
                 }
             }
@@ -151,6 +155,8 @@ pub(crate) struct Pending {
     pub cache_key: Option<String>,
     /// The verdicts its response answers.
     pub targets: Vec<Target>,
+    /// Tokens cut from the inputs it shows (`Call::input_cut`).
+    pub input_cut: Option<u32>,
 }
 
 /// One verdict a call answers: a trial of the group (by index) and a repeat.
@@ -265,6 +271,7 @@ pub(crate) fn prepare(
                 prompt_hash: judgelab_core::hash::prompt_hash(&messages),
                 cache_key,
                 targets: vec![target],
+                input_cut: call.input_cut,
             });
             requests.push(JudgeRequest {
                 key,
@@ -360,6 +367,7 @@ pub(crate) fn rows(
                 criterion: p
                     .criterion
                     .map_or_else(String::new, |i| r.checklist[i].name.clone()),
+                input_cut: p.input_cut,
                 ..VerdictRecord::new(
                     trial.id,
                     &p.item_id,

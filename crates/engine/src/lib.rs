@@ -12,6 +12,7 @@ mod card;
 pub mod default_model;
 pub mod estimate;
 mod exact;
+mod inputs;
 mod judges;
 pub mod keys;
 pub mod labels;

@@ -12,6 +12,7 @@ use judgelab_core::{race, split};
 use judgelab_core::{Constraint, Experiment, Item, Order, Task, Template, TrialParams};
 use judgelab_store::Store;
 
+use crate::inputs;
 use crate::prompt::{Asking, PromptInput};
 use crate::resolve::{resolve, Resolved};
 use crate::{EngineError, JudgeLoader, LocalModel, ModelSpec};
@@ -67,6 +68,9 @@ pub struct Plan {
     /// For each remote judge with one-token trials, whether their verdicts are exact from
     /// its server's log-probabilities, in a sentence ([`crate::server::plan_lines`]).
     pub remote_exact: Vec<String>,
+    /// For each level of `input_max_tokens`, how many judged items it cuts, in a sentence
+    /// ([`crate::inputs::plan_lines`]).
+    pub input_budget: Vec<String>,
 }
 
 /// The timing phase: a sample of calls made again alone, one per request shape (trials
@@ -173,6 +177,7 @@ pub async fn plan(
         quantization: crate::variants::plan_lines(&r),
         reference: reference_line(&r, &judged),
         remote_exact,
+        input_budget: inputs::plan_lines(&e.sweep.input_max_tokens, &judged, sampled.judge)?,
     })
 }
 
@@ -391,7 +396,16 @@ fn race_plan(e: &Experiment, n_judged: usize, per_item: &[usize]) -> Option<Race
 }
 
 /// What makes two trials' prompts the same (`sweep::same_prompts`'s axes).
-type Prompts<'a> = (&'a str, &'a str, u32, Option<u32>, u32, Order, Constraint);
+type Prompts<'a> = (
+    &'a str,
+    &'a str,
+    u32,
+    Option<u32>,
+    u32,
+    Order,
+    Constraint,
+    Option<u32>,
+);
 
 fn prompts_of(p: &TrialParams) -> Prompts<'_> {
     (
@@ -402,6 +416,7 @@ fn prompts_of(p: &TrialParams) -> Prompts<'_> {
         p.few_shot_set,
         p.order,
         p.constraint,
+        p.input_max_tokens,
     )
 }
 
@@ -473,7 +488,16 @@ impl Sampled<'_> {
         let sample: Vec<&Item> = self.judged.iter().copied().take(SAMPLE).collect();
         let mut total = 0.0;
         for item in &sample {
-            let messages = input.render(item.text(), false)?;
+            let cut = match params.input_max_tokens {
+                Some(level) => {
+                    let mut starts = |text: &str| inputs::starts_in(self.judge, text);
+                    judgelab_core::cut::cut_item(*item, level as usize, &mut starts)
+                        .map_err(EngineError::Judge)?
+                        .0
+                }
+                None => (*item).clone(),
+            };
+            let messages = input.render(cut.text(), false)?;
             total += match self.judge {
                 Some(j) => j.count_tokens(&messages).map_err(EngineError::Judge)? as f64,
                 None => messages.iter().map(|m| m.content.len()).sum::<usize>() as f64 / 4.0,

@@ -115,6 +115,10 @@ enum Command {
         messages: Vec<Message>,
         reply: mpsc::Sender<Result<usize, String>>,
     },
+    Starts {
+        text: String,
+        reply: mpsc::Sender<Vec<usize>>,
+    },
     Batch {
         requests: Vec<JudgeRequest>,
         cancel: Arc<AtomicBool>,
@@ -213,6 +217,16 @@ impl Judge for LlamaJudge {
         })?;
         rx.recv()
             .map_err(|_| "the llama.cpp worker has stopped".to_string())?
+    }
+
+    fn token_starts(&self, text: &str) -> Result<Vec<usize>, String> {
+        let (reply, rx) = mpsc::channel();
+        self.send(Command::Starts {
+            text: text.to_string(),
+            reply,
+        })?;
+        rx.recv()
+            .map_err(|_| "the llama.cpp worker has stopped".to_string())
     }
 
     fn judge_batch(

@@ -92,6 +92,9 @@ pub(crate) fn run(
             Command::Count { messages, reply } => {
                 let _ = reply.send(session.tokens(&messages).map(|t| t.len()));
             }
+            Command::Starts { text, reply } => {
+                let _ = reply.send(token_starts(&model, &text));
+            }
             Command::Batch {
                 requests,
                 cancel,
@@ -101,6 +104,37 @@ pub(crate) fn run(
             }
         }
     }
+}
+
+/// Where each token of `text` starts, in bytes on char boundaries: its tokens' pieces laid
+/// end to end. A tokeniser that adds a leading space (SentencePiece) has its first piece
+/// one byte longer than the text's start; pieces that add up otherwise are scaled to the
+/// text.
+fn token_starts(model: &LlamaModel, text: &str) -> Vec<usize> {
+    let vocab = model.vocab();
+    let tokens = vocab.tokenize(text.as_bytes(), false, false);
+    let mut at = 0;
+    let mut starts = Vec::with_capacity(tokens.len());
+    for &t in &tokens {
+        starts.push(at);
+        at += vocab.token_to_piece(t, false, None).len();
+    }
+    let extra = at.saturating_sub(text.len());
+    starts
+        .into_iter()
+        .map(|s| {
+            let s = match (extra, at == text.len()) {
+                (_, true) => s,
+                (1, _) => s.saturating_sub(1),
+                _ => s * text.len() / at.max(1),
+            };
+            let mut s = s.min(text.len());
+            while !text.is_char_boundary(s) {
+                s -= 1;
+            }
+            s
+        })
+        .collect()
 }
 
 /// The cells a context starts with: enough for the benchmarks' and most judges' batches

@@ -68,6 +68,7 @@ pub fn verdicts_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
         "attempts",
         "cache_hit",
         "endpoint",
+        "input_cut",
     ]
     .map(String::from)
     .to_vec();
@@ -112,6 +113,7 @@ pub fn verdicts_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
                 v.attempts.to_string(),
                 u8::from(v.cache_hit).to_string(),
                 v.endpoint.clone().unwrap_or_default(),
+                v.input_cut.map_or(String::new(), |n| n.to_string()),
             ];
             for c in &criteria {
                 let verdict = v.criteria.get(*c);

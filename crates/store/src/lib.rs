@@ -757,8 +757,9 @@ where
             "INSERT INTO verdicts (trial_id, item_id, repeat, swapped, seed, prompt_hash, raw_output, verdict,
                                    failure_kind, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error,
                                    cost_usd, cached_tokens, attempts, logprobs, cache_hit, exact,
-                                   distribution, endpoint, belief, criterion, criteria, uncovered)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                   distribution, endpoint, belief, criterion, criteria, uncovered,
+                                   input_cut)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT (trial_id, item_id, repeat, swapped, criterion) DO UPDATE SET
                 seed = excluded.seed, prompt_hash = excluded.prompt_hash, raw_output = excluded.raw_output,
                 verdict = excluded.verdict, failure_kind = excluded.failure_kind,
@@ -769,6 +770,7 @@ where
                 exact = excluded.exact, distribution = excluded.distribution,
                 endpoint = excluded.endpoint, belief = excluded.belief,
                 criteria = excluded.criteria, uncovered = excluded.uncovered,
+                input_cut = excluded.input_cut,
                 created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
              WHERE verdicts.error IS NOT NULL",
         );
@@ -802,6 +804,7 @@ where
         .bind(&v.criterion)
         .bind(rows::criteria_to_json(&v.criteria))
         .bind(v.uncovered)
+        .bind(v.input_cut.map(i64::from))
         .execute(e)
         .await?;
     Ok(done.rows_affected() > 0)

@@ -261,7 +261,7 @@ pub(crate) fn read_verdicts(
         "SELECT trial_id, item_id, repeat, swapped, seed, prompt_hash, raw_output, verdict,
                 failure_kind, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error,
                 cost_usd, cached_tokens, attempts, logprobs, cache_hit, exact, distribution,
-                endpoint, belief, criterion, criteria, uncovered
+                endpoint, belief, criterion, criteria, uncovered, input_cut
          FROM verdicts WHERE trial_id = ? ORDER BY item_id, repeat, swapped, criterion",
     )?;
     let rows = statement.query_map([trial_id], |r| {
@@ -316,6 +316,7 @@ pub(crate) fn read_verdicts(
             belief,
             criteria,
             uncovered: r.get(25)?,
+            input_cut: r.get::<_, Option<i64>>(26)?.map(|n| n as u32),
         })
     })?;
     rows.collect()

@@ -77,6 +77,7 @@ pub async fn plan_experiment(state: State<'_, AppState>, spec: String) -> AppRes
             .into_iter()
             .chain(plan.reference)
             .chain(plan.remote_exact)
+            .chain(plan.input_budget)
             .collect(),
     })
 }

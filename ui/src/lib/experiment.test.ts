@@ -131,6 +131,15 @@ model = "gpt-4o-mini"
     expect(built.toml).toContain("few_shot_max_tokens = [256, 1024]\n");
   });
 
+  it("writes an input budget's levels, the inputs whole among them", () => {
+    const built = buildExperiment(draft({ ...SWEEP, input_max_tokens: "none, 256, 64" }), "pairwise");
+    expect(built.errors).toEqual([]);
+    expect(built.toml).toContain('input_max_tokens = ["none", 256, 64]\n');
+    expect(buildExperiment(draft(SWEEP), "pairwise").toml).not.toContain("input_max_tokens");
+    const bad = buildExperiment(draft({ ...SWEEP, input_max_tokens: "none, 8" }), "pairwise");
+    expect(bad.errors).toEqual(["input_max_tokens: 8 must be between 16 and 1048576"]);
+  });
+
   it("writes the quantisation axis for local judges only, and checks its levels", () => {
     const built = buildExperiment(draft({ ...SWEEP, quantization: "source, Q8_0, Q2_K" }), "pairwise");
     expect(built.errors).toEqual([]);

@@ -6,7 +6,7 @@
  * builder can point at a field before asking the engine for a plan.
  */
 import type { AxisView } from "./bindings";
-import { parseChoices, parseFloats, parseInts, parseOptionalInt, type Parsed } from "./lists";
+import { parseChoices, parseFloats, parseInts, parseOptionalInt, splitList, type Parsed } from "./lists";
 
 /** A remote judge as the builder needs it: the endpoint and the model it serves. */
 export interface RemoteJudge {
@@ -46,6 +46,8 @@ export interface ExperimentDraft {
   concurrency: string;
   /** Local judges: the model file as it is (`source`) or made in other types (`Q8_0, Q4_0`). */
   quantization: string;
+  /** The longest input shown, in the judge's tokens (`none`: whole), e.g. `none, 256`; empty: whole. */
+  input_max_tokens: string;
   /** Local judges: verdicts from the first token's exact distribution. */
   exact: boolean;
   repeats: string;
@@ -92,6 +94,7 @@ export function defaultDraft(): ExperimentDraft {
     constraint: "none",
     concurrency: "",
     quantization: "source",
+    input_max_tokens: "",
     exact: false,
     repeats: "1",
     seed: "42",
@@ -123,7 +126,8 @@ export type SweepKey =
   | "order"
   | "constraint"
   | "concurrency"
-  | "quantization";
+  | "quantization"
+  | "input_max_tokens";
 
 /** Which kinds of judges an experiment has. */
 export interface JudgeKinds {
@@ -162,6 +166,14 @@ function judgeName(text: string, taken: Set<string>): string {
 function parseAxis(axis: AxisView, text: string): Parsed<number | string> {
   if (text.trim() === "" && axis.default === "") return { ok: true, values: [] };
   const range = { min: axis.min ?? 0, max: axis.max ?? 0, exclusiveMin: axis.above_min };
+  // An input budget's levels may include `none`, the inputs whole, to compare against.
+  if (axis.key === "input_max_tokens") {
+    const whole = splitList(text).includes("none");
+    const rest = splitList(text).filter((p) => p !== "none");
+    if (rest.length === 0) return { ok: true, values: whole ? ["none"] : [] };
+    const levels = parseInts(axis.key, rest.join(", "), range);
+    return levels.ok ? { ok: true, values: [...(whole ? ["none"] : []), ...levels.values] } : levels;
+  }
   switch (axis.kind) {
     case "real":
       return parseFloats(axis.key, text, range);
@@ -248,7 +260,8 @@ export function buildExperiment(draft: ExperimentDraft, task: string | null, axe
     // not written.
     const atDefault = !axis.always_shown && values.length === 1 && String(values[0]) === axis.default;
     if (values.length === 0 || atDefault) continue;
-    const show = axis.kind === "real" ? tomlFloat : axis.kind === "count" ? String : tomlString;
+    const count = (v: number | string) => (typeof v === "string" ? tomlString(v) : String(v));
+    const show = axis.kind === "real" ? tomlFloat : axis.kind === "count" ? count : tomlString;
     sweep.push(`${axis.key} = ${tomlArray(values as never[], show as (v: never) => string)}`);
   }
   if (locals.length > 0 && draft.exact && draft.output === "json") {

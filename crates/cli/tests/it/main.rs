@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 mod align;
 mod architecture;
+mod budget;
 mod card;
 mod default_model;
 mod estimate;

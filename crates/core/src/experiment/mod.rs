@@ -221,9 +221,19 @@ struct RawSweep {
     concurrency: Option<OneOrMany<i64>>,
     style: Option<OneOrMany<String>>,
     quantization: Option<OneOrMany<String>>,
+    input_max_tokens: Option<OneOrMany<InputLevel>>,
     repeats: Option<i64>,
     seed: Option<i64>,
     sample: Option<i64>,
+}
+
+/// A level of `input_max_tokens` as written: a number of tokens, or `"none"` (the inputs
+/// whole), so that one sweep compares the whole inputs with cut ones.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum InputLevel {
+    Tokens(i64),
+    Word(String),
 }
 
 impl Experiment {
@@ -411,6 +421,7 @@ impl Experiment {
         s.concurrency = vec![None];
         s.style = vec![p.style];
         s.quantization = vec![None];
+        s.input_max_tokens = vec![p.input_max_tokens];
         self.judge.output = Some(definition.output);
         if let Some(JudgeBackend::Llama(local)) = self.judges.first_mut().map(|j| &mut j.backend) {
             local.context_size = context;
@@ -566,6 +577,7 @@ fn card_fixes(s: &RawSweep, invalid: &Invalid<'_>) -> Result<(), ExperimentError
         ("concurrency", s.concurrency.is_some()),
         ("style", s.style.is_some()),
         ("quantization", s.quantization.is_some()),
+        ("input_max_tokens", s.input_max_tokens.is_some()),
     ];
     match axes.iter().find(|(_, given)| *given) {
         Some((k, _)) => Err(invalid(
@@ -634,6 +646,7 @@ fn sweep(
         .map(Some)
         .collect(),
     };
+    let input_max_tokens = budgets(s.input_max_tokens, invalid)?;
     let repeats = ints(
         "sweep.repeats",
         vec![s.repeats.unwrap_or(1)],
@@ -672,6 +685,7 @@ fn sweep(
         concurrency,
         style,
         quantization,
+        input_max_tokens,
         repeats,
         seed: seed as u64,
         sample,
@@ -905,6 +919,36 @@ fn reals(
 }
 
 /// The values of a count axis (its default when absent), checked against its range.
+/// The levels of `input_max_tokens`: the inputs whole unless some are given.
+fn budgets(
+    values: Option<OneOrMany<InputLevel>>,
+    invalid: &Invalid<'_>,
+) -> Result<Vec<Option<u32>>, ExperimentError> {
+    let Some(values) = values else {
+        return Ok(vec![None]);
+    };
+    let key = sweep_key(Axis::InputMaxTokens);
+    let mut out = Vec::new();
+    for v in values.into_vec() {
+        out.push(match v {
+            InputLevel::Word(w) if w == "none" => None,
+            InputLevel::Word(w) => {
+                return Err(invalid(
+                    &key,
+                    format!("{w:?} is neither a number of tokens nor \"none\" (the inputs whole)"),
+                ))
+            }
+            InputLevel::Tokens(n) => {
+                Some(counts(Axis::InputMaxTokens, Some(OneOrMany::One(n)), invalid)?[0])
+            }
+        });
+    }
+    if out.is_empty() {
+        return Err(invalid(&key, "needs at least one level".into()));
+    }
+    Ok(out)
+}
+
 fn counts(
     axis: Axis,
     values: Option<OneOrMany<i64>>,
@@ -1501,6 +1545,10 @@ items = 20
                 Axis::Quantization => (
                     "repeats = 1",
                     "quantization = [\"source\", \"Q4_0\"]\nrepeats = 1",
+                ),
+                Axis::InputMaxTokens => (
+                    "repeats = 1",
+                    "input_max_tokens = [\"none\", 256]\nrepeats = 1",
                 ),
             };
             let grid = grid(axis);

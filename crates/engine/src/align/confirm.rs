@@ -12,7 +12,7 @@ use judgelab_core::metrics::{BootstrapSpec, Estimate, Observation, SplitScore};
 use judgelab_core::selection::{self, Ties};
 use judgelab_store::{ExperimentRow, Store, TrialRow};
 
-use super::search::{observations, run, trials_of, State};
+use super::search::{inputs, observations, run, trials_of, State};
 use super::setup::{calls_per_item, Source};
 use super::{AlignEvent, AlignOutcome, Confirmation, Scored};
 use crate::resolve::{Resolved, Trial};
@@ -176,7 +176,10 @@ async fn confirm(
     let trials = trials_of(r, rows, &judged)?;
     let index = r.item_index();
     let options = &state.request.options;
-    let run = run(store, r, options, &index, state.alignment).await?;
+    let mut judges = Judges::new(r, options);
+    let alignment = state.alignment;
+    let inputs = inputs(alignment, &index, &trials, &mut judges, on_event).await?;
+    let run = run(store, (r, &index, &inputs), options, alignment).await?;
     let all: Vec<&Trial> = trials.iter().collect();
     let todo = missing(&run, &all, test).await?;
     let needed: usize = todo.iter().map(|(_, c)| c.len()).sum();
@@ -185,7 +188,6 @@ async fn confirm(
             return Ok(Err(stop));
         }
     }
-    let mut judges = Judges::new(r, options);
     let mut forward = |e| on_event(AlignEvent::Run(e));
     state.retrying(store, &all).await?;
     judge_all(&run, &mut judges, todo, &mut Tally::default(), &mut forward).await?;

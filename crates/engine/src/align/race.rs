@@ -11,7 +11,7 @@ use judgelab_core::race;
 use judgelab_core::selection::Ties;
 use judgelab_store::Store;
 
-use super::search::{observations, run, trials_of, State};
+use super::search::{inputs, observations, run, trials_of, State};
 use super::AlignEvent;
 use crate::calls::{groups, Group};
 use crate::resolve::{Resolved, Trial};
@@ -33,11 +33,13 @@ impl State<'_> {
         let (rows, r) = self.resolve(store).await?;
         let index = r.item_index();
         let options = &self.request.options;
-        let run = run(store, &r, options, &index, self.alignment).await?;
         let ids: Vec<i64> = racing.iter().map(|&c| self.trial_of(c)).collect();
         let trials = trials_of(&r, &rows, &ids)?;
-        let trials: Vec<&Trial> = trials.iter().collect();
         let mut judges = Judges::new(&r, options);
+        let alignment = self.alignment;
+        let inputs = inputs(alignment, &index, &trials, &mut judges, on_event).await?;
+        let run = run(store, (&r, &index, &inputs), options, alignment).await?;
+        let trials: Vec<&Trial> = trials.iter().collect();
         let selection = r.experiment.selection;
         let dev = &self.alignment.judged;
         let mut out: HashSet<usize> = HashSet::new();

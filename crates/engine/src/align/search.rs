@@ -16,6 +16,7 @@ use super::moves::Step;
 use super::propose::{self, Rewrite};
 use super::setup::{self, Source};
 use super::{AlignEvent, AlignRequest};
+use crate::inputs::Inputs;
 use crate::resolve::{Resolved, Trial};
 use crate::run::group::{Budget, Run};
 use crate::run::loaded::Judges;
@@ -216,12 +217,30 @@ pub(super) fn trials_of<'r>(
     )
 }
 
+/// The alignment's items as `trials` show them (cut to an input budget a candidate keeps
+/// from the experiment).
+pub(super) async fn inputs(
+    alignment: &ExperimentRow,
+    index: &HashMap<&str, &Item>,
+    trials: &[Trial<'_>],
+    judges: &mut Judges<'_>,
+    on_event: &mut (dyn FnMut(AlignEvent) + Send),
+) -> Result<Inputs, EngineError> {
+    let shown: Vec<&Item> = alignment
+        .judged
+        .iter()
+        .chain(&alignment.test)
+        .filter_map(|id| index.get(id.as_str()).copied())
+        .collect();
+    let mut forward = |e| on_event(AlignEvent::Run(e));
+    crate::run::inputs(trials, &shown, judges, &mut forward).await
+}
+
 /// What judging the alignment's calls in one step shares.
 pub(super) async fn run<'x>(
     store: &'x Store,
-    r: &'x Resolved,
+    (r, index, inputs): (&'x Resolved, &'x HashMap<&'x str, &'x Item>, &'x Inputs),
     options: &'x RunOptions,
-    index: &'x HashMap<&'x str, &'x Item>,
     alignment: &ExperimentRow,
 ) -> Result<Run<'x>, EngineError> {
     Ok(Run {
@@ -229,6 +248,7 @@ pub(super) async fn run<'x>(
         r,
         options,
         index,
+        inputs,
         total: 0.into(),
         verdicts: 0.into(),
         budget: Budget::start(store, r, alignment).await?,

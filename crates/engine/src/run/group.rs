@@ -27,6 +27,8 @@ pub(crate) struct Run<'a> {
     pub r: &'a Resolved,
     pub options: &'a RunOptions,
     pub index: &'a HashMap<&'a str, &'a Item>,
+    /// What each trial shows of the items (cut to its input budget).
+    pub inputs: &'a crate::inputs::Inputs,
     /// Calls the experiment needs in all, as it stands (a race's drops lower it), and the
     /// verdicts they make (fewer where a checklist asks a call per criterion).
     pub total: AtomicUsize,
@@ -504,6 +506,7 @@ mod tests {
                 prompt_hash: p.to_string(),
                 cache_key: None,
                 targets: Vec::new(),
+                input_cut: None,
             })
             .collect();
         let requests = |n: usize| -> Vec<JudgeRequest> {

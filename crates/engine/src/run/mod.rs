@@ -28,6 +28,7 @@ use loaded::Judges;
 pub use unlabelled::{judge_unlabelled, UnlabelledRequest, UnlabelledRun};
 
 use crate::calls::{self, groups, Call};
+use crate::inputs::Inputs;
 use crate::resolve::{resolve, Resolved, Trial};
 use crate::EngineError;
 
@@ -60,17 +61,18 @@ pub async fn run_experiment(
     let mut judges = Judges::new(&r, &options);
     judges.learn(store).await?;
     let (row, resumed) = open(store, &r, options.replace, &mut judges, on_event).await?;
-    // Its panels name its trials, which exist from here on: a panel that cannot be
-    // composed is refused before anything is judged.
+    // Its panels name its trials, which exist from here on: refused before any call.
     crate::panels::check(store, &row).await?;
     let trials = r.trials(store.trials(row.id).await?)?;
     let index: HashMap<&str, &Item> = r.item_index();
+    let inputs = inputs(&trials, &judged(&row, &index), &mut judges, on_event).await?;
     let budget = Budget::start(store, &r, &row).await?;
     let run = Run {
         store,
         r: &r,
         options: &options,
         index: &index,
+        inputs: &inputs,
         total: 0.into(),
         verdicts: 0.into(),
         budget,
@@ -114,6 +116,26 @@ pub async fn run_experiment(
         test_waits: !row.test.is_empty() && !dev_complete,
         failures: FailureCause::ranked(tally.errors),
     })
+}
+
+/// `items` as `trials` show them, each (judge, input budget) cut in its judge's tokens.
+pub(crate) async fn inputs<L: Clone + Send + Sync + 'static>(
+    trials: &[Trial<'_>],
+    items: &[&judgelab_core::Item<L>],
+    judges: &mut Judges<'_>,
+    on_event: &mut (dyn FnMut(RunEvent) + Send),
+) -> Result<Inputs<L>, EngineError> {
+    let mut loaded = Vec::new();
+    for t in Inputs::<L>::cutting(trials) {
+        loaded.push((t, judges.get(t.judge, on_event).await?));
+    }
+    Inputs::cut(loaded, items).await
+}
+
+/// The items of the experiment's dev and test splits.
+fn judged<'a>(row: &ExperimentRow, index: &HashMap<&str, &'a Item>) -> Vec<&'a Item> {
+    let ids = row.judged.iter().chain(&row.test);
+    ids.map(|id| index[id.as_str()]).collect()
 }
 
 /// Counts what the run has to judge and says it starts; the calls already stored.
@@ -346,7 +368,10 @@ pub(crate) async fn missing<'a>(
         let done = run.store.done_keys(trial.id).await?;
         let todo = items
             .iter()
-            .flat_map(|id| calls::calls_of(run.r, trial, run.index[id.as_str()].text(), &done))
+            .flat_map(|id| {
+                let shown = run.inputs.shown(&trial.params, run.index[id.as_str()]);
+                calls::calls_of(run.r, trial, shown, &done)
+            })
             .collect();
         missing.push((trial, todo));
     }

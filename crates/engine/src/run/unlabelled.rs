@@ -100,6 +100,16 @@ pub async fn judge_unlabelled(
     let index: HashMap<&str, &Item> = r.item_index();
     check_ids(store, &r, &index, trial, &dataset, &invalid).await?;
     let budget = Budget::start(store, &r, &row).await?;
+    // The examples shown are labelled items, cut like any: only their text is read.
+    let no_cut = crate::inputs::Inputs::default();
+    let unlabelled: Vec<&Item<()>> = dataset.unlabelled.iter().collect();
+    let shown = super::inputs(
+        std::slice::from_ref(trial),
+        &unlabelled,
+        &mut judges,
+        on_event,
+    );
+    let shown = shown.await?;
     let repeats = r.experiment.sweep.repeats;
     let orders = trial.params.order.calls();
     let verdicts = dataset.unlabelled.len() * repeats as usize * orders.len();
@@ -109,6 +119,7 @@ pub async fn judge_unlabelled(
         r: &r,
         options: &options,
         index: &index,
+        inputs: &no_cut,
         total: total.into(),
         verdicts: verdicts.into(),
         budget,
@@ -118,7 +129,7 @@ pub async fn judge_unlabelled(
     let todo: Vec<Call> = dataset
         .unlabelled
         .iter()
-        .flat_map(|item| crate::calls::calls_of(&r, trial, item.text(), &done))
+        .flat_map(|item| crate::calls::calls_of(&r, trial, shown.shown(&trial.params, item), &done))
         .collect();
     let already_done = total - todo.len();
     on_event(RunEvent::Started {

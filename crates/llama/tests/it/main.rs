@@ -700,3 +700,49 @@ fn a_judge_decoding_alone_gives_a_prompt_the_same_logits_whatever_came_before() 
         .fold(0f32, f32::max);
     assert!(most < 1.0, "{most}");
 }
+
+/// Where each token of a text starts lays the model's own pieces end to end: as many
+/// starts as the text has tokens, on char boundaries, each piece the text between two; an
+/// input cut to a budget by them (`core::budget`) is within it in the model's tokens.
+#[test]
+fn token_starts_lay_the_models_pieces_end_to_end() {
+    let judge = judge();
+    let texts = [
+        "so , i 'm reading the latest film from studio ghibli",
+        " a leading space, and naïve café déjà vu — with 日本語 and an emoji 🙂!",
+        "",
+    ];
+    for text in texts {
+        let starts = judge.token_starts(text).unwrap();
+        let alone = |t: &str| {
+            let m = [Message {
+                role: "user".into(),
+                content: t.into(),
+            }];
+            judge.count_tokens(&m).unwrap()
+        };
+        // The chat template's tokens around the text, counted on an empty message.
+        let around = alone("");
+        let n = alone(text) - around;
+        assert!(
+            starts.len().abs_diff(n) <= 1,
+            "{text:?}: {starts:?} against {n}"
+        );
+        assert!(starts.windows(2).all(|w| w[0] <= w[1]), "{starts:?}");
+        assert!(
+            starts.iter().all(|&s| text.is_char_boundary(s)),
+            "{starts:?}"
+        );
+        if !text.is_empty() {
+            assert_eq!(starts[0], 0);
+        }
+    }
+    let long: String = (0..200).map(|i| format!("word{i} ")).collect();
+    let mut starts = |t: &str| judge.token_starts(t);
+    let cut = judgelab_core::cut::head_tail(&long, 40, &mut starts)
+        .unwrap()
+        .expect("cut");
+    let n = judge.token_starts(&cut.text).unwrap().len();
+    assert!((30..=40).contains(&n), "{n} tokens: {}", cut.text);
+    assert!(cut.text.starts_with("word0 word1") && cut.text.ends_with("word199 "));
+}

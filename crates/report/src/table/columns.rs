@@ -165,6 +165,8 @@ struct Present {
     exact: bool,
     /// A remote judge's exact trials, with the mass its server left out.
     covered: bool,
+    /// Trials with an input budget.
+    cut: bool,
     priced: bool,
     errors: bool,
     tested: bool,
@@ -198,6 +200,7 @@ impl Present {
             orders: s.trials.iter().any(|t| t.params.order != Order::Ab),
             exact: s.trials.iter().any(|t| t.metrics.expected.is_some()),
             covered: s.trials.iter().any(|t| t.coverage.is_some()),
+            cut: s.trials.iter().any(|t| t.inputs_cut.is_some()),
             priced: s
                 .trials
                 .iter()
@@ -249,6 +252,7 @@ pub(super) fn all<'a>(a: &'a Analysis<'a>, front: &[Objective]) -> Vec<Def<'a>> 
     out.extend(criteria(a));
     out.extend(expected(&p));
     out.extend(coverage(&p));
+    out.extend(inputs_cut(&p));
     out.extend(drift(&p));
     out.push(wording(a, &p));
     out.extend(spend(a, &p));
@@ -403,6 +407,29 @@ fn coverage<'a>(p: &Present) -> Vec<Def<'a>> {
             .shown(p.covered && key == "uncovered_mean", p.covered, p.covered)
         })
         .collect()
+}
+
+/// Trials with an input budget: the share of items whose inputs it cut, and the tokens it
+/// cut from an item on average.
+fn inputs_cut<'a>(p: &Present) -> Vec<Def<'a>> {
+    vec![
+        Def::new("inputs_cut", Unit::Share, |s| {
+            Cell::Value(s.trial.and_then(|t| t.inputs_cut).map(|c| c.share()))
+        })
+        .short("cut")
+        .title("share of inputs cut")
+        .shown(p.cut, p.cut, p.cut),
+        Def::new("tokens_cut_per_item", Unit::Tokens, |s| {
+            Cell::Value(
+                s.trial
+                    .and_then(|t| t.inputs_cut)
+                    .map(|c| c.mean_tokens_cut),
+            )
+        })
+        .short("cut_tok")
+        .title("tokens cut / item")
+        .shown(false, p.cut, p.cut),
+    ]
 }
 
 /// What exact trials expect under each verdict's distribution.

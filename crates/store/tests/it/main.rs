@@ -137,6 +137,7 @@ fn params() -> TrialParams {
         exact: false,
         style: Default::default(),
         quantization: None,
+        input_max_tokens: None,
     }
 }
 
