@@ -30,7 +30,8 @@ pub type Starts<'a> = dyn FnMut(&str) -> Result<Vec<usize>, String> + 'a;
 
 /// `text` cut to at most `max_tokens` tokens (as `starts` counts them): its first tokens
 /// and its last, half and half, with [`marker`] between them; `None` where it fits. The cut
-/// text is counted again and cut further where its pieces tokenise longer joined.
+/// text is counted again and cut further where its pieces tokenise longer joined; a budget
+/// too small for the marker keeps the start alone.
 pub fn head_tail(
     text: &str,
     max_tokens: usize,
@@ -54,8 +55,16 @@ pub fn head_tail(
             &text[at(total - tail)..]
         );
         let n = starts(&cut)?.len();
-        if n <= max_tokens || keep == 0 {
+        if n <= max_tokens {
             return Ok(Some(Cut { text: cut, n_cut }));
+        }
+        if keep == 0 {
+            // No room for the marker: the start alone, within the budget.
+            let text = text[..at(max_tokens)].to_string();
+            return Ok(Some(Cut {
+                text,
+                n_cut: total - max_tokens,
+            }));
         }
         keep -= (n - max_tokens).min(keep);
     }

@@ -43,7 +43,7 @@ pub(crate) struct Call<'a> {
     pub repeat: u32,
     pub swapped: bool,
     pub criterion: Option<usize>,
-    /// Tokens cut from the item's inputs by the trial's input budget (`crate::budget`);
+    /// Tokens cut from the item's inputs by the trial's input budget (`crate::inputs`);
     /// none without one.
     pub input_cut: Option<u32>,
 }
@@ -155,8 +155,6 @@ pub(crate) struct Pending {
     pub cache_key: Option<String>,
     /// The verdicts its response answers.
     pub targets: Vec<Target>,
-    /// Tokens cut from the inputs it shows (`Call::input_cut`).
-    pub input_cut: Option<u32>,
 }
 
 /// One verdict a call answers: a trial of the group (by index) and a repeat.
@@ -164,6 +162,9 @@ pub(crate) struct Target {
     pub trial: usize,
     pub repeat: u32,
     pub seed: u32,
+    /// Tokens cut from the inputs by its trial's budget (`Call::input_cut`): trials at
+    /// two levels send one request for an item that fits both, each with its own count.
+    pub input_cut: Option<u32>,
 }
 
 /// The seed of a verdict. A swapped call mixes one more part into it; calls in dataset
@@ -226,6 +227,7 @@ pub(crate) fn prepare(
                 trial: trial_idx,
                 repeat: call.repeat,
                 seed: seed(r, call.item.id, call.repeat, call.swapped),
+                input_cut: call.input_cut,
             };
             if group.exact {
                 let pass = (call.item.id, call.swapped, call.criterion);
@@ -271,7 +273,6 @@ pub(crate) fn prepare(
                 prompt_hash: judgelab_core::hash::prompt_hash(&messages),
                 cache_key,
                 targets: vec![target],
-                input_cut: call.input_cut,
             });
             requests.push(JudgeRequest {
                 key,
@@ -367,7 +368,7 @@ pub(crate) fn rows(
                 criterion: p
                     .criterion
                     .map_or_else(String::new, |i| r.checklist[i].name.clone()),
-                input_cut: p.input_cut,
+                input_cut: t.input_cut,
                 ..VerdictRecord::new(
                     trial.id,
                     &p.item_id,

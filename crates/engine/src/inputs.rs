@@ -17,8 +17,11 @@ use crate::EngineError;
 /// The items cut to each (judge, level) the trials ask for, with the tokens cut from each;
 /// labelled items, or (`L = ()`) an estimate's unlabelled ones.
 pub(crate) struct Inputs<L = Label> {
-    cut: HashMap<(String, u32), HashMap<String, (Item<L>, u32)>>,
+    cut: HashMap<(String, u32), CutItems<L>>,
 }
+
+/// The items cut to one level, by id, each with the tokens cut from it.
+type CutItems<L> = HashMap<String, (Item<L>, u32)>;
 
 impl<L> Default for Inputs<L> {
     fn default() -> Self {
@@ -41,35 +44,32 @@ impl<L: Clone + Send + Sync + 'static> Inputs<L> {
             .collect()
     }
 
-    /// Cuts `items` for each trial of [`Inputs::cutting`] with its loaded judge.
+    /// Cuts `items` as trial `t` shows them, in `judge`'s tokens (the judge of `t`).
     pub async fn cut(
-        judges: Vec<(&Trial<'_>, Arc<dyn Judge>)>,
+        &mut self,
+        t: &Trial<'_>,
+        judge: Arc<dyn Judge>,
         items: &[&Item<L>],
-    ) -> Result<Inputs<L>, EngineError> {
-        let mut inputs = Inputs::default();
-        for (t, judge) in judges {
-            let Some(level) = t.params.input_max_tokens else {
-                continue;
-            };
-            let owned: Vec<Item<L>> = items.iter().map(|&i| i.clone()).collect();
-            let cut = tokio::task::spawn_blocking(move || {
-                let mut starts = |text: &str| judge.token_starts(text);
-                owned
-                    .iter()
-                    .map(|item| {
-                        let (cut, n_cut) = cut::cut_item(item, level as usize, &mut starts)?;
-                        Ok((item.id.clone(), (cut, n_cut as u32)))
-                    })
-                    .collect::<Result<HashMap<_, _>, String>>()
-            })
-            .await
-            .map_err(|e| EngineError::Judge(format!("cutting inputs panicked: {e}")))?
-            .map_err(|e| {
-                EngineError::Judge(format!("while cutting inputs to {level} tokens: {e}"))
-            })?;
-            inputs.cut.insert((t.params.judge.clone(), level), cut);
-        }
-        Ok(inputs)
+    ) -> Result<(), EngineError> {
+        let Some(level) = t.params.input_max_tokens else {
+            return Ok(());
+        };
+        let owned: Vec<Item<L>> = items.iter().map(|&i| i.clone()).collect();
+        let cut = tokio::task::spawn_blocking(move || {
+            let mut starts = |text: &str| judge.token_starts(text);
+            owned
+                .iter()
+                .map(|item| {
+                    let (cut, n_cut) = cut::cut_item(item, level as usize, &mut starts)?;
+                    Ok((item.id.clone(), (cut, n_cut as u32)))
+                })
+                .collect::<Result<HashMap<_, _>, String>>()
+        })
+        .await
+        .map_err(|e| EngineError::Judge(format!("cutting inputs panicked: {e}")))?
+        .map_err(|e| EngineError::Judge(format!("while cutting inputs to {level} tokens: {e}")))?;
+        self.cut.insert((t.params.judge.clone(), level), cut);
+        Ok(())
     }
 
     /// What a trial shows of `item`, and the tokens cut from it (none without a budget).
@@ -88,7 +88,10 @@ impl<L: Clone + Send + Sync + 'static> Inputs<L> {
         {
             Some((cut, n_cut)) => (cut.text(), Some(*n_cut)),
             // Cut for the items the run was started with; none other reaches here.
-            None => (item.text(), Some(0)),
+            None => {
+                debug_assert!(false, "item {} was not cut for its trial", item.id);
+                (item.text(), Some(0))
+            }
         }
     }
 }
@@ -100,6 +103,22 @@ pub(crate) fn starts_in(judge: Option<&dyn Judge>, text: &str) -> Result<Vec<usi
         Some(j) => j.token_starts(text),
         None => Ok(cut::estimated_starts(text, 4)),
     }
+}
+
+/// `item` as a trial with `params` shows it: cut to its input budget in `judge`'s tokens
+/// (or without one, about four characters a token, as a remote judge cuts); whole without
+/// a budget.
+pub(crate) fn shown_by(
+    params: &TrialParams,
+    item: &Item,
+    judge: Option<&dyn Judge>,
+) -> Result<Item, EngineError> {
+    let Some(level) = params.input_max_tokens else {
+        return Ok(item.clone());
+    };
+    let mut starts = |text: &str| starts_in(judge, text);
+    let (cut, _) = cut::cut_item(item, level as usize, &mut starts).map_err(EngineError::Judge)?;
+    Ok(cut)
 }
 
 /// For the plan: how many of `items` each level of `input_max_tokens` cuts, in a sentence

@@ -30,7 +30,7 @@ use judgelab_core::judge::CallError;
 use judgelab_core::load::{LevelRun, LoadRamp, StoredRamp};
 use judgelab_core::metrics::{BootstrapSpec, TimedRequest};
 use judgelab_core::rng::{mix, SplitMix64};
-use judgelab_core::{Constraint, JudgeRequest, JudgeResponse, Sampling};
+use judgelab_core::{Constraint, Judge, JudgeRequest, JudgeResponse, Sampling};
 use judgelab_store::Store;
 
 use crate::judges::{JudgeLoader, LocalModels, ModelSpec};
@@ -119,12 +119,18 @@ pub async fn load_ramp(
         .find(|t| t.id == trial.id)
         .ok_or_else(|| invalid(format!("trial {} is not stored", trial.id)))?;
     let p = &trial.params;
-    let prompts = ramp_prompts(store, &summary, trial).await?;
-    let requests = Requests::of(&summary, p, &prompts, options.prompt_cache);
     let loader: Arc<dyn JudgeLoader> = options
         .judges
         .clone()
         .unwrap_or_else(|| Arc::new(LocalModels));
+    // A local trial with an input budget cut its items in its model's tokens.
+    let tokenizer = match p.input_max_tokens.is_some() && resolved.judge.remote().is_none() {
+        true => Some(load(&loader, level_spec(resolved, &summary, &options, 1)).await?),
+        false => None,
+    };
+    let prompts = ramp_prompts(store, &summary, trial, tokenizer.as_deref()).await?;
+    drop(tokenizer);
+    let requests = Requests::of(&summary, p, &prompts, options.prompt_cache);
     let mut runs = Vec::new();
     let mut next = 0;
     for &concurrency in &options.levels {
@@ -132,11 +138,11 @@ pub async fn load_ramp(
             concurrency,
             requests: options.requests,
         });
-        let spec = level_spec(resolved, &summary, &options, concurrency);
-        let loader = Arc::clone(&loader);
-        let model = tokio::task::spawn_blocking(move || loader.load(&spec))
-            .await
-            .map_err(|e| EngineError::Judge(format!("loading panicked: {e}")))??;
+        let model = load(
+            &loader,
+            level_spec(resolved, &summary, &options, concurrency),
+        )
+        .await?;
         runs.push(
             level(
                 &model,
@@ -153,6 +159,17 @@ pub async fn load_ramp(
         }
     }
     save(store, trial.id, &options, &runs).await
+}
+
+/// The judge `spec` names, loaded off the runtime's threads.
+async fn load(
+    loader: &Arc<dyn JudgeLoader>,
+    spec: ModelSpec,
+) -> Result<Arc<dyn Judge>, EngineError> {
+    let loader = Arc::clone(loader);
+    tokio::task::spawn_blocking(move || loader.load(&spec))
+        .await
+        .map_err(|e| EngineError::Judge(format!("loading panicked: {e}")))?
 }
 
 /// Stores the levels run against trial `trial_id` as a ramp, and reads them as one.
@@ -303,6 +320,7 @@ async fn ramp_prompts(
     store: &Store,
     summary: &judgelab_core::results::ExperimentSummary,
     trial: &judgelab_core::results::TrialSummary,
+    tokenizer: Option<&dyn Judge>,
 ) -> Result<Vec<Prompt>, EngineError> {
     let mut calls: Vec<_> = trial.verdicts.iter().filter(|v| v.repeat == 0).collect();
     if calls.is_empty() {
@@ -324,7 +342,9 @@ async fn ramp_prompts(
     }
     let mut prompts = Vec::with_capacity(calls.len());
     for v in &calls {
-        let messages = verdict_prompt(store, summary, trial, v).await?.messages;
+        let messages = verdict_prompt(store, summary, (trial, v), tokenizer)
+            .await?
+            .messages;
         prompts.push((v.item_id.clone(), v.swapped, v.seed, messages));
     }
     Ok(prompts)

@@ -488,15 +488,7 @@ impl Sampled<'_> {
         let sample: Vec<&Item> = self.judged.iter().copied().take(SAMPLE).collect();
         let mut total = 0.0;
         for item in &sample {
-            let cut = match params.input_max_tokens {
-                Some(level) => {
-                    let mut starts = |text: &str| inputs::starts_in(self.judge, text);
-                    judgelab_core::cut::cut_item(*item, level as usize, &mut starts)
-                        .map_err(EngineError::Judge)?
-                        .0
-                }
-                None => (*item).clone(),
-            };
+            let cut = inputs::shown_by(params, item, self.judge)?;
             let messages = input.render(cut.text(), false)?;
             total += match self.judge {
                 Some(j) => j.count_tokens(&messages).map_err(EngineError::Judge)? as f64,

@@ -63,12 +63,14 @@ pub struct RenderedPrompt {
     pub matches_record: bool,
 }
 
-/// Renders the prompt of `verdict`, one of `trial`'s verdicts in `summary`.
+/// Renders the prompt of `verdict`, one of `trial`'s verdicts in `summary`. A trial with an
+/// input budget showed its item cut: in `tokenizer`'s tokens (its local judge, loaded), or
+/// without one at about four characters a token, as a remote judge cuts.
 pub async fn verdict_prompt(
     store: &Store,
     summary: &ExperimentSummary,
-    trial: &TrialSummary,
-    verdict: &VerdictRecord,
+    (trial, verdict): (&TrialSummary, &VerdictRecord),
+    tokenizer: Option<&dyn judgelab_core::Judge>,
 ) -> Result<RenderedPrompt, EngineError> {
     let dataset = &summary.dataset;
     let find = |id: &str| {
@@ -134,7 +136,8 @@ pub async fn verdict_prompt(
         examples: &examples,
         rubric: Asking::of(trial.params.style, asked),
     };
-    let messages = input.render(item.text(), verdict.swapped)?;
+    let shown = crate::inputs::shown_by(&trial.params, item, tokenizer)?;
+    let messages = input.render(shown.text(), verdict.swapped)?;
     let hash = judgelab_core::hash::prompt_hash(&messages);
     Ok(RenderedPrompt {
         matches_record: hash == verdict.prompt_hash,

@@ -264,7 +264,9 @@ pub async fn verdict_detail(
                 "trial #{trial_id} has no verdict for item {item_id:?}"
             ))
         })?;
-    let prompt = judgelab_engine::verdict_prompt(&state.store, &summary, t, v).await?;
+    // A local trial with an input budget cut its items in its model's tokens, which
+    // are not loaded here: its prompt is shown as cut by the estimate, marked unverified.
+    let prompt = judgelab_engine::verdict_prompt(&state.store, &summary, (t, v), None).await?;
     let question = summary
         .dataset
         .items

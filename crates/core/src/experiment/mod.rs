@@ -946,6 +946,10 @@ fn budgets(
     if out.is_empty() {
         return Err(invalid(&key, "needs at least one level".into()));
     }
+    if let Some(i) = (1..out.len()).find(|&i| out[..i].contains(&out[i])) {
+        let level = out[i].map_or("\"none\"".into(), |n| n.to_string());
+        return Err(invalid(&key, format!("{level} is listed twice")));
+    }
     Ok(out)
 }
 
@@ -1413,6 +1417,30 @@ items = 20
             &GRID.replace("few_shot = [0, 2]", "few_shot = [2, 2]"),
             "sweep.few_shot: 2 is listed twice",
         );
+        let budget = |levels: &str| {
+            GRID.replace(
+                "max_tokens = [4]",
+                &format!("max_tokens = [4]\ninput_max_tokens = {levels}"),
+            )
+        };
+        check_err(
+            &budget("[\"none\", 64, 64]"),
+            "sweep.input_max_tokens: 64 is listed twice",
+        );
+        check_err(
+            &budget("[\"none\", \"none\"]"),
+            "sweep.input_max_tokens: \"none\" is listed twice",
+        );
+        check_err(
+            &budget("[8]"),
+            "sweep.input_max_tokens: 8 must be between 16 and 1048576",
+        );
+        check_err(
+            &budget("[\"all\"]"),
+            "sweep.input_max_tokens: \"all\" is neither a number of tokens nor \"none\"",
+        );
+        let levels = Experiment::from_toml("e.toml", &budget("[\"none\", 256]")).unwrap();
+        assert_eq!(levels.sweep.input_max_tokens, [None, Some(256)]);
         check_err(
             &GRID.replace("max_tokens = [4]", "max_tokens = [\"4\"]"),
             "e.toml",

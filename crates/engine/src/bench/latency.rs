@@ -77,7 +77,7 @@ pub async fn latency(
                     EngineError::Judge(format!("no verdict for timed call {}", t.item_id))
                 })?;
             prompts.push(
-                verdict_prompt(store, &summary, trial, verdict)
+                verdict_prompt(store, &summary, (trial, verdict), None)
                     .await?
                     .messages,
             );

@@ -506,7 +506,6 @@ mod tests {
                 prompt_hash: p.to_string(),
                 cache_key: None,
                 targets: Vec::new(),
-                input_cut: None,
             })
             .collect();
         let requests = |n: usize| -> Vec<JudgeRequest> {

@@ -125,11 +125,13 @@ pub(crate) async fn inputs<L: Clone + Send + Sync + 'static>(
     judges: &mut Judges<'_>,
     on_event: &mut (dyn FnMut(RunEvent) + Send),
 ) -> Result<Inputs<L>, EngineError> {
-    let mut loaded = Vec::new();
-    for t in Inputs::<L>::cutting(trials) {
-        loaded.push((t, judges.get(t.judge, on_event).await?));
+    let mut inputs = Inputs::default();
+    // One judge in memory at a time; the first trial's last, so that judging starts with it.
+    for t in Inputs::<L>::cutting(trials).into_iter().rev() {
+        let judge = judges.get(t.judge, on_event).await?;
+        inputs.cut(t, judge, items).await?;
     }
-    Inputs::cut(loaded, items).await
+    Ok(inputs)
 }
 
 /// The items of the experiment's dev and test splits.

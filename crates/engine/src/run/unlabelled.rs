@@ -98,10 +98,6 @@ pub async fn judge_unlabelled(
     }
     let mut judges = Judges::new(&r, &options);
     let index: HashMap<&str, &Item> = r.item_index();
-    check_ids(store, &r, &index, trial, &dataset, &invalid).await?;
-    let budget = Budget::start(store, &r, &row).await?;
-    // The examples shown are labelled items, cut like any: only their text is read.
-    let no_cut = crate::inputs::Inputs::default();
     let unlabelled: Vec<&Item<()>> = dataset.unlabelled.iter().collect();
     let shown = super::inputs(
         std::slice::from_ref(trial),
@@ -110,6 +106,10 @@ pub async fn judge_unlabelled(
         on_event,
     );
     let shown = shown.await?;
+    check_ids(store, &r, (&index, &shown), trial, &dataset, &invalid).await?;
+    let budget = Budget::start(store, &r, &row).await?;
+    // Its calls are on unlabelled items, shown as `shown` has them.
+    let no_cut = crate::inputs::Inputs::default();
     let repeats = r.experiment.sweep.repeats;
     let orders = trial.params.order.calls();
     let verdicts = dataset.unlabelled.len() * repeats as usize * orders.len();
@@ -203,7 +203,7 @@ async fn other_dataset(
 async fn check_ids(
     store: &Store,
     r: &Resolved,
-    index: &HashMap<&str, &Item>,
+    (index, shown): (&HashMap<&str, &Item>, &crate::inputs::Inputs<()>),
     trial: &Trial<'_>,
     dataset: &Dataset,
     invalid: &dyn Fn(String) -> EngineError,
@@ -238,7 +238,7 @@ async fn check_ids(
             let Some(hash) = stored.get(&(item.id.clone(), 0, swapped)) else {
                 continue;
             };
-            let messages = input.render(item.text(), swapped)?;
+            let messages = input.render(shown.shown(&trial.params, item).0, swapped)?;
             if judgelab_core::hash::prompt_hash(&messages) != *hash {
                 return Err(invalid(format!(
                     "dataset {:?}: item {:?} has the id of an item this trial judged before with other text (from another dataset?); give the items ids of their own",

@@ -703,7 +703,7 @@ fn a_judge_decoding_alone_gives_a_prompt_the_same_logits_whatever_came_before() 
 
 /// Where each token of a text starts lays the model's own pieces end to end: as many
 /// starts as the text has tokens, on char boundaries, each piece the text between two; an
-/// input cut to a budget by them (`core::budget`) is within it in the model's tokens.
+/// input cut to a budget by them (`core::cut`) is within it in the model's tokens.
 #[test]
 fn token_starts_lay_the_models_pieces_end_to_end() {
     let judge = judge();
