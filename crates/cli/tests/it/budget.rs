@@ -1,11 +1,14 @@
 //! The input budget on the real default judge: Topical-Chat's dialogue histories cut to
-//! `input_max_tokens` of SmolLM2's tokens, keeping their start and end; the plan says how
-//! many items a level cuts, each verdict how many tokens its inputs lost, and the results
-//! table the share of items cut.
+//! `input_max_tokens` of SmolLM2's tokens (locally) or by the estimate (served by
+//! llama-server), keeping their start and end; the plan says how many items a level cuts,
+//! each verdict how many tokens its inputs lost, and the results table the share of items
+//! cut.
 
 use serde_json::Value;
 
-use super::{csv_rows, text, topical, Env};
+use judgelab_testkit::LlamaServer;
+
+use super::{text, topical, verdict_rows, Env};
 
 #[test]
 fn long_inputs_are_cut_to_their_budget_in_the_judges_tokens() {
@@ -29,13 +32,8 @@ fn long_inputs_are_cut_to_their_budget_in_the_judges_tokens() {
     let out = env.run(&["run", exp]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 
-    let report = env.dir.path().join("budget-report");
-    let out = env.run(&["report", "budget", "--out", report.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let verdicts = std::fs::read_to_string(report.join("verdicts.csv")).unwrap();
-    let header: Vec<&str> = verdicts.lines().next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let rows = csv_rows(&verdicts);
+    let (_, header, rows) = verdict_rows(&env, "budget");
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
     let of = |trial: &str| -> Vec<&Vec<String>> {
         rows.iter()
             .filter(|r| r[col("trial_id")] == trial)
@@ -82,4 +80,35 @@ fn long_inputs_are_cut_to_their_budget_in_the_judges_tokens() {
         "{columns:?}"
     );
     assert_eq!(shown["trials"][1]["params"]["input_max_tokens"], 48);
+}
+
+/// A remote judge cuts by its estimate (four characters a token). Its trials at two levels
+/// send one request for an item that fits both, and each records its own cut: none for
+/// the whole trial, a count (maybe 0) for the budget's.
+#[test]
+fn a_remote_judges_levels_share_the_requests_of_items_that_fit() {
+    let env = Env::new();
+    let server = LlamaServer::start(env.dir.path(), &judgelab_engine::default_model_path());
+    let exp = env.file(
+        "remote-budget.toml",
+        format!(
+            "name = \"remote-budget\"\ndataset = \"{}\"\n[judge]\nbackend = \"openai\"\nbase_url = {:?}\nmodel = \"smollm2\"\ntemplate = \"single\"\n[sweep]\nmax_tokens = 4\ninput_max_tokens = [\"none\", 256]\n[limits]\nitems = 6\n",
+            topical().display(),
+            server.base_url
+        ),
+    );
+    let out = env.run(&["run", exp.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (_, header, rows) = verdict_rows(&env, "remote-budget");
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let cuts = |trial: &str| -> Vec<String> {
+        let rows = rows.iter().filter(|r| r[col("trial_id")] == trial);
+        rows.map(|r| r[col("input_cut")].clone()).collect()
+    };
+    assert_eq!(cuts("1"), vec![String::new(); 6]);
+    let at_256: Vec<u32> = cuts("2").iter().map(|c| c.parse().unwrap()).collect();
+    let n_cut = at_256.iter().filter(|&&n| n > 0).count();
+    assert!(n_cut > 0 && n_cut < 6, "{at_256:?}");
+    // The whole trial's six requests, and one more for each item cut.
+    assert_eq!(server.posts(), 6 + n_cut);
 }
