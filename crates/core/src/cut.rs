@@ -105,11 +105,15 @@ pub fn cut_item<L: Clone>(
     Ok((out, n_cut))
 }
 
-/// Where each token starts when a token is `chars` characters: an estimate for judges
-/// whose tokeniser is not at hand.
-pub fn estimated_starts(text: &str, chars: usize) -> Vec<usize> {
+/// Characters a token, where a judge's tokeniser is not at hand (a remote judge's prompts
+/// and cuts, a plan without a local model).
+pub const CHARS_PER_TOKEN: usize = 4;
+
+/// Where each token starts at [`CHARS_PER_TOKEN`] characters a token: an estimate for
+/// judges whose tokeniser is not at hand.
+pub fn estimated_starts(text: &str) -> Vec<usize> {
     text.char_indices()
-        .step_by(chars.max(1))
+        .step_by(CHARS_PER_TOKEN)
         .map(|(i, _)| i)
         .collect()
 }
@@ -198,7 +202,7 @@ mod tests {
             human_labels: Default::default(),
             meta: serde_json::Value::Null,
         };
-        let mut estimate = |t: &str| Ok(estimated_starts(t, 4));
+        let mut estimate = |t: &str| Ok(estimated_starts(t));
         let (cut, n_cut) = cut_item(&item, 40, &mut estimate).unwrap();
         assert_eq!(cut.question, "short");
         assert_eq!(cut.answer_b.as_deref(), Some("short too"));

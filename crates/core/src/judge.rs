@@ -201,7 +201,7 @@ pub trait Judge: Send + Sync {
     /// cut an input to a number of tokens ([`crate::cut`]). A judge without a tokeniser
     /// at hand (a remote one) estimates four characters a token, as it counts prompts.
     fn token_starts(&self, text: &str) -> Result<Vec<usize>, String> {
-        Ok(crate::cut::estimated_starts(text, 4))
+        Ok(crate::cut::estimated_starts(text))
     }
 
     /// Runs `requests`, calling `on_response` once per request as each finishes. Once

@@ -101,7 +101,7 @@ impl<L: Clone + Send + Sync + 'static> Inputs<L> {
 pub(crate) fn starts_in(judge: Option<&dyn Judge>, text: &str) -> Result<Vec<usize>, String> {
     match judge {
         Some(j) => j.token_starts(text),
-        None => Ok(cut::estimated_starts(text, 4)),
+        None => Ok(cut::estimated_starts(text)),
     }
 }
 

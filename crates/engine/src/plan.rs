@@ -492,7 +492,10 @@ impl Sampled<'_> {
             let messages = input.render(cut.text(), false)?;
             total += match self.judge {
                 Some(j) => j.count_tokens(&messages).map_err(EngineError::Judge)? as f64,
-                None => messages.iter().map(|m| m.content.len()).sum::<usize>() as f64 / 4.0,
+                None => {
+                    let chars: usize = messages.iter().map(|m| m.content.len()).sum();
+                    chars as f64 / judgelab_core::cut::CHARS_PER_TOKEN as f64
+                }
             };
         }
         let tokens = total / sample.len().max(1) as f64;

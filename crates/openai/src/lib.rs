@@ -216,12 +216,19 @@ impl Drop for OpenAiJudge {
     }
 }
 
-/// A rough token count (4 characters a token): remote endpoints offer no tokenizer, and
-/// the count only ranks few-shot examples by length and paces tokens-per-minute limits.
+/// A rough token count (`cut::CHARS_PER_TOKEN` characters a token, as a remote judge cuts
+/// its inputs): remote endpoints offer no tokenizer, and the count only ranks few-shot
+/// examples by length and paces tokens-per-minute limits.
 pub fn estimate_tokens(messages: &[Message]) -> usize {
     messages
         .iter()
-        .map(|m| m.content.chars().count().div_ceil(4) + 4)
+        .map(|m| {
+            m.content
+                .chars()
+                .count()
+                .div_ceil(judgelab_core::cut::CHARS_PER_TOKEN)
+                + 4
+        })
         .sum()
 }
 
