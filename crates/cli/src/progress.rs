@@ -113,6 +113,21 @@ impl RunBar {
                 total,
                 concurrency,
             } => self.timed(done, total, concurrency),
+            RunEvent::Summarising {
+                judge,
+                level,
+                done,
+                total,
+            } => {
+                if done == 0 {
+                    self.timing = None;
+                    let what = format!("summaries by {judge:?} of the inputs over {level} tokens (each stored as it is written)");
+                    let template = format!("{{bar:30}} {{pos}}/{{len}} {what}  ETA {{eta}}");
+                    start_bar(&self.bar, total, done, &template);
+                } else {
+                    self.bar.set_position(done as u64);
+                }
+            }
         }
     }
 

@@ -4,13 +4,20 @@
 //! visible marker, in the place of the middle, of how many tokens were cut
 //! ([`head_tail`]). The reference is shown whole: it is what the answers are held to.
 //!
+//! Or (`input_strategy = "summary"`) an input over its budget is replaced by a summary a
+//! summariser wrote of it first ([`summary_prompt`], at most the budget's tokens of its
+//! own), cut head and tail where the judge counts it longer still.
+//!
 //! The judge's tokeniser is handed in as where each token of a text starts
 //! ([`crate::judge::Judge::token_starts`]), so that this module stays pure and a remote
-//! judge without a tokeniser cuts by an estimate.
+//! judge without a tokeniser cuts by an estimate; summaries are handed in written.
 
 use serde::{Deserialize, Serialize};
 
+use std::collections::HashMap;
+
 use crate::dataset::Item;
+use crate::judge::Message;
 use crate::record::VerdictRecord;
 
 /// What stands in the place of the tokens cut from the middle of an input.
@@ -79,30 +86,105 @@ fn boundary(text: &str, at: usize) -> usize {
     at
 }
 
-/// `item` with its question and each answer cut to `max_tokens` ([`head_tail`]), and how
-/// many tokens were cut from them in all.
+/// Summaries written of inputs, by the input: what `input_strategy = "summary"` shows in
+/// their place.
+pub type Summaries = HashMap<String, String>;
+
+/// `item` with its question and each answer over `max_tokens` shortened to it, and how
+/// many tokens were cut from them in all: by [`head_tail`], or with `summaries` by the
+/// summary of each ([`shorten`]).
 pub fn cut_item<L: Clone>(
     item: &Item<L>,
     max_tokens: usize,
     starts: &mut Starts<'_>,
+    summaries: Option<&Summaries>,
 ) -> Result<(Item<L>, usize), String> {
     let mut out = item.clone();
     let mut n_cut = 0;
-    let mut cut = |text: &mut String| -> Result<(), String> {
-        if let Some(c) = head_tail(text, max_tokens, starts)? {
+    for text in inputs(&mut out) {
+        if let Some(c) = shorten(text, max_tokens, starts, summaries)? {
             n_cut += c.n_cut;
             *text = c.text;
         }
-        Ok(())
-    };
-    cut(&mut out.question)?;
-    for answer in [&mut out.answer_a, &mut out.answer_b, &mut out.answer]
-        .into_iter()
-        .flatten()
-    {
-        cut(answer)?;
     }
     Ok((out, n_cut))
+}
+
+/// What a budget shortens of an item: its question and each answer, not its reference.
+pub fn inputs<L>(item: &mut Item<L>) -> impl Iterator<Item = &mut String> {
+    std::iter::once(&mut item.question).chain(
+        [&mut item.answer_a, &mut item.answer_b, &mut item.answer]
+            .into_iter()
+            .flatten(),
+    )
+}
+
+/// The inputs of `item` over `max_tokens`: those a summary strategy needs summaries of.
+pub fn over<L: Clone>(
+    item: &Item<L>,
+    max_tokens: usize,
+    starts: &mut Starts<'_>,
+) -> Result<Vec<String>, String> {
+    let mut item = item.clone();
+    let mut out = Vec::new();
+    for text in inputs(&mut item) {
+        if starts(text)?.len() > max_tokens {
+            out.push(std::mem::take(text));
+        }
+    }
+    Ok(out)
+}
+
+/// `text` shortened to `max_tokens`, `None` where it fits: its summary where `summaries`
+/// are given (cut by [`head_tail`] where the judge counts it longer than the budget), or
+/// itself cut head and tail. A summary that is missing is an error; an empty one (the
+/// summariser wrote nothing) leaves the text to [`head_tail`].
+pub fn shorten(
+    text: &str,
+    max_tokens: usize,
+    starts: &mut Starts<'_>,
+    summaries: Option<&Summaries>,
+) -> Result<Option<Cut>, String> {
+    let Some(summaries) = summaries else {
+        return head_tail(text, max_tokens, starts);
+    };
+    let total = starts(text)?.len();
+    if total <= max_tokens {
+        return Ok(None);
+    }
+    let summary = summaries
+        .get(text)
+        .ok_or_else(|| format!("no summary was written of an input of {total} tokens"))?;
+    if summary.trim().is_empty() {
+        return head_tail(text, max_tokens, starts);
+    }
+    let shown = match head_tail(summary, max_tokens, starts)? {
+        Some(cut) => cut.text,
+        None => summary.clone(),
+    };
+    let n = starts(&shown)?.len();
+    Ok(Some(Cut {
+        text: shown,
+        n_cut: total.saturating_sub(n),
+    }))
+}
+
+/// What a summariser is asked to write of `text`: a faithful summary of at most
+/// `max_tokens` of its tokens (asked in words, which a model can count, and held to the
+/// tokens by the call's `max_tokens`), keeping what a judgement of it needs.
+pub fn summary_prompt(text: &str, max_tokens: u32) -> Vec<Message> {
+    // About three words in four tokens of English.
+    let words = (max_tokens * 3 / 4).max(8);
+    vec![
+        Message {
+            role: "system".into(),
+            content: "You summarise texts for a judge who will assess them. Keep what an assessment needs: the text's claims, its steps and its conclusion, and its mistakes as they are. Do not correct, praise or criticise it.".into(),
+        },
+        Message {
+            role: "user".into(),
+            content: format!("Summarise this text in at most {words} words. Write only the summary.\n\n{text}"),
+        },
+    ]
 }
 
 /// Characters a token, where a judge's tokeniser is not at hand (a remote judge's prompts
@@ -116,6 +198,34 @@ pub fn estimated_starts(text: &str) -> Vec<usize> {
         .step_by(CHARS_PER_TOKEN)
         .map(|(i, _)| i)
         .collect()
+}
+
+/// What writing the summaries an item's inputs show cost: the summariser's calls, tokens
+/// and dollars (where it has a price). The first call of each (trial, item) carries it, so
+/// that each item counts it once in its trial's tokens and cost, however many trials,
+/// repeats or runs share the stored summaries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Written {
+    pub calls: u32,
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+    pub cost_usd: Option<f64>,
+}
+
+impl Written {
+    /// The two together; a cost only where both have one.
+    pub fn add(self, other: Written) -> Written {
+        Written {
+            calls: self.calls + other.calls,
+            prompt_tokens: self.prompt_tokens + other.prompt_tokens,
+            completion_tokens: self.completion_tokens + other.completion_tokens,
+            cost_usd: match (self.calls, other.calls) {
+                (0, _) => other.cost_usd,
+                (_, 0) => self.cost_usd,
+                _ => self.cost_usd.zip(other.cost_usd).map(|(a, b)| a + b),
+            },
+        }
+    }
 }
 
 /// How much of a trial's inputs its budget cut, over the items it judged.
@@ -203,12 +313,67 @@ mod tests {
             meta: serde_json::Value::Null,
         };
         let mut estimate = |t: &str| Ok(estimated_starts(t));
-        let (cut, n_cut) = cut_item(&item, 40, &mut estimate).unwrap();
+        let (cut, n_cut) = cut_item(&item, 40, &mut estimate, None).unwrap();
         assert_eq!(cut.question, "short");
         assert_eq!(cut.answer_b.as_deref(), Some("short too"));
         assert_eq!(cut.reference, item.reference, "the reference is whole");
         assert!(cut.answer_a.unwrap().contains("tokens cut"));
         assert!(n_cut > 0);
+    }
+
+    #[test]
+    fn a_summary_takes_the_place_of_a_long_input_and_is_cut_where_still_too_long() {
+        let long: String = (0..100).map(|i| format!(" w{i}")).collect();
+        let mut summaries = Summaries::new();
+        summaries.insert(long.clone(), " a short summary".into());
+        let cut = shorten(&long, 30, &mut words, Some(&summaries))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            cut,
+            Cut {
+                text: " a short summary".into(),
+                n_cut: 97
+            }
+        );
+        // A summary longer than the budget in the judge's tokens: its start and end.
+        let wordy: String = (0..50).map(|i| format!(" s{i}")).collect();
+        summaries.insert(long.clone(), wordy);
+        let cut = shorten(&long, 30, &mut words, Some(&summaries))
+            .unwrap()
+            .unwrap();
+        assert!(cut.text.starts_with(" s0") && cut.text.contains("tokens cut"));
+        assert!(words(&cut.text).unwrap().len() <= 30);
+        // An empty summary: the input's own start and end.
+        summaries.insert(long.clone(), "  ".into());
+        let cut = shorten(&long, 30, &mut words, Some(&summaries))
+            .unwrap()
+            .unwrap();
+        assert!(cut.text.starts_with(" w0"));
+        // What fits needs none; what does not and has none is an error.
+        assert_eq!(
+            shorten(" a b", 30, &mut words, Some(&Summaries::new())).unwrap(),
+            None
+        );
+        let missing = shorten(&long, 30, &mut words, Some(&Summaries::new())).unwrap_err();
+        assert_eq!(missing, "no summary was written of an input of 100 tokens");
+        let item: Item<()> = Item {
+            id: "x".into(),
+            question: " q".into(),
+            answer_a: None,
+            answer_b: None,
+            answer: Some(long.clone()),
+            reference: Some(long.clone()),
+            human_label: (),
+            human_labels: Default::default(),
+            meta: serde_json::Value::Null,
+        };
+        assert_eq!(over(&item, 30, &mut words).unwrap(), [long]);
+        let prompt = summary_prompt(" text", 256);
+        assert!(
+            prompt[1].content.contains("at most 192 words"),
+            "{prompt:?}"
+        );
     }
 
     #[test]

@@ -108,6 +108,9 @@ pub struct VerdictRecord {
     /// A trial with an input budget ([`crate::cut`]): the tokens cut from the inputs
     /// this call showed (0: none was cut). None for a trial without one.
     pub input_cut: Option<u32>,
+    /// A trial whose inputs are summaries: what writing this item's cost, on the first
+    /// call of each (trial, item) only ([`crate::cut::Written`]); None on the others.
+    pub summaries: Option<crate::cut::Written>,
 }
 
 impl VerdictRecord {
@@ -147,6 +150,7 @@ impl VerdictRecord {
             belief: None,
             uncovered: None,
             input_cut: None,
+            summaries: None,
             criteria: BTreeMap::new(),
         }
     }

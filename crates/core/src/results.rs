@@ -532,7 +532,14 @@ impl<'a> TrialFrame<'a> {
                 .filter_map(|v| v.latency_ms)
                 .collect(),
         };
-        let metrics = metrics::compute(task, &observations, timing, bootstrap);
+        let mut metrics = metrics::compute(task, &observations, timing, bootstrap);
+        // What its summaries cost, on the dev split's items as its calls' figures are.
+        let written = t.verdicts.iter().zip(&places);
+        let written = written
+            .filter(|(_, place)| place.is_some_and(|p| p.unit.is_some()))
+            .filter_map(|(v, _)| v.summaries)
+            .fold(crate::cut::Written::default(), crate::cut::Written::add);
+        metrics.add_summaries(written);
         let (kind, dev_judged) = confidence::judged(task, &observations);
         let test_judged =
             (!test_observations.is_empty()).then(|| confidence::judged(task, &test_observations).1);

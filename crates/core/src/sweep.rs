@@ -57,6 +57,10 @@ pub struct Sweep {
     /// inputs whole. Left out while only `None`, like `order`.
     #[serde(skip_serializing_if = "only_unset")]
     pub input_max_tokens: Vec<Option<u32>>,
+    /// How an input over its budget is shortened; left out while it is only `head_tail`,
+    /// like `order`.
+    #[serde(skip_serializing_if = "Shortening::only_head_tail")]
+    pub input_strategy: Vec<Shortening>,
     pub repeats: u32,
     pub seed: u64,
     /// Judge a seeded random subset of this many of the grid's trials (`sample = 24`), for
@@ -136,6 +140,33 @@ impl Constraint {
     }
 }
 
+/// How an input longer than its budget (`input_max_tokens`) is shortened ([`crate::cut`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Shortening {
+    /// Its start and its end, with a marker of what was cut between them.
+    #[default]
+    HeadTail,
+    /// A summary of it written first by the summariser (`[summary] judge`, or the trial's
+    /// own judge), stored and reused.
+    Summary,
+}
+
+crate::names!(Shortening {
+    HeadTail => "head_tail",
+    Summary => "summary",
+});
+
+impl Shortening {
+    fn is_head_tail(&self) -> bool {
+        *self == Shortening::HeadTail
+    }
+
+    fn only_head_tail(strategies: &[Shortening]) -> bool {
+        strategies == [Shortening::HeadTail]
+    }
+}
+
 /// How a rubric's criteria are asked ([`crate::rubric`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -195,6 +226,10 @@ pub struct TrialParams {
     /// ([`crate::cut`]). Absent where the sweep does not set it: the inputs whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_max_tokens: Option<u32>,
+    /// How an input over `input_max_tokens` is shortened. Absent where it is `head_tail`,
+    /// as every trial stored before summaries was.
+    #[serde(default, skip_serializing_if = "Shortening::is_head_tail")]
+    pub input_strategy: Shortening,
 }
 
 fn only_unset<T>(levels: &[Option<T>]) -> bool {
@@ -227,6 +262,7 @@ pub enum Axis {
     Style,
     Quantization,
     InputMaxTokens,
+    InputStrategy,
 }
 
 /// Where an axis is written in the experiment file.
@@ -313,7 +349,7 @@ fn none(_: &TrialParams) -> Option<f64> {
     None
 }
 
-static AXES: [AxisInfo; 14] = [
+static AXES: [AxisInfo; 15] = [
     AxisInfo {
         axis: Axis::Judge,
         key: "judge",
@@ -643,11 +679,33 @@ static AXES: [AxisInfo; 14] = [
         text: |p| p.input_max_tokens.map_or(String::new(), |n| n.to_string()),
         number: |p| p.input_max_tokens.map(f64::from),
     },
+    AxisInfo {
+        axis: Axis::InputStrategy,
+        key: "input_strategy",
+        export: "input_strategy",
+        section: Section::Sweep,
+        short: "in_by",
+        title: "inputs shortened by",
+        help: "how an input over input_max_tokens is shortened: head_tail (its start and end, with a marker of what was cut) or summary (a summary of at most that many tokens, written first by [summary] judge or the trial's own judge)",
+        default: "head_tail",
+        kind: Kind::Choice,
+        applies: Applies::All,
+        choices: &["head_tail", "summary"],
+        changes_prompt: true,
+        // Written only where set, like `order`.
+        identity: true,
+        numeric: false,
+        always_shown: false,
+        count: |s| s.input_strategy.len(),
+        set: |s, i, p| p.input_strategy = s.input_strategy[i],
+        text: |p| p.input_strategy.name().to_string(),
+        number: none,
+    },
 ];
 
 impl Axis {
     /// Every axis, in the order trials expand (the last varies fastest).
-    pub const ALL: [Axis; 14] = [
+    pub const ALL: [Axis; 15] = [
         Axis::Judge,
         Axis::Template,
         Axis::FewShot,
@@ -662,6 +720,7 @@ impl Axis {
         Axis::Style,
         Axis::Quantization,
         Axis::InputMaxTokens,
+        Axis::InputStrategy,
     ];
 
     pub fn info(self) -> &'static AxisInfo {
@@ -706,6 +765,8 @@ impl Axis {
             Axis::FewShotMaxTokens if p.few_shot_max_tokens.is_none() => "any".into(),
             Axis::Concurrency if p.concurrency.is_none() => "judge's".into(),
             Axis::InputMaxTokens if p.input_max_tokens.is_none() => "whole".into(),
+            // Whole inputs are not shortened.
+            Axis::InputStrategy if p.input_max_tokens.is_none() => "—".into(),
             _ => self.text(p),
         }
     }
@@ -775,6 +836,23 @@ impl Sweep {
     /// Every point of the grid: the product over [`Axis::ALL`], in that order (the last
     /// varies fastest); with `sample`, that many of them, drawn by the seed.
     pub fn trials(&self) -> Vec<TrialParams> {
+        let out = self.grid();
+        match self.sample {
+            Some(k) if k < out.len() => {
+                // Drawn by the sweep's seed, kept in grid order.
+                let mut chosen: Vec<usize> = (0..out.len()).collect();
+                SplitMix64::new(self.seed ^ 0x5A3F_1E5E_7B1D_0C4A).shuffle(&mut chosen);
+                chosen.truncate(k);
+                chosen.sort_unstable();
+                chosen.into_iter().map(|i| out[i].clone()).collect()
+            }
+            _ => out,
+        }
+    }
+
+    /// Every point of the grid, but one for whole inputs however many strategies of
+    /// shortening them the sweep has: they shorten nothing.
+    fn grid(&self) -> Vec<TrialParams> {
         let mut out = vec![TrialParams::default()];
         for axis in Axis::ALL {
             let info = axis.info();
@@ -790,25 +868,17 @@ impl Sweep {
                 })
                 .collect();
         }
-        match self.sample {
-            Some(k) if k < out.len() => {
-                // Drawn by the sweep's seed, kept in grid order.
-                let mut chosen: Vec<usize> = (0..out.len()).collect();
-                SplitMix64::new(self.seed ^ 0x5A3F_1E5E_7B1D_0C4A).shuffle(&mut chosen);
-                chosen.truncate(k);
-                chosen.sort_unstable();
-                chosen.into_iter().map(|i| out[i].clone()).collect()
-            }
-            _ => out,
+        let first = self.input_strategy[0];
+        out.retain(|p| p.input_max_tokens.is_some() || p.input_strategy == first);
+        for p in out.iter_mut().filter(|p| p.input_max_tokens.is_none()) {
+            p.input_strategy = Shortening::HeadTail;
         }
+        out
     }
 
     /// The number of points of the full grid, before any `sample`.
     pub fn grid_size(&self) -> usize {
-        Axis::ALL
-            .into_iter()
-            .map(|axis| (axis.info().count)(self))
-            .product()
+        self.grid().len()
     }
 }
 

@@ -31,6 +31,7 @@ use judgelab_core::{
 use judgelab_store::{DoneKey, TrialRow};
 
 use crate::exact::{Readers, TrialDistribution};
+use crate::inputs::Shortened;
 use crate::prompt::{Asking, PromptInput};
 use crate::resolve::{Resolved, Trial};
 use crate::EngineError;
@@ -43,33 +44,40 @@ pub(crate) struct Call<'a> {
     pub repeat: u32,
     pub swapped: bool,
     pub criterion: Option<usize>,
-    /// Tokens cut from the item's inputs by the trial's input budget (`crate::inputs`);
-    /// none without one.
-    pub input_cut: Option<u32>,
+    /// What the trial's input budget shortened of the item (`crate::inputs`); none
+    /// without one. What its summaries cost rides on the item's first call only.
+    pub shortened: Option<Shortened>,
 }
 
-/// The calls of `trial` on `item` (as shown: `input_cut` tokens cut from it) that `done`
+/// The calls of `trial` on `item` (as shown, with what was `shortened` of it) that `done`
 /// does not hold: one per repeat and answer order, and in a checklist one per criterion
 /// of each, a verdict's criteria one after another (so that they share the item's prefix).
+/// The first of them all (done or not) carries what the item's summaries cost.
 pub(crate) fn calls_of<'a>(
     r: &Resolved,
     trial: &TrialRow,
-    (item, input_cut): (ItemText<'a>, Option<u32>),
+    (item, shortened): (ItemText<'a>, Option<Shortened>),
     done: &HashSet<DoneKey>,
 ) -> Vec<Call<'a>> {
     let asked = r.asked_apart(&trial.params);
     let mut calls = Vec::new();
+    let mut first = true;
     for repeat in 0..r.experiment.sweep.repeats {
         for &swapped in trial.params.order.calls() {
             for &criterion in &asked {
                 let name = criterion.map_or("", |i| r.checklist[i].name.as_str());
+                let shortened = shortened.map(|s| Shortened {
+                    written: s.written.filter(|_| first),
+                    ..s
+                });
+                first = false;
                 if !done.contains(&DoneKey::new(item.id, repeat, swapped, name)) {
                     calls.push(Call {
                         item,
                         repeat,
                         swapped,
                         criterion,
-                        input_cut,
+                        shortened,
                     });
                 }
             }
@@ -162,9 +170,9 @@ pub(crate) struct Target {
     pub trial: usize,
     pub repeat: u32,
     pub seed: u32,
-    /// Tokens cut from the inputs by its trial's budget (`Call::input_cut`): trials at
-    /// two levels send one request for an item that fits both, each with its own count.
-    pub input_cut: Option<u32>,
+    /// What its trial's budget shortened of the inputs (`Call::shortened`): trials at two
+    /// levels send one request for an item that fits both, each with its own.
+    pub shortened: Option<Shortened>,
 }
 
 /// The seed of a verdict. A swapped call mixes one more part into it; calls in dataset
@@ -227,7 +235,7 @@ pub(crate) fn prepare(
                 trial: trial_idx,
                 repeat: call.repeat,
                 seed: seed(r, call.item.id, call.repeat, call.swapped),
-                input_cut: call.input_cut,
+                shortened: call.shortened,
             };
             if group.exact {
                 let pass = (call.item.id, call.swapped, call.criterion);
@@ -368,7 +376,8 @@ pub(crate) fn rows(
                 criterion: p
                     .criterion
                     .map_or_else(String::new, |i| r.checklist[i].name.clone()),
-                input_cut: t.input_cut,
+                input_cut: t.shortened.map(|s| s.cut),
+                summaries: t.shortened.and_then(|s| s.written),
                 ..VerdictRecord::new(
                     trial.id,
                     &p.item_id,

@@ -1,27 +1,51 @@
 //! The inputs a run shows its judges: each item as it is, or, for a trial with an input
-//! budget (`input_max_tokens`), cut to it in its judge's tokens ([`judgelab_core::cut`]).
-//! Items are cut once per (judge, level) before anything is judged, so that every call of
-//! a trial, in any group or pass, shows the same text, and each verdict records how many
-//! tokens its inputs lost.
+//! budget (`input_max_tokens`), shortened to it in its judge's tokens
+//! ([`judgelab_core::cut`]): cut head and tail, or replaced by summaries written first
+//! (`crate::run::summaries`). Items are shortened once per (judge, level, strategy) before
+//! anything is judged, so that every call of a trial, in any group or pass, shows the same
+//! text, and each verdict records how many tokens its inputs lost (and the first of each
+//! item what its summaries cost).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use judgelab_core::cut;
+use judgelab_core::cut::{self, Written};
+use judgelab_core::experiment::Shortening;
 use judgelab_core::judge::Judge;
 use judgelab_core::{Item, ItemText, Label, TrialParams};
 
 use crate::resolve::Trial;
 use crate::EngineError;
 
-/// The items cut to each (judge, level) the trials ask for, with the tokens cut from each;
-/// labelled items, or (`L = ()`) an estimate's unlabelled ones.
+/// The items shortened to each (judge, level, strategy) the trials ask for, with the
+/// tokens cut from each; labelled items, or (`L = ()`) an estimate's unlabelled ones.
 pub(crate) struct Inputs<L = Label> {
-    cut: HashMap<(String, u32), CutItems<L>>,
+    cut: HashMap<(String, u32, Shortening), CutItems<L>>,
 }
 
-/// The items cut to one level, by id, each with the tokens cut from it.
-type CutItems<L> = HashMap<String, (Item<L>, u32)>;
+/// The items shortened one way, by id, each with what was shortened.
+type CutItems<L> = HashMap<String, (Item<L>, Shortened)>;
+
+/// What a trial's budget shortened of an item.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Shortened {
+    /// Tokens cut from its inputs (0: none).
+    pub cut: u32,
+    /// What writing the summaries shown in their place cost; none where none is shown.
+    pub written: Option<Written>,
+}
+
+/// Summaries of the inputs over a budget, and what writing each cost, by the input.
+#[derive(Default)]
+pub(crate) struct Summarised {
+    pub texts: cut::Summaries,
+    pub written: HashMap<String, Written>,
+}
+
+/// A trial's key among the items shortened: its judge, level and strategy.
+fn key(params: &TrialParams, level: u32) -> (String, u32, Shortening) {
+    (params.judge.clone(), level, params.input_strategy)
+}
 
 impl<L> Default for Inputs<L> {
     fn default() -> Self {
@@ -32,24 +56,27 @@ impl<L> Default for Inputs<L> {
 }
 
 impl<L: Clone + Send + Sync + 'static> Inputs<L> {
-    /// The first trial of each (judge, level) of `trials`: whose judges cut the items.
+    /// The first trial of each (judge, level, strategy) of `trials`: whose judges shorten
+    /// the items.
     pub fn cutting<'t, 'r>(trials: &'t [Trial<'r>]) -> Vec<&'t Trial<'r>> {
         let mut seen = std::collections::HashSet::new();
         trials
             .iter()
-            .filter(|t| {
-                let level = t.params.input_max_tokens;
-                level.is_some() && seen.insert((t.params.judge.as_str(), level))
+            .filter(|t| match t.params.input_max_tokens {
+                Some(level) => seen.insert(key(&t.params, level)),
+                None => false,
             })
             .collect()
     }
 
-    /// Cuts `items` as trial `t` shows them, in `judge`'s tokens (the judge of `t`).
+    /// Shortens `items` as trial `t` shows them, in `judge`'s tokens (the judge of `t`):
+    /// by their `summaries` where its strategy is `summary`.
     pub async fn cut(
         &mut self,
         t: &Trial<'_>,
         judge: Arc<dyn Judge>,
         items: &[&Item<L>],
+        summaries: Option<Summarised>,
     ) -> Result<(), EngineError> {
         let Some(level) = t.params.input_max_tokens else {
             return Ok(());
@@ -57,40 +84,65 @@ impl<L: Clone + Send + Sync + 'static> Inputs<L> {
         let owned: Vec<Item<L>> = items.iter().map(|&i| i.clone()).collect();
         let cut = tokio::task::spawn_blocking(move || {
             let mut starts = |text: &str| judge.token_starts(text);
+            let texts = summaries.as_ref().map(|s| &s.texts);
             owned
                 .iter()
                 .map(|item| {
-                    let (cut, n_cut) = cut::cut_item(item, level as usize, &mut starts)?;
-                    Ok((item.id.clone(), (cut, n_cut as u32)))
+                    let max = level as usize;
+                    let (cut, n_cut) = cut::cut_item(item, max, &mut starts, texts)?;
+                    let written = match &summaries {
+                        Some(s) => Some(
+                            cut::over(item, max, &mut starts)?
+                                .iter()
+                                .filter_map(|text| s.written.get(text).copied())
+                                .fold(Written::default(), Written::add),
+                        ),
+                        None => None,
+                    };
+                    let cut_now = n_cut as u32;
+                    Ok((
+                        item.id.clone(),
+                        (
+                            cut,
+                            Shortened {
+                                cut: cut_now,
+                                written,
+                            },
+                        ),
+                    ))
                 })
                 .collect::<Result<HashMap<_, _>, String>>()
         })
         .await
         .map_err(|e| EngineError::Judge(format!("cutting inputs panicked: {e}")))?
         .map_err(|e| EngineError::Judge(format!("while cutting inputs to {level} tokens: {e}")))?;
-        self.cut.insert((t.params.judge.clone(), level), cut);
+        self.cut.insert(key(&t.params, level), cut);
         Ok(())
     }
 
-    /// What a trial shows of `item`, and the tokens cut from it (none without a budget).
+    /// What a trial shows of `item`, and what was shortened of it (none without a budget).
     pub fn shown<'a>(
         &'a self,
         params: &TrialParams,
         item: &'a Item<L>,
-    ) -> (ItemText<'a>, Option<u32>) {
+    ) -> (ItemText<'a>, Option<Shortened>) {
         let Some(level) = params.input_max_tokens else {
             return (item.text(), None);
         };
         match self
             .cut
-            .get(&(params.judge.clone(), level))
+            .get(&key(params, level))
             .and_then(|items| items.get(&item.id))
         {
-            Some((cut, n_cut)) => (cut.text(), Some(*n_cut)),
+            Some((cut, shortened)) => (cut.text(), Some(*shortened)),
             // Cut for the items the run was started with; none other reaches here.
             None => {
                 debug_assert!(false, "item {} was not cut for its trial", item.id);
-                (item.text(), Some(0))
+                let none = Shortened {
+                    cut: 0,
+                    written: None,
+                };
+                (item.text(), Some(none))
             }
         }
     }
@@ -105,46 +157,67 @@ pub(crate) fn starts_in(judge: Option<&dyn Judge>, text: &str) -> Result<Vec<usi
     }
 }
 
-/// `item` as a trial with `params` shows it: cut to its input budget in `judge`'s tokens
-/// (or without one, about four characters a token, as a remote judge cuts); whole without
-/// a budget.
+/// `item` as a trial with `params` shows it: shortened to its input budget in `judge`'s
+/// tokens (or without one, about four characters a token, as a remote judge cuts), by
+/// `summaries` where given, else head and tail; whole without a budget.
 pub(crate) fn shown_by(
     params: &TrialParams,
     item: &Item,
     judge: Option<&dyn Judge>,
+    summaries: Option<&cut::Summaries>,
 ) -> Result<Item, EngineError> {
     let Some(level) = params.input_max_tokens else {
         return Ok(item.clone());
     };
     let mut starts = |text: &str| starts_in(judge, text);
-    let (cut, _) = cut::cut_item(item, level as usize, &mut starts).map_err(EngineError::Judge)?;
+    let (cut, _) =
+        cut::cut_item(item, level as usize, &mut starts, summaries).map_err(EngineError::Judge)?;
     Ok(cut)
 }
 
-/// For the plan: how many of `items` each level of `input_max_tokens` cuts, in a sentence
-/// each, counted in `judge`'s tokens (the first local judge's), or without one estimated.
+/// For the plan: how many of `items` each level of `input_max_tokens` shortens, in a
+/// sentence each, counted in `judge`'s tokens (the first local judge's), or without one
+/// estimated; with the strategies the sweep has, and for summaries how many inputs need
+/// one (each summarised once, by `summariser`, and stored).
 pub(crate) fn plan_lines(
-    levels: &[Option<u32>],
+    sweep: &judgelab_core::experiment::Sweep,
     items: &[&Item],
     judge: Option<&dyn Judge>,
+    summariser: &str,
 ) -> Result<Vec<String>, EngineError> {
     let mut lines = Vec::new();
-    for &level in levels.iter().flatten() {
+    let summarised = sweep.input_strategy.contains(&Shortening::Summary);
+    for &level in sweep.input_max_tokens.iter().flatten() {
         let mut starts = |text: &str| starts_in(judge, text);
-        let mut n_cut = 0;
+        let (mut n_cut, mut over) = (0, std::collections::HashSet::new());
         for item in items {
-            let (_, cut) =
-                cut::cut_item(*item, level as usize, &mut starts).map_err(EngineError::Judge)?;
-            n_cut += usize::from(cut > 0);
+            let texts =
+                cut::over(*item, level as usize, &mut starts).map_err(EngineError::Judge)?;
+            n_cut += usize::from(!texts.is_empty());
+            over.extend(texts);
         }
         let counted = match judge {
             Some(_) => "in the first local judge's tokens",
             None => "estimated at four characters a token",
         };
-        lines.push(format!(
-            "input_max_tokens = {level}: cuts the question or an answer of {n_cut} of {} items ({counted}), keeping each one's start and end",
+        let how = match (sweep.input_strategy.as_slice(), summarised) {
+            (_, false) => "keeping each one's start and end".to_string(),
+            ([_], true) => format!("each replaced by a summary {summariser} writes first"),
+            (_, true) => format!(
+                "each kept head and tail, or replaced by a summary {summariser} writes first"
+            ),
+        };
+        let mut line = format!(
+            "input_max_tokens = {level}: shortens the question or an answer of {n_cut} of {} items ({counted}), {how}",
             items.len()
-        ));
+        );
+        if summarised {
+            line += &format!(
+                "; {} summaries, each written once and stored (those stored already are not written again)",
+                over.len()
+            );
+        }
+        lines.push(line);
     }
     Ok(lines)
 }

@@ -24,6 +24,7 @@ mod prompt;
 mod resolve;
 mod run;
 mod server;
+mod summaries;
 mod summary;
 pub mod templates;
 mod variants;

@@ -177,7 +177,16 @@ pub async fn plan(
         quantization: crate::variants::plan_lines(&r),
         reference: reference_line(&r, &judged),
         remote_exact,
-        input_budget: inputs::plan_lines(&e.sweep.input_max_tokens, &judged, sampled.judge)?,
+        input_budget: inputs::plan_lines(
+            &e.sweep,
+            &judged,
+            sampled.judge,
+            &e.summariser
+                .as_ref()
+                .map_or("each trial's judge".to_string(), |j| {
+                    format!("{:?}", j.name)
+                }),
+        )?,
     })
 }
 
@@ -488,7 +497,9 @@ impl Sampled<'_> {
         let sample: Vec<&Item> = self.judged.iter().copied().take(SAMPLE).collect();
         let mut total = 0.0;
         for item in &sample {
-            let cut = inputs::shown_by(params, item, self.judge)?;
+            // A summary is no longer than the budget either: its prompt, cut head and
+            // tail, is as long.
+            let cut = inputs::shown_by(params, item, self.judge, None)?;
             let messages = input.render(cut.text(), false)?;
             total += match self.judge {
                 Some(j) => j.count_tokens(&messages).map_err(EngineError::Judge)? as f64,

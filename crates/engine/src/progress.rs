@@ -102,7 +102,8 @@ impl Progress {
             | RunEvent::Loading { .. }
             | RunEvent::Quantizing { .. }
             | RunEvent::Quantized { .. }
-            | RunEvent::Note { .. } => {}
+            | RunEvent::Note { .. }
+            | RunEvent::Summarising { .. } => {}
         }
     }
 

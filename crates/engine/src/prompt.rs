@@ -65,7 +65,8 @@ pub struct RenderedPrompt {
 
 /// Renders the prompt of `verdict`, one of `trial`'s verdicts in `summary`. A trial with an
 /// input budget showed its item cut: in `tokenizer`'s tokens (its local judge, loaded), or
-/// without one at about four characters a token, as a remote judge cuts.
+/// without one at about four characters a token, as a remote judge cuts; its inputs over
+/// the budget replaced by their stored summaries where its strategy is `summary`.
 pub async fn verdict_prompt(
     store: &Store,
     summary: &ExperimentSummary,
@@ -136,11 +137,38 @@ pub async fn verdict_prompt(
         examples: &examples,
         rubric: Asking::of(trial.params.style, asked),
     };
-    let shown = crate::inputs::shown_by(&trial.params, item, tokenizer)?;
+    let summaries = shown_summaries(store, summary, trial, item, tokenizer).await?;
+    let shown = crate::inputs::shown_by(&trial.params, item, tokenizer, summaries.as_ref())?;
     let messages = input.render(shown.text(), verdict.swapped)?;
     let hash = judgelab_core::hash::prompt_hash(&messages);
     Ok(RenderedPrompt {
         matches_record: hash == verdict.prompt_hash,
         messages,
     })
+}
+
+/// The stored summaries a trial whose strategy is `summary` showed of `item`'s inputs over
+/// its budget (counted in `tokenizer`'s tokens, or estimated); none for other trials.
+async fn shown_summaries(
+    store: &Store,
+    summary: &ExperimentSummary,
+    trial: &TrialSummary,
+    item: &judgelab_core::Item,
+    tokenizer: Option<&dyn judgelab_core::Judge>,
+) -> Result<Option<judgelab_core::cut::Summaries>, EngineError> {
+    let (Some(level), judgelab_core::experiment::Shortening::Summary) =
+        (trial.params.input_max_tokens, trial.params.input_strategy)
+    else {
+        return Ok(None);
+    };
+    let mut starts = |text: &str| crate::inputs::starts_in(tokenizer, text);
+    let texts =
+        judgelab_core::cut::over(item, level as usize, &mut starts).map_err(EngineError::Judge)?;
+    let summariser = crate::summaries::Summariser::of_stored(
+        &summary.experiment.parsed,
+        &trial.params,
+        trial.model_sha256.as_deref(),
+    )?;
+    let (found, _) = crate::summaries::stored(store, &summariser, &texts, level).await?;
+    Ok(Some(found.texts))
 }

@@ -27,6 +27,9 @@ pub(crate) struct Resolved {
     pub templates: Vec<(String, Template)>,
     /// In the experiment's order, each with its model file.
     pub judges: Vec<ResolvedJudge>,
+    /// Who writes the summaries of `input_strategy = "summary"` (`[summary] judge`), its
+    /// model file as given; none: each trial's own judge.
+    pub summariser: Option<ResolvedJudge>,
     /// The criteria its templates ask ([`judgelab_core::rubric`]); none: each item's one
     /// label.
     pub rubric: Vec<Asked>,
@@ -290,6 +293,10 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
     }
 
     let judges = judges_of(base, &experiment, output, &invalid)?;
+    let summariser = match &experiment.summariser {
+        Some(j) => Some(judge_of(base, &experiment, j, output, &invalid)?),
+        None => None,
+    };
     if let Some(judgelab_core::card::Model::Llama { sha256, file, .. }) =
         experiment.card_definition().map(|d| &d.model)
     {
@@ -307,16 +314,18 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
     }
     // The identity of an experiment is what changes its verdicts (`Experiment::identity`),
     // the dataset's content, the output kind, the templates' and the model files' hashes.
-    let content_hash = judgelab_core::hash::sha256_hex(
-        json!({
-            "experiment": experiment.identity(),
-            "dataset": &dataset.content_hash,
-            "output": output,
-            "templates": templates.iter().map(|(_, t)| &t.hash).collect::<Vec<_>>(),
-            "models": judges.iter().map(|j| &j.sha256).collect::<Vec<_>>(),
-        })
-        .to_string(),
-    );
+    let mut identity = json!({
+        "experiment": experiment.identity(),
+        "dataset": &dataset.content_hash,
+        "output": output,
+        "templates": templates.iter().map(|(_, t)| &t.hash).collect::<Vec<_>>(),
+        "models": judges.iter().map(|j| &j.sha256).collect::<Vec<_>>(),
+    });
+    // Written only where there is one, so that other experiments keep their identity.
+    if let Some(s) = &summariser {
+        identity["summariser"] = json!(s.sha256);
+    }
+    let content_hash = judgelab_core::hash::sha256_hex(identity.to_string());
     Ok(Resolved {
         spec,
         dataset_info,
@@ -325,6 +334,7 @@ pub(crate) async fn resolve(store: &Store, path: &Path) -> Result<Resolved, Engi
         output,
         templates,
         judges,
+        summariser,
         checklist: rubric::items::calls(&rubric),
         rubric,
         content_hash,
@@ -568,7 +578,8 @@ fn stored_rubric(
 }
 
 /// Each judge with its local model file and its sha256 (both empty for a remote judge,
-/// whose settings are checked against the output and the environment instead).
+/// whose settings are checked against the output and the environment instead), a local
+/// one a file per level of the quantisation axis.
 fn judges_of(
     base: &Path,
     experiment: &Experiment,
@@ -577,61 +588,75 @@ fn judges_of(
 ) -> Result<Vec<ResolvedJudge>, EngineError> {
     let mut judges = Vec::new();
     for judge in &experiment.judges {
-        // Where an error names a judge's key: `judge.` in the single form.
-        let key = |k: &str| {
-            if experiment.single_form {
-                format!("judge.{k}")
-            } else {
-                format!("judges.{}.{k}", judge.name)
-            }
-        };
-        match &judge.backend {
-            JudgeBackend::OpenAi(remote) => {
-                if remote.endpoint.json_schema && output != OutputKind::Json {
-                    return Err(invalid(
-                        &key("json_schema"),
-                        "constrains JSON verdicts: it needs output = \"json\"".into(),
-                    ));
-                }
-                // A remote model is a name the endpoint serves: nothing to check on disk. A
-                // key that is named but missing is the user's to fix before anything is
-                // called.
-                if let Some(env) = &remote.endpoint.calls.api_key_env {
-                    if std::env::var_os(env).is_none_or(|v| v.is_empty()) {
-                        return Err(invalid(
-                            &key("api_key_env"),
-                            format!("the environment variable {env} is not set"),
-                        ));
-                    }
-                }
-                judges.push(ResolvedJudge::remote_judge(judge));
-            }
-            JudgeBackend::Llama(local) => {
-                let name = &local.model;
-                let file = if name == "default" {
-                    default_model_path()
-                } else {
-                    locate(base, name).unwrap_or_else(|| PathBuf::from(name))
-                };
-                let sha256 = crate::check_model(&file)?;
-                if name == "default" && sha256 != judgelab_core::DEFAULT_MODEL_SHA256 {
-                    return Err(EngineError::DefaultModelChanged {
-                        path: file.display().to_string(),
-                        sha256,
-                    });
-                }
-                let given = ResolvedJudge {
-                    judge: judge.clone(),
-                    path: file,
-                    sha256,
-                    level: Quantization::Source,
-                    made_from: None,
-                };
-                judges.extend(given.variants(&experiment.sweep.quantization));
-            }
+        let given = judge_of(base, experiment, judge, output, invalid)?;
+        match given.judge.backend {
+            JudgeBackend::OpenAi(_) => judges.push(given),
+            JudgeBackend::Llama(_) => judges.extend(given.variants(&experiment.sweep.quantization)),
         }
     }
     Ok(judges)
+}
+
+/// `judge` with its local model file as given and its sha256, or checked as a remote one.
+fn judge_of(
+    base: &Path,
+    experiment: &Experiment,
+    judge: &NamedJudge,
+    output: OutputKind,
+    invalid: &Invalid<'_>,
+) -> Result<ResolvedJudge, EngineError> {
+    // Where an error names a judge's key: `judge.` in the single form.
+    let key = |k: &str| {
+        if experiment.single_form {
+            format!("judge.{k}")
+        } else {
+            format!("judges.{}.{k}", judge.name)
+        }
+    };
+    match &judge.backend {
+        JudgeBackend::OpenAi(remote) => {
+            if remote.endpoint.json_schema && output != OutputKind::Json {
+                return Err(invalid(
+                    &key("json_schema"),
+                    "constrains JSON verdicts: it needs output = \"json\"".into(),
+                ));
+            }
+            // A remote model is a name the endpoint serves: nothing to check on disk. A
+            // key that is named but missing is the user's to fix before anything is
+            // called.
+            if let Some(env) = &remote.endpoint.calls.api_key_env {
+                if std::env::var_os(env).is_none_or(|v| v.is_empty()) {
+                    return Err(invalid(
+                        &key("api_key_env"),
+                        format!("the environment variable {env} is not set"),
+                    ));
+                }
+            }
+            Ok(ResolvedJudge::remote_judge(judge))
+        }
+        JudgeBackend::Llama(local) => {
+            let name = &local.model;
+            let file = if name == "default" {
+                default_model_path()
+            } else {
+                locate(base, name).unwrap_or_else(|| PathBuf::from(name))
+            };
+            let sha256 = crate::check_model(&file)?;
+            if name == "default" && sha256 != judgelab_core::DEFAULT_MODEL_SHA256 {
+                return Err(EngineError::DefaultModelChanged {
+                    path: file.display().to_string(),
+                    sha256,
+                });
+            }
+            Ok(ResolvedJudge {
+                judge: judge.clone(),
+                path: file,
+                sha256,
+                level: Quantization::Source,
+                made_from: None,
+            })
+        }
+    }
 }
 
 /// The experiment's judges with the model files its trials record, a file per level of
@@ -679,6 +704,24 @@ fn stored_judges(
     Ok(judges)
 }
 
+/// A stored experiment's summariser: its model file as its file names it (a path as the
+/// run was started from, or the default model), read again only where a summary it
+/// needs is not stored.
+pub(crate) fn stored_summariser(judge: &NamedJudge) -> Result<ResolvedJudge, EngineError> {
+    let JudgeBackend::Llama(local) = &judge.backend else {
+        return Ok(ResolvedJudge::remote_judge(judge));
+    };
+    let file = match local.model.as_str() {
+        "default" => default_model_path(),
+        path => PathBuf::from(path),
+    };
+    Ok(ResolvedJudge {
+        sha256: crate::check_model(&file)?,
+        path: file,
+        ..ResolvedJudge::remote_judge(judge)
+    })
+}
+
 /// The stored experiment `row` resolved as its run resolved it: its dataset, the templates
 /// and model files its trials record (each model file checked to be the one judged with),
 /// and its stored identity; what judges the experiment again without its file.
@@ -722,6 +765,11 @@ pub(crate) async fn resolve_stored(
         templates.push((name.clone(), template));
     }
     let judges = stored_judges(&experiment, &trials, &invalid)?;
+    let summariser = experiment
+        .summariser
+        .as_ref()
+        .map(stored_summariser)
+        .transpose()?;
     let rubric = stored_rubric(&templates, &dataset)?;
     Ok(Resolved {
         spec: row.spec.clone(),
@@ -733,6 +781,7 @@ pub(crate) async fn resolve_stored(
         rubric,
         templates,
         judges,
+        summariser,
         content_hash: row.content_hash.clone(),
         card_examples: card_examples(&experiment),
         experiment,

@@ -14,6 +14,7 @@ mod migrations;
 mod panels;
 mod race;
 mod rows;
+mod summaries;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -27,6 +28,7 @@ use sqlx::{Row, SqlitePool};
 pub use import::DatasetWriter;
 pub use lock::RunLock;
 pub use rows::{DatasetInfo, ExperimentRow, NewExperiment, NewTrial, RampRow, TrialRow};
+pub use summaries::StoredSummary;
 
 use judgelab_core::load::LevelRun;
 use judgelab_core::results::{TimedCall, VerdictRecord};
@@ -758,8 +760,10 @@ where
                                    failure_kind, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error,
                                    cost_usd, cached_tokens, attempts, logprobs, cache_hit, exact,
                                    distribution, endpoint, belief, criterion, criteria, uncovered,
-                                   input_cut)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                   input_cut, summary_calls, summary_prompt_tokens,
+                                   summary_completion_tokens, summary_cost_usd)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+                     ?, ?, ?, ?)
              ON CONFLICT (trial_id, item_id, repeat, swapped, criterion) DO UPDATE SET
                 seed = excluded.seed, prompt_hash = excluded.prompt_hash, raw_output = excluded.raw_output,
                 verdict = excluded.verdict, failure_kind = excluded.failure_kind,
@@ -770,7 +774,10 @@ where
                 exact = excluded.exact, distribution = excluded.distribution,
                 endpoint = excluded.endpoint, belief = excluded.belief,
                 criteria = excluded.criteria, uncovered = excluded.uncovered,
-                input_cut = excluded.input_cut,
+                input_cut = excluded.input_cut, summary_calls = excluded.summary_calls,
+                summary_prompt_tokens = excluded.summary_prompt_tokens,
+                summary_completion_tokens = excluded.summary_completion_tokens,
+                summary_cost_usd = excluded.summary_cost_usd,
                 created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
              WHERE verdicts.error IS NOT NULL",
         );
@@ -805,6 +812,10 @@ where
         .bind(rows::criteria_to_json(&v.criteria))
         .bind(v.uncovered)
         .bind(v.input_cut.map(i64::from))
+        .bind(v.summaries.map(|w| i64::from(w.calls)))
+        .bind(v.summaries.map(|w| i64::from(w.prompt_tokens)))
+        .bind(v.summaries.map(|w| i64::from(w.completion_tokens)))
+        .bind(v.summaries.and_then(|w| w.cost_usd))
         .execute(e)
         .await?;
     Ok(done.rows_affected() > 0)

@@ -261,7 +261,8 @@ pub(crate) fn read_verdicts(
         "SELECT trial_id, item_id, repeat, swapped, seed, prompt_hash, raw_output, verdict,
                 failure_kind, prompt_tokens, completion_tokens, latency_ms, ttft_ms, error,
                 cost_usd, cached_tokens, attempts, logprobs, cache_hit, exact, distribution,
-                endpoint, belief, criterion, criteria, uncovered, input_cut
+                endpoint, belief, criterion, criteria, uncovered, input_cut, summary_calls,
+                summary_prompt_tokens, summary_completion_tokens, summary_cost_usd
          FROM verdicts WHERE trial_id = ? ORDER BY item_id, repeat, swapped, criterion",
     )?;
     let rows = statement.query_map([trial_id], |r| {
@@ -317,6 +318,15 @@ pub(crate) fn read_verdicts(
             criteria,
             uncovered: r.get(25)?,
             input_cut: r.get::<_, Option<i64>>(26)?.map(|n| n as u32),
+            summaries: match r.get::<_, Option<i64>>(27)? {
+                None => None,
+                Some(calls) => Some(judgelab_core::cut::Written {
+                    calls: calls as u32,
+                    prompt_tokens: r.get::<_, i64>(28)? as u32,
+                    completion_tokens: r.get::<_, i64>(29)? as u32,
+                    cost_usd: r.get(30)?,
+                }),
+            },
         })
     })?;
     rows.collect()

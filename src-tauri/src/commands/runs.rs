@@ -160,6 +160,20 @@ async fn run(
                 model: format!("{judge}, made in {level} by llama.cpp's quantiser"),
             },
             RunEvent::Quantized { .. } => return,
+            // Writing the summaries a trial shows is a step of getting its inputs ready.
+            RunEvent::Summarising {
+                judge,
+                level,
+                done,
+                total,
+            } => {
+                if done > 0 && done < total && last_sent.elapsed() < Duration::from_millis(100) {
+                    return;
+                }
+                RunUpdate::Loading {
+                    model: format!("{judge}, writing summaries of the inputs over {level} tokens: {done} of {total}"),
+                }
+            }
             RunEvent::Started {
                 experiment,
                 resumed,

@@ -13,12 +13,13 @@ mod limits;
 mod panels;
 mod reference;
 mod robustness;
+mod summary;
 mod trust;
 pub use panels::{PanelSpec, Rule as PanelRule, Ties};
 pub use reference::Reference;
 pub use trust::Trust;
 
-pub use crate::sweep::{Constraint, Order, Style, Sweep, TrialParams};
+pub use crate::sweep::{Constraint, Order, Shortening, Style, Sweep, TrialParams};
 pub use judges::{reproducible_spec, JudgeBackend, LocalJudge, NamedJudge, RemoteJudge};
 pub use limits::{Budget, Limits, Selection, Strategy};
 use limits::{RawLimits, RawSelection};
@@ -67,6 +68,9 @@ pub struct Experiment {
     pub single_form: bool,
     /// The judge card its one judge runs (`[[judges]] card = …`); none for most.
     pub card: Option<CardUse>,
+    /// Who writes the summaries of `input_strategy = "summary"` (`[summary] judge`), a
+    /// judge it declares, swept or not; none: each trial's own judge.
+    pub summariser: Option<NamedJudge>,
 }
 
 /// A judge card an experiment runs: the file as written and, once read
@@ -204,6 +208,7 @@ struct RawExperiment {
     reference: Option<toml::Table>,
     #[serde(default)]
     robustness: robustness::RawRobustness,
+    summary: Option<summary::RawSummary>,
 }
 
 #[derive(Deserialize, Default)]
@@ -222,6 +227,7 @@ struct RawSweep {
     style: Option<OneOrMany<String>>,
     quantization: Option<OneOrMany<String>>,
     input_max_tokens: Option<OneOrMany<InputLevel>>,
+    input_strategy: Option<OneOrMany<String>>,
     repeats: Option<i64>,
     seed: Option<i64>,
     sample: Option<i64>,
@@ -271,9 +277,15 @@ impl Experiment {
             Some(list) => judges::named_form(list, &raw.judge, &invalid)?,
         };
         let (templates, judge) = shared_judge(&raw.judge, card.is_some(), &invalid)?;
-        let judges = swept_judges(declared, raw.sweep.judge.clone(), single_form, &invalid)?;
+        let judges = swept_judges(
+            declared.clone(),
+            raw.sweep.judge.clone(),
+            single_form,
+            &invalid,
+        )?;
         let names = judges.iter().map(|j| j.name.clone()).collect();
         let sweep = sweep(raw.sweep, names, templates, &invalid)?;
+        let summariser = summary::summariser(raw.summary, &declared, &sweep, &invalid)?;
         check_judges_can(&judges, &sweep, &judge, single_form, &invalid)?;
         let limits = limits::limits(raw.limits, &invalid)?;
         let selection = limits::selection(raw.selection, &invalid)?;
@@ -295,6 +307,7 @@ impl Experiment {
             reference: Reference::default(),
             paraphrases,
             card,
+            summariser,
         };
         experiment.reference = reference::reference(raw.reference, &experiment, &invalid)?;
         Ok(experiment)
@@ -366,6 +379,10 @@ impl Experiment {
         if !self.selection.is_default() {
             v["selection"] = serde_json::to_value(self.selection).expect("selection serialises");
         }
+        if let Some(summariser) = &self.summariser {
+            v["summary"] =
+                serde_json::json!({ "judge": judges::identity(std::slice::from_ref(summariser)) });
+        }
         if let Some(card) = &self.card {
             v["card"] = card.definition.as_ref().map(|d| d.identity()).into();
         }
@@ -422,6 +439,7 @@ impl Experiment {
         s.style = vec![p.style];
         s.quantization = vec![None];
         s.input_max_tokens = vec![p.input_max_tokens];
+        s.input_strategy = vec![p.input_strategy];
         self.judge.output = Some(definition.output);
         if let Some(JudgeBackend::Llama(local)) = self.judges.first_mut().map(|j| &mut j.backend) {
             local.context_size = context;
@@ -578,6 +596,7 @@ fn card_fixes(s: &RawSweep, invalid: &Invalid<'_>) -> Result<(), ExperimentError
         ("style", s.style.is_some()),
         ("quantization", s.quantization.is_some()),
         ("input_max_tokens", s.input_max_tokens.is_some()),
+        ("input_strategy", s.input_strategy.is_some()),
     ];
     match axes.iter().find(|(_, given)| *given) {
         Some((k, _)) => Err(invalid(
@@ -647,6 +666,12 @@ fn sweep(
         .collect(),
     };
     let input_max_tokens = budgets(s.input_max_tokens, invalid)?;
+    let input_strategy = named::<Shortening>(
+        Axis::InputStrategy,
+        s.input_strategy,
+        "a way of shortening inputs",
+        invalid,
+    )?;
     let repeats = ints(
         "sweep.repeats",
         vec![s.repeats.unwrap_or(1)],
@@ -686,6 +711,7 @@ fn sweep(
         style,
         quantization,
         input_max_tokens,
+        input_strategy,
         repeats,
         seed: seed as u64,
         sample,
@@ -1539,6 +1565,10 @@ items = 20
                     "backend = \"llama\"\nmodel = \"default\"",
                     "backend = \"openai\"\nbase_url = \"http://127.0.0.1:8080/v1\"\nmodel = \"smollm2\"",
                 ),
+                // Shortened by one strategy or another: inputs with a budget.
+                _ if axis == Axis::InputStrategy => {
+                    GRID.replace("repeats = 1", "input_max_tokens = [256]\nrepeats = 1")
+                }
                 _ => GRID.to_string(),
             }
         };
@@ -1577,6 +1607,10 @@ items = 20
                 Axis::InputMaxTokens => (
                     "repeats = 1",
                     "input_max_tokens = [\"none\", 256]\nrepeats = 1",
+                ),
+                Axis::InputStrategy => (
+                    "input_max_tokens = [256]",
+                    "input_max_tokens = [256]\ninput_strategy = \"summary\"",
                 ),
             };
             let grid = grid(axis);
@@ -1651,6 +1685,58 @@ template = "pairwise"
 [sweep]
 temperature = [0.0, 0.7]
 "#;
+
+    #[test]
+    fn summaries_need_levels_and_a_declared_summariser() {
+        let with = |sweep: &str, summary: &str| {
+            NAMED.replace("temperature = [0.0, 0.7]", sweep).to_string() + summary
+        };
+        let levels = "input_max_tokens = [\"none\", 64]\ninput_strategy = [\"head_tail\", \"summary\"]\njudge = \"api\"";
+        let e = Experiment::from_toml("e.toml", &with(levels, "[summary]\njudge = \"local\"\n"))
+            .unwrap();
+        // The local judge summarises and is not swept; whole inputs are one trial.
+        assert_eq!(e.judges.len(), 1);
+        assert_eq!(
+            e.summariser.as_ref().map(|j| j.name.as_str()),
+            Some("local")
+        );
+        let shown: Vec<(Option<u32>, Shortening)> = e
+            .trials()
+            .iter()
+            .map(|t| (t.input_max_tokens, t.input_strategy))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (None, Shortening::HeadTail),
+                (Some(64), Shortening::HeadTail),
+                (Some(64), Shortening::Summary)
+            ]
+        );
+        assert_eq!(e.sweep.grid_size(), 3);
+        let own = Experiment::from_toml("e.toml", &with(levels, "")).unwrap();
+        assert_eq!(own.summariser, None);
+        assert_ne!(own.identity(), e.identity());
+        let err = |toml: &str| {
+            Experiment::from_toml("e.toml", toml)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            err(&with("input_strategy = \"summary\"", "")),
+            "e.toml: sweep.input_strategy: \"summary\" shortens the inputs over input_max_tokens: give it some levels (e.g. input_max_tokens = [\"none\", 256])"
+        );
+        assert_eq!(
+            err(&with("input_max_tokens = 64", "[summary]\njudge = \"local\"\n")),
+            "e.toml: summary.judge: writes the summaries of input_strategy = \"summary\", which the sweep does not have"
+        );
+        assert_eq!(
+            err(&with(levels, "[summary]\njudge = \"gpt\"\n")),
+            "e.toml: summary.judge: \"gpt\" is not a judge of [[judges]] (\"local\", \"api\")"
+        );
+        assert!(err(&with("input_strategy = \"short\"", ""))
+            .contains("\"short\" is not a way of shortening inputs"));
+    }
 
     #[test]
     fn named_judges_of_any_backend_are_one_axis() {

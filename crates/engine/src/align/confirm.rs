@@ -178,7 +178,7 @@ async fn confirm(
     let options = &state.request.options;
     let mut judges = Judges::new(r, options);
     let alignment = state.alignment;
-    let inputs = inputs(alignment, &index, &trials, &mut judges, on_event).await?;
+    let inputs = inputs(store, alignment, &index, &trials, &mut judges, on_event).await?;
     let run = run(store, (r, &index, &inputs), options, alignment).await?;
     let all: Vec<&Trial> = trials.iter().collect();
     let todo = missing(&run, &all, test).await?;

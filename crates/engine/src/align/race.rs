@@ -37,7 +37,7 @@ impl State<'_> {
         let trials = trials_of(&r, &rows, &ids)?;
         let mut judges = Judges::new(&r, options);
         let alignment = self.alignment;
-        let inputs = inputs(alignment, &index, &trials, &mut judges, on_event).await?;
+        let inputs = inputs(store, alignment, &index, &trials, &mut judges, on_event).await?;
         let run = run(store, (&r, &index, &inputs), options, alignment).await?;
         let trials: Vec<&Trial> = trials.iter().collect();
         let selection = r.experiment.selection;

@@ -220,6 +220,7 @@ pub(super) fn trials_of<'r>(
 /// The alignment's items as `trials` show them (cut to an input budget a candidate keeps
 /// from the experiment).
 pub(super) async fn inputs(
+    store: &Store,
     alignment: &ExperimentRow,
     index: &HashMap<&str, &Item>,
     trials: &[Trial<'_>],
@@ -233,7 +234,7 @@ pub(super) async fn inputs(
         .filter_map(|id| index.get(id.as_str()).copied())
         .collect();
     let mut forward = |e| on_event(AlignEvent::Run(e));
-    crate::run::inputs(trials, &shown, judges, &mut forward).await
+    crate::run::inputs(store, trials, &shown, judges, &mut forward).await
 }
 
 /// What judging the alignment's calls in one step shares.

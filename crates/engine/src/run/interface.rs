@@ -128,6 +128,14 @@ pub enum RunEvent {
         total: usize,
         concurrency: Option<u32>,
     },
+    /// Summaries for `input_strategy = "summary"` are being written by `judge` (the
+    /// summariser), at most `level` tokens each: `done` of `total` (0 as it starts).
+    Summarising {
+        judge: String,
+        level: u32,
+        done: usize,
+        total: usize,
+    },
 }
 
 /// How a run ended.

@@ -37,6 +37,16 @@ impl<'r> Judges<'r> {
         }
     }
 
+    /// The experiment the judges are of.
+    pub(crate) fn resolved(&self) -> &'r Resolved {
+        self.r
+    }
+
+    /// The run's cancel flag.
+    pub(crate) fn cancel(&self) -> &'r Arc<std::sync::atomic::AtomicBool> {
+        &self.options.cancel
+    }
+
     /// Reads what earlier runs found of the remote judges' servers: those that serve one
     /// request at a time are loaded at one.
     pub(crate) async fn learn(&mut self, store: &judgelab_store::Store) -> Result<(), EngineError> {

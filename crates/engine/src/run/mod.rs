@@ -9,6 +9,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
+use judgelab_core::experiment::Shortening;
 use judgelab_core::split;
 use judgelab_core::template::ExampleContext;
 use judgelab_core::{Item, Message};
@@ -18,6 +19,7 @@ pub(crate) mod choose;
 pub(crate) mod group;
 pub(crate) mod interface;
 pub(crate) mod loaded;
+mod summarise;
 mod timing;
 mod unlabelled;
 
@@ -65,7 +67,7 @@ pub async fn run_experiment(
     crate::panels::check(store, &row).await?;
     let trials = r.trials(store.trials(row.id).await?)?;
     let index: HashMap<&str, &Item> = r.item_index();
-    let inputs = inputs(&trials, &judged(&row, &index), &mut judges, on_event).await?;
+    let inputs = inputs(store, &trials, &judged(&row, &index), &mut judges, on_event).await?;
     let budget = Budget::start(store, &r, &row).await?;
     let run = Run {
         store,
@@ -118,8 +120,10 @@ pub async fn run_experiment(
     })
 }
 
-/// `items` as `trials` show them, each (judge, input budget) cut in its judge's tokens.
+/// `items` as `trials` show them, each (judge, input budget, strategy) shortened in its
+/// judge's tokens, the summaries a strategy needs read from `store` or written first.
 pub(crate) async fn inputs<L: Clone + Send + Sync + 'static>(
+    store: &Store,
     trials: &[Trial<'_>],
     items: &[&judgelab_core::Item<L>],
     judges: &mut Judges<'_>,
@@ -128,8 +132,14 @@ pub(crate) async fn inputs<L: Clone + Send + Sync + 'static>(
     let mut inputs = Inputs::default();
     // One judge in memory at a time; the first trial's last, so that judging starts with it.
     for t in Inputs::<L>::cutting(trials).into_iter().rev() {
+        let summaries = match t.params.input_strategy {
+            Shortening::Summary => {
+                Some(summarise::summaries(store, t, items, judges, on_event).await?)
+            }
+            Shortening::HeadTail => None,
+        };
         let judge = judges.get(t.judge, on_event).await?;
-        inputs.cut(t, judge, items).await?;
+        inputs.cut(t, judge, items, summaries).await?;
     }
     Ok(inputs)
 }

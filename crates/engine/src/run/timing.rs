@@ -337,13 +337,13 @@ fn sample<'a>(run: &Run<'a>, row: &ExperimentRow, trial: &Trial<'_>, n: usize) -
     items
         .into_iter()
         .flat_map(|id| {
-            let (item, input_cut) = run.inputs.shown(&trial.params, run.index[id]);
+            let (item, shortened) = run.inputs.shown(&trial.params, run.index[id]);
             trial.params.order.calls().iter().map(move |&swapped| Call {
                 item,
                 repeat: 0,
                 swapped,
                 criterion: None,
-                input_cut,
+                shortened,
             })
         })
         .take(n)

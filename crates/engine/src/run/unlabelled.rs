@@ -100,6 +100,7 @@ pub async fn judge_unlabelled(
     let index: HashMap<&str, &Item> = r.item_index();
     let unlabelled: Vec<&Item<()>> = dataset.unlabelled.iter().collect();
     let shown = super::inputs(
+        store,
         std::slice::from_ref(trial),
         &unlabelled,
         &mut judges,

@@ -84,6 +84,7 @@ pub fn trial(
             style: Default::default(),
             quantization: None,
             input_max_tokens: None,
+            input_strategy: Default::default(),
         },
         model_sha256: None,
         model_bytes: None,

@@ -138,6 +138,7 @@ fn params() -> TrialParams {
         style: Default::default(),
         quantization: None,
         input_max_tokens: None,
+        input_strategy: Default::default(),
     }
 }
 
@@ -217,8 +218,16 @@ async fn verdicts_are_idempotent_and_failed_calls_are_retried() {
     let failed = store.verdicts_state(experiment.id).await.unwrap();
     assert_eq!(failed, (2, 1));
     // The same item shown with its answers swapped is another verdict.
+    // It carries what summarising its inputs cost, and how many tokens they lost.
     let swapped = VerdictRecord {
         swapped: true,
+        input_cut: Some(120),
+        summaries: Some(judgelab_core::cut::Written {
+            calls: 2,
+            prompt_tokens: 700,
+            completion_tokens: 90,
+            cost_usd: Some(0.25),
+        }),
         ..verdict(t, "x", "B", None)
     };
     assert!(store.record_verdict(&swapped).await.unwrap());
@@ -235,6 +244,11 @@ async fn verdicts_are_idempotent_and_failed_calls_are_retried() {
     assert_eq!(verdicts.len(), 3);
     assert_eq!(verdicts[0].outcome.label(), Some(Label::Choice(Choice::A)));
     assert!(verdicts[1].swapped);
+    assert_eq!(
+        (verdicts[1].input_cut, verdicts[1].summaries),
+        (swapped.input_cut, swapped.summaries)
+    );
+    assert_eq!(verdicts[0].summaries, None);
     assert_eq!(verdicts[2].outcome.label(), Some(Label::Choice(Choice::B)));
     assert_eq!(verdicts[2].outcome.error(), None);
     assert_eq!(store.count_verdicts(experiment.id).await.unwrap(), 3);
@@ -484,4 +498,33 @@ async fn a_race_and_a_selection_are_recorded_and_read_back() {
         .map(|t| t.test_role)
         .collect();
     assert_eq!(roles, vec![Some("pick".to_string()), None]);
+}
+
+#[tokio::test]
+async fn a_summary_is_stored_once_and_read_by_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir).await;
+    let s = judgelab_store::StoredSummary {
+        key: "k1".into(),
+        summariser: "cheap".into(),
+        max_tokens: 64,
+        input_sha256: "ab".into(),
+        summary: "short".into(),
+        prompt_tokens: 300,
+        completion_tokens: 40,
+        latency_ms: Some(12.5),
+        cost_usd: None,
+    };
+    store.insert_summary(&s).await.unwrap();
+    let again = judgelab_store::StoredSummary {
+        summary: "other".into(),
+        ..s.clone()
+    };
+    store.insert_summary(&again).await.unwrap();
+    let found = store
+        .summaries(&["k1".to_string(), "k2".to_string()])
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found["k1"], s);
 }
