@@ -118,16 +118,7 @@ impl RunBar {
                 level,
                 done,
                 total,
-            } => {
-                if done == 0 {
-                    self.timing = None;
-                    let what = format!("summaries by {judge:?} of the inputs over {level} tokens (each stored as it is written)");
-                    let template = format!("{{bar:30}} {{pos}}/{{len}} {what}  ETA {{eta}}");
-                    start_bar(&self.bar, total, done, &template);
-                } else {
-                    self.bar.set_position(done as u64);
-                }
-            }
+            } => self.summarising(&judge, level, done, total),
         }
     }
 
@@ -177,6 +168,22 @@ impl RunBar {
         };
         if done == 0 || self.timing != concurrency {
             self.timing = concurrency;
+            let template = format!("{{bar:30}} {{pos}}/{{len}} {what}  ETA {{eta}}");
+            start_bar(&self.bar, total, done, &template);
+        } else {
+            self.bar.set_position(done as u64);
+        }
+    }
+}
+
+impl RunBar {
+    /// Summaries being written: a bar of their own.
+    fn summarising(&mut self, judge: &str, level: u32, done: usize, total: usize) {
+        if done == 0 {
+            self.timing = None;
+            let what = format!(
+                "summaries by {judge:?} of the inputs over {level} tokens (each stored as it is written)"
+            );
             let template = format!("{{bar:30}} {{pos}}/{{len}} {what}  ETA {{eta}}");
             start_bar(&self.bar, total, done, &template);
         } else {

@@ -5,8 +5,8 @@
 //! ([`head_tail`]). The reference is shown whole: it is what the answers are held to.
 //!
 //! Or (`input_strategy = "summary"`) an input over its budget is replaced by a summary a
-//! summariser wrote of it first ([`summary_prompt`], at most the budget's tokens of its
-//! own), cut head and tail where the judge counts it longer still.
+//! summariser wrote of it first (at most the budget's tokens of its own), cut head and
+//! tail where the judge counts it longer still.
 //!
 //! The judge's tokeniser is handed in as where each token of a text starts
 //! ([`crate::judge::Judge::token_starts`]), so that this module stays pure and a remote
@@ -17,7 +17,6 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 use crate::dataset::Item;
-use crate::judge::Message;
 use crate::record::VerdictRecord;
 
 /// What stands in the place of the tokens cut from the middle of an input.
@@ -169,24 +168,6 @@ pub fn shorten(
     }))
 }
 
-/// What a summariser is asked to write of `text`: a faithful summary of at most
-/// `max_tokens` of its tokens (asked in words, which a model can count, and held to the
-/// tokens by the call's `max_tokens`), keeping what a judgement of it needs.
-pub fn summary_prompt(text: &str, max_tokens: u32) -> Vec<Message> {
-    // About three words in four tokens of English.
-    let words = (max_tokens * 3 / 4).max(8);
-    vec![
-        Message {
-            role: "system".into(),
-            content: "You summarise texts for a judge who will assess them. Keep what an assessment needs: the text's claims, its steps and its conclusion, and its mistakes as they are. Do not correct, praise or criticise it.".into(),
-        },
-        Message {
-            role: "user".into(),
-            content: format!("Summarise this text in at most {words} words. Write only the summary.\n\n{text}"),
-        },
-    ]
-}
-
 /// Characters a token, where a judge's tokeniser is not at hand (a remote judge's prompts
 /// and cuts, a plan without a local model).
 pub const CHARS_PER_TOKEN: usize = 4;
@@ -198,34 +179,6 @@ pub fn estimated_starts(text: &str) -> Vec<usize> {
         .step_by(CHARS_PER_TOKEN)
         .map(|(i, _)| i)
         .collect()
-}
-
-/// What writing the summaries an item's inputs show cost: the summariser's calls, tokens
-/// and dollars (where it has a price). The first call of each (trial, item) carries it, so
-/// that each item counts it once in its trial's tokens and cost, however many trials,
-/// repeats or runs share the stored summaries.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Written {
-    pub calls: u32,
-    pub prompt_tokens: u32,
-    pub completion_tokens: u32,
-    pub cost_usd: Option<f64>,
-}
-
-impl Written {
-    /// The two together; a cost only where both have one.
-    pub fn add(self, other: Written) -> Written {
-        Written {
-            calls: self.calls + other.calls,
-            prompt_tokens: self.prompt_tokens + other.prompt_tokens,
-            completion_tokens: self.completion_tokens + other.completion_tokens,
-            cost_usd: match (self.calls, other.calls) {
-                (0, _) => other.cost_usd,
-                (_, 0) => self.cost_usd,
-                _ => self.cost_usd.zip(other.cost_usd).map(|(a, b)| a + b),
-            },
-        }
-    }
 }
 
 /// How much of a trial's inputs its budget cut, over the items it judged.
@@ -369,11 +322,6 @@ mod tests {
             meta: serde_json::Value::Null,
         };
         assert_eq!(over(&item, 30, &mut words).unwrap(), [long]);
-        let prompt = summary_prompt(" text", 256);
-        assert!(
-            prompt[1].content.contains("at most 192 words"),
-            "{prompt:?}"
-        );
     }
 
     #[test]

@@ -60,6 +60,34 @@ impl Outcome {
     }
 }
 
+/// What writing the summaries an item's inputs show cost: the summariser's calls, tokens
+/// and dollars (where it has a price). The first call of each (trial, item) carries it, so
+/// that each item counts it once in its trial's tokens and cost, however many trials,
+/// repeats or runs share the stored summaries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Written {
+    pub calls: u32,
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+    pub cost_usd: Option<f64>,
+}
+
+impl Written {
+    /// The two together; a cost only where both have one.
+    pub fn add(self, other: Written) -> Written {
+        Written {
+            calls: self.calls + other.calls,
+            prompt_tokens: self.prompt_tokens + other.prompt_tokens,
+            completion_tokens: self.completion_tokens + other.completion_tokens,
+            cost_usd: match (self.calls, other.calls) {
+                (0, _) => other.cost_usd,
+                (_, 0) => self.cost_usd,
+                _ => self.cost_usd.zip(other.cost_usd).map(|(a, b)| a + b),
+            },
+        }
+    }
+}
+
 /// One verdict: everything needed to reproduce and audit it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VerdictRecord {
@@ -109,8 +137,8 @@ pub struct VerdictRecord {
     /// this call showed (0: none was cut). None for a trial without one.
     pub input_cut: Option<u32>,
     /// A trial whose inputs are summaries: what writing this item's cost, on the first
-    /// call of each (trial, item) only ([`crate::cut::Written`]); None on the others.
-    pub summaries: Option<crate::cut::Written>,
+    /// call of each (trial, item) only ([`Written`]); None on the others.
+    pub summaries: Option<Written>,
 }
 
 impl VerdictRecord {

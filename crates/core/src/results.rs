@@ -24,7 +24,7 @@ use crate::panel::{self, Panel};
 use crate::parallel;
 use crate::pareto::{self, Cost, FrontStatus, Objective};
 use crate::race::RoundStanding;
-pub use crate::record::{Outcome, TimedCall, VerdictRecord};
+pub use crate::record::{Outcome, TimedCall, VerdictRecord, Written};
 use crate::selection::{self, Corrected, Ties};
 use crate::sweep::Order;
 use crate::trust::cascade::Cascade;
@@ -533,13 +533,7 @@ impl<'a> TrialFrame<'a> {
                 .collect(),
         };
         let mut metrics = metrics::compute(task, &observations, timing, bootstrap);
-        // What its summaries cost, on the dev split's items as its calls' figures are.
-        let written = t.verdicts.iter().zip(&places);
-        let written = written
-            .filter(|(_, place)| place.is_some_and(|p| p.unit.is_some()))
-            .filter_map(|(v, _)| v.summaries)
-            .fold(crate::cut::Written::default(), crate::cut::Written::add);
-        metrics.add_summaries(written);
+        add_summaries(&mut metrics, &t.verdicts, &places);
         let (kind, dev_judged) = confidence::judged(task, &observations);
         let test_judged =
             (!test_observations.is_empty()).then(|| confidence::judged(task, &test_observations).1);
@@ -650,6 +644,30 @@ impl<'a> TrialFrame<'a> {
             },
         }
     }
+}
+
+/// Counts what writing the summaries a trial's `verdicts` showed cost (on the dev split's
+/// items, as its calls' figures are) in its tokens and dollars per verdict, spread as its
+/// calls' are. A summariser without a price adds no dollars; a judge without one keeps
+/// none.
+fn add_summaries(m: &mut TrialMetrics, verdicts: &[VerdictRecord], places: &[Option<&Place<'_>>]) {
+    let w = verdicts
+        .iter()
+        .zip(places)
+        .filter(|(_, place)| place.is_some_and(|p| p.unit.is_some()))
+        .filter_map(|(v, _)| v.summaries)
+        .fold(Written::default(), Written::add);
+    if w.calls == 0 || m.n == 0 {
+        return;
+    }
+    let n = m.n as f64;
+    let add = |x: &mut Option<f64>, by: f64| *x = x.map(|x| x + by / n);
+    add(&mut m.prompt_tokens_per_item, f64::from(w.prompt_tokens));
+    add(
+        &mut m.completion_tokens_per_item,
+        f64::from(w.completion_tokens),
+    );
+    add(&mut m.usd_per_1k_items, w.cost_usd.unwrap_or(0.0) * 1000.0);
 }
 
 impl ExperimentSummary {

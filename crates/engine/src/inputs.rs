@@ -9,9 +9,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use judgelab_core::cut::{self, Written};
+use judgelab_core::cut;
 use judgelab_core::experiment::Shortening;
 use judgelab_core::judge::Judge;
+use judgelab_core::record::Written;
 use judgelab_core::{Item, ItemText, Label, TrialParams};
 
 use crate::resolve::Trial;
@@ -178,13 +179,19 @@ pub(crate) fn shown_by(
 /// For the plan: how many of `items` each level of `input_max_tokens` shortens, in a
 /// sentence each, counted in `judge`'s tokens (the first local judge's), or without one
 /// estimated; with the strategies the sweep has, and for summaries how many inputs need
-/// one (each summarised once, by `summariser`, and stored).
+/// one (each summarised once, by the experiment's summariser, and stored).
 pub(crate) fn plan_lines(
-    sweep: &judgelab_core::experiment::Sweep,
+    e: &judgelab_core::Experiment,
     items: &[&Item],
     judge: Option<&dyn Judge>,
-    summariser: &str,
 ) -> Result<Vec<String>, EngineError> {
+    let sweep = &e.sweep;
+    let summariser = e
+        .summariser
+        .as_ref()
+        .map_or("each trial's judge".to_string(), |j| {
+            format!("{:?}", j.name)
+        });
     let mut lines = Vec::new();
     let summarised = sweep.input_strategy.contains(&Shortening::Summary);
     for &level in sweep.input_max_tokens.iter().flatten() {

@@ -177,16 +177,7 @@ pub async fn plan(
         quantization: crate::variants::plan_lines(&r),
         reference: reference_line(&r, &judged),
         remote_exact,
-        input_budget: inputs::plan_lines(
-            &e.sweep,
-            &judged,
-            sampled.judge,
-            &e.summariser
-                .as_ref()
-                .map_or("each trial's judge".to_string(), |j| {
-                    format!("{:?}", j.name)
-                }),
-        )?,
+        input_budget: inputs::plan_lines(e, &judged, sampled.judge)?,
     })
 }
 

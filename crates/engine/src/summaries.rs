@@ -11,10 +11,12 @@ use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use judgelab_core::cut::{self, Written};
+use judgelab_core::cut;
 use judgelab_core::experiment::{NamedJudge, Price};
 use judgelab_core::hash::sha256_hex;
+use judgelab_core::judge::Message;
 use judgelab_core::judge::{Judge, JudgeRequest, Sampling, StopReason};
+use judgelab_core::record::Written;
 use judgelab_core::{Experiment, TrialParams};
 use judgelab_store::{Store, StoredSummary};
 
@@ -76,7 +78,7 @@ impl Summariser {
     fn key(&self, text: &str, level: u32) -> String {
         let request = serde_json::json!({
             "summariser": self.identity,
-            "messages": cut::summary_prompt(text, level),
+            "messages": summary_prompt(text, level),
             "max_tokens": level,
         });
         sha256_hex(request.to_string())
@@ -143,7 +145,7 @@ pub(crate) async fn write(
     let requests: Vec<JudgeRequest> = texts
         .iter()
         .enumerate()
-        .map(|(i, text)| JudgeRequest::new(i, cut::summary_prompt(text, level), sampling))
+        .map(|(i, text)| JudgeRequest::new(i, summary_prompt(text, level), sampling))
         .collect();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let worker_cancel = Arc::clone(cancel);
@@ -223,4 +225,22 @@ pub(crate) async fn over_budget<L: Clone + Send + Sync + 'static>(
     .await
     .map_err(|e| EngineError::Judge(format!("counting inputs panicked: {e}")))?
     .map_err(|e: String| EngineError::Judge(format!("while counting inputs: {e}")))
+}
+
+/// What a summariser is asked to write of `text`: a faithful summary of at most
+/// `max_tokens` of its tokens (asked in words, which a model can count, and held to the
+/// tokens by the call's `max_tokens`), keeping what a judgement of it needs.
+pub(crate) fn summary_prompt(text: &str, max_tokens: u32) -> Vec<Message> {
+    // About three words in four tokens of English.
+    let words = (max_tokens * 3 / 4).max(8);
+    vec![
+        Message {
+            role: "system".into(),
+            content: "You summarise texts for a judge who will assess them. Keep what an assessment needs: the text's claims, its steps and its conclusion, and its mistakes as they are. Do not correct, praise or criticise it.".into(),
+        },
+        Message {
+            role: "user".into(),
+            content: format!("Summarise this text in at most {words} words. Write only the summary.\n\n{text}"),
+        },
+    ]
 }

@@ -320,7 +320,7 @@ pub(crate) fn read_verdicts(
             input_cut: r.get::<_, Option<i64>>(26)?.map(|n| n as u32),
             summaries: match r.get::<_, Option<i64>>(27)? {
                 None => None,
-                Some(calls) => Some(judgelab_core::cut::Written {
+                Some(calls) => Some(judgelab_core::record::Written {
                     calls: calls as u32,
                     prompt_tokens: r.get::<_, i64>(28)? as u32,
                     completion_tokens: r.get::<_, i64>(29)? as u32,

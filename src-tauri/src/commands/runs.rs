@@ -152,94 +152,9 @@ async fn run(
     let mut last_sent = Instant::now() - Duration::from_secs(1);
     let mut on_event = |event: RunEvent| {
         progress.update(&event);
-        let update = match event {
-            RunEvent::Imported { .. } => return,
-            RunEvent::Loading { model, .. } => RunUpdate::Loading { model },
-            // Making a quantisation of a local judge's file is a step of loading it.
-            RunEvent::Quantizing { judge, level, .. } => RunUpdate::Loading {
-                model: format!("{judge}, made in {level} by llama.cpp's quantiser"),
-            },
-            RunEvent::Quantized { .. } => return,
-            // Writing the summaries a trial shows is a step of getting its inputs ready.
-            RunEvent::Summarising {
-                judge,
-                level,
-                done,
-                total,
-            } => {
-                if done > 0 && done < total && last_sent.elapsed() < Duration::from_millis(100) {
-                    return;
-                }
-                RunUpdate::Loading {
-                    model: format!("{judge}, writing summaries of the inputs over {level} tokens: {done} of {total}"),
-                }
-            }
-            RunEvent::Started {
-                experiment,
-                resumed,
-                ..
-            } => RunUpdate::Started {
-                experiment,
-                resumed,
-                n_trials: progress.n_trials as u32,
-                total: progress.total as u32,
-                done: progress.done as u32,
-                verdicts: progress.verdicts as u32,
-            },
-            RunEvent::Verdict { .. } => {
-                // At most ten updates a second: a fast remote judge must not flood the UI.
-                let (done, total) = (progress.done, progress.total);
-                if done < total && last_sent.elapsed() < Duration::from_millis(100) {
-                    return;
-                }
-                RunUpdate::Progress {
-                    trial_idx: progress.trial_idx as u32,
-                    done: done as u32,
-                    total: total as u32,
-                    n_failed: progress.n_failed as u32,
-                    verdicts_per_second: progress.verdicts_per_second(),
-                    eta_seconds: progress.eta_seconds(),
-                }
-            }
-            RunEvent::Timed {
-                done,
-                total,
-                concurrency,
-            } => RunUpdate::Timing {
-                done: done as u32,
-                total: total as u32,
-                concurrency,
-            },
-            RunEvent::Round {
-                round,
-                n_rounds,
-                n_items,
-                survivors,
-                n_trials,
-            } => RunUpdate::Round {
-                round,
-                n_rounds,
-                n_items: n_items as u32,
-                survivors: survivors as u32,
-                n_trials: n_trials as u32,
-            },
-            RunEvent::Dropped {
-                round,
-                trial_ids,
-                survivors,
-            } => RunUpdate::Dropped {
-                round,
-                trial_ids: trial_ids.into_iter().map(|id| id as u32).collect(),
-                survivors: survivors as u32,
-            },
-            RunEvent::Note { judge, message } => RunUpdate::Note { judge, message },
-            RunEvent::Selected {
-                trial_ids,
-                n_test_items,
-            } => RunUpdate::Selected {
-                trial_ids: trial_ids.into_iter().map(|id| id as u32).collect(),
-                n_test_items: n_test_items as u32,
-            },
+        let soon = last_sent.elapsed() < Duration::from_millis(100);
+        let Some(update) = update_of(event, &progress, soon) else {
+            return;
         };
         last_sent = Instant::now();
         let _ = channel.send(update);
@@ -265,6 +180,105 @@ async fn run(
             })
             .collect(),
     })
+}
+
+/// What the app is told of a run's `event` (`progress` updated with it); none where it
+/// says nothing new, or where it came `soon` after the last update and more will follow.
+fn update_of(
+    event: RunEvent,
+    progress: &judgelab_engine::Progress,
+    soon: bool,
+) -> Option<RunUpdate> {
+    let update = match event {
+        RunEvent::Imported { .. } => return None,
+        RunEvent::Loading { model, .. } => RunUpdate::Loading { model },
+        // Making a quantisation of a local judge's file is a step of loading it.
+        RunEvent::Quantizing { judge, level, .. } => RunUpdate::Loading {
+            model: format!("{judge}, made in {level} by llama.cpp's quantiser"),
+        },
+        RunEvent::Quantized { .. } => return None,
+        // Writing the summaries a trial shows is a step of getting its inputs ready.
+        RunEvent::Summarising {
+            judge,
+            level,
+            done,
+            total,
+        } => {
+            if done > 0 && done < total && soon {
+                return None;
+            }
+            RunUpdate::Loading {
+                model: format!("{judge}, writing summaries of the inputs over {level} tokens: {done} of {total}"),
+            }
+        }
+        RunEvent::Started {
+            experiment,
+            resumed,
+            ..
+        } => RunUpdate::Started {
+            experiment,
+            resumed,
+            n_trials: progress.n_trials as u32,
+            total: progress.total as u32,
+            done: progress.done as u32,
+            verdicts: progress.verdicts as u32,
+        },
+        RunEvent::Verdict { .. } => {
+            // At most ten updates a second: a fast remote judge must not flood the UI.
+            let (done, total) = (progress.done, progress.total);
+            if done < total && soon {
+                return None;
+            }
+            RunUpdate::Progress {
+                trial_idx: progress.trial_idx as u32,
+                done: done as u32,
+                total: total as u32,
+                n_failed: progress.n_failed as u32,
+                verdicts_per_second: progress.verdicts_per_second(),
+                eta_seconds: progress.eta_seconds(),
+            }
+        }
+        RunEvent::Timed {
+            done,
+            total,
+            concurrency,
+        } => RunUpdate::Timing {
+            done: done as u32,
+            total: total as u32,
+            concurrency,
+        },
+        RunEvent::Round {
+            round,
+            n_rounds,
+            n_items,
+            survivors,
+            n_trials,
+        } => RunUpdate::Round {
+            round,
+            n_rounds,
+            n_items: n_items as u32,
+            survivors: survivors as u32,
+            n_trials: n_trials as u32,
+        },
+        RunEvent::Dropped {
+            round,
+            trial_ids,
+            survivors,
+        } => RunUpdate::Dropped {
+            round,
+            trial_ids: trial_ids.into_iter().map(|id| id as u32).collect(),
+            survivors: survivors as u32,
+        },
+        RunEvent::Note { judge, message } => RunUpdate::Note { judge, message },
+        RunEvent::Selected {
+            trial_ids,
+            n_test_items,
+        } => RunUpdate::Selected {
+            trial_ids: trial_ids.into_iter().map(|id| id as u32).collect(),
+            n_test_items: n_test_items as u32,
+        },
+    };
+    Some(update)
 }
 
 #[tauri::command]

@@ -238,26 +238,6 @@ impl TrialMetrics {
     pub fn tokens_per_item(&self) -> Option<f64> {
         Some(self.prompt_tokens_per_item? + self.completion_tokens_per_item?)
     }
-
-    /// Counts what writing the summaries its verdicts showed cost (`w`, over the items
-    /// judged) in the tokens and dollars per verdict, spread as its calls' are. A
-    /// summariser without a price adds no dollars; a judge without one keeps none.
-    pub fn add_summaries(&mut self, w: crate::cut::Written) {
-        if w.calls == 0 || self.n == 0 {
-            return;
-        }
-        let n = self.n as f64;
-        let add = |x: &mut Option<f64>, by: f64| *x = x.map(|x| x + by / n);
-        add(&mut self.prompt_tokens_per_item, f64::from(w.prompt_tokens));
-        add(
-            &mut self.completion_tokens_per_item,
-            f64::from(w.completion_tokens),
-        );
-        add(
-            &mut self.usd_per_1k_items,
-            w.cost_usd.unwrap_or(0.0) * 1000.0,
-        );
-    }
 }
 
 /// The calls on one item and repeat, reduced to one verdict.

@@ -222,7 +222,7 @@ async fn verdicts_are_idempotent_and_failed_calls_are_retried() {
     let swapped = VerdictRecord {
         swapped: true,
         input_cut: Some(120),
-        summaries: Some(judgelab_core::cut::Written {
+        summaries: Some(judgelab_core::record::Written {
             calls: 2,
             prompt_tokens: 700,
             completion_tokens: 90,
