@@ -37,6 +37,20 @@ pub fn trials_csv(table: &ResultsTable) -> Result<Vec<u8>, ReportError> {
     w.into_inner().map_err(|e| ReportError::Csv(e.to_string()))
 }
 
+/// What writing an item's summaries cost, on the first call of each (trial, item) whose
+/// inputs are summaries: calls, prompt and completion tokens, dollars; empty elsewhere.
+fn summary_cells(w: Option<judgelab_core::results::Written>) -> [String; 4] {
+    match w {
+        None => Default::default(),
+        Some(w) => [
+            w.calls.to_string(),
+            w.prompt_tokens.to_string(),
+            w.completion_tokens.to_string(),
+            opt(w.cost_usd),
+        ],
+    }
+}
+
 pub fn verdicts_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
     let mut w = csv::Writer::from_writer(Vec::new());
     // A rubric's criteria, each a verdict column and a failure column beside the call's.
@@ -69,6 +83,10 @@ pub fn verdicts_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
         "cache_hit",
         "endpoint",
         "input_cut",
+        "summary_calls",
+        "summary_prompt_tokens",
+        "summary_completion_tokens",
+        "summary_cost_usd",
     ]
     .map(String::from)
     .to_vec();
@@ -115,6 +133,7 @@ pub fn verdicts_csv(a: &Analysis<'_>) -> Result<Vec<u8>, ReportError> {
                 v.endpoint.clone().unwrap_or_default(),
                 v.input_cut.map_or(String::new(), |n| n.to_string()),
             ];
+            row.extend(summary_cells(v.summaries));
             for c in &criteria {
                 let verdict = v.criteria.get(*c);
                 row.push(
