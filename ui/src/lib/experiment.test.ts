@@ -136,6 +136,14 @@ model = "gpt-4o-mini"
     expect(built.errors).toEqual([]);
     expect(built.toml).toContain('input_max_tokens = ["none", 256, 64]\n');
     expect(buildExperiment(draft(SWEEP), "pairwise").toml).not.toContain("input_max_tokens");
+    const summarised = buildExperiment(
+      draft({ ...SWEEP, input_max_tokens: "none, 64", input_strategy: "head_tail, summary" }),
+      "pairwise",
+    );
+    expect(summarised.toml).toContain('input_strategy = ["head_tail", "summary"]\n');
+    expect(buildExperiment(draft({ ...SWEEP, input_max_tokens: "64" }), "pairwise").toml).not.toContain("input_strategy");
+    const unknown = buildExperiment(draft({ ...SWEEP, input_strategy: "middle" }), "pairwise");
+    expect(unknown.errors.join("\n")).toContain("input_strategy");
     const bad = buildExperiment(draft({ ...SWEEP, input_max_tokens: "none, 8" }), "pairwise");
     expect(bad.errors).toEqual(["input_max_tokens: 8 must be between 16 and 1048576"]);
   });

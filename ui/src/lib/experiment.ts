@@ -48,6 +48,8 @@ export interface ExperimentDraft {
   quantization: string;
   /** The longest input shown, in the judge's tokens (`none`: whole), e.g. `none, 256`; empty: whole. */
   input_max_tokens: string;
+  /** How an input over its budget is shortened: `head_tail`, `summary` (each trial's judge summarises it first), or both. */
+  input_strategy: string;
   /** Local judges: verdicts from the first token's exact distribution. */
   exact: boolean;
   repeats: string;
@@ -95,6 +97,7 @@ export function defaultDraft(): ExperimentDraft {
     concurrency: "",
     quantization: "source",
     input_max_tokens: "",
+    input_strategy: "head_tail",
     exact: false,
     repeats: "1",
     seed: "42",
@@ -127,7 +130,8 @@ export type SweepKey =
   | "constraint"
   | "concurrency"
   | "quantization"
-  | "input_max_tokens";
+  | "input_max_tokens"
+  | "input_strategy";
 
 /** Which kinds of judges an experiment has. */
 export interface JudgeKinds {
