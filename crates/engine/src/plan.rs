@@ -9,7 +9,7 @@ use judgelab_core::experiment::Reproduces;
 use judgelab_core::judge::Judge;
 use judgelab_core::sweep::same_request_shape;
 use judgelab_core::{race, split};
-use judgelab_core::{Constraint, Experiment, Item, Order, Task, Template, TrialParams};
+use judgelab_core::{Experiment, Item, Task, Template, TrialParams};
 use judgelab_store::Store;
 
 use crate::inputs;
@@ -270,13 +270,13 @@ fn tokenizer_judge(
 }
 
 /// What the trials' own calls come to.
-struct Counted<'t> {
+struct Counted {
     n_calls: usize,
     n_verdicts: usize,
     prompt_tokens: f64,
     /// Exact verdicts: trials showing the same prompts share their calls; the trials each
     /// pass serves, by the prompts' key.
-    passes: Vec<(Prompts<'t>, usize)>,
+    passes: Vec<(Prompts, usize)>,
     /// Calls per dev item of each trial that makes its own.
     per_item: Vec<usize>,
 }
@@ -287,8 +287,8 @@ fn count_calls<'t>(
     sampled: &Sampled<'_>,
     trials: &'t [TrialParams],
     timed_calls: usize,
-    call_tokens: &mut HashMap<Prompts<'t>, f64>,
-) -> Result<Counted<'t>, EngineError> {
+    call_tokens: &mut HashMap<Prompts, f64>,
+) -> Result<Counted, EngineError> {
     let (r, judged) = (sampled.r, sampled.judged);
     let e = &r.experiment;
     let repeats = e.sweep.repeats as usize;
@@ -350,7 +350,7 @@ fn timed_phase<'t>(
     sampled: &Sampled<'_>,
     trials: &'t [TrialParams],
     timed_calls: usize,
-    call_tokens: &mut HashMap<Prompts<'t>, f64>,
+    call_tokens: &mut HashMap<Prompts, f64>,
 ) -> Result<(TimingPlan, f64, usize), EngineError> {
     let judged = sampled.judged;
     let shapes = timing_shapes(sampled.r, trials)?;
@@ -395,29 +395,16 @@ fn race_plan(e: &Experiment, n_judged: usize, per_item: &[usize]) -> Option<Race
     })
 }
 
-/// What makes two trials' prompts the same (`sweep::same_prompts`'s axes).
-type Prompts<'a> = (
-    &'a str,
-    &'a str,
-    u32,
-    Option<u32>,
-    u32,
-    Order,
-    Constraint,
-    Option<u32>,
-);
+/// What makes two trials' prompts the same: their values on the axes that change the
+/// prompt (`sweep::same_prompts`'s).
+type Prompts = Vec<String>;
 
-fn prompts_of(p: &TrialParams) -> Prompts<'_> {
-    (
-        &p.judge,
-        &p.template,
-        p.few_shot,
-        p.few_shot_max_tokens,
-        p.few_shot_set,
-        p.order,
-        p.constraint,
-        p.input_max_tokens,
-    )
+fn prompts_of(p: &TrialParams) -> Prompts {
+    judgelab_core::sweep::Axis::ALL
+        .into_iter()
+        .filter(|a| a.info().changes_prompt)
+        .map(|a| a.text(p))
+        .collect()
 }
 
 /// The local trials in groups whose timed requests are the same
@@ -450,10 +437,10 @@ struct Sampled<'a> {
 
 impl Sampled<'_> {
     /// The mean prompt tokens of one of the trial's calls, once per distinct prompts.
-    fn tokens<'p>(
+    fn tokens(
         &self,
-        params: &'p TrialParams,
-        seen: &mut HashMap<Prompts<'p>, f64>,
+        params: &TrialParams,
+        seen: &mut HashMap<Prompts, f64>,
     ) -> Result<f64, EngineError> {
         let key = prompts_of(params);
         if let Some(&tokens) = seen.get(&key) {
