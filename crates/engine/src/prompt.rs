@@ -169,6 +169,12 @@ async fn shown_summaries(
         &trial.params,
         trial.model_sha256.as_deref(),
     )?;
-    let (found, _) = crate::summaries::stored(store, &summariser, &texts, level).await?;
+    let (mut found, missing) = crate::summaries::stored(store, &summariser, &texts, level).await?;
+    // Counted otherwise than the run counted (a local judge's tokens estimated here): an
+    // input with no summary is shown cut head and tail, as an empty summary leaves it, and
+    // the rendering does not match the record.
+    for text in missing {
+        found.texts.insert(text, String::new());
+    }
     Ok(Some(found.texts))
 }

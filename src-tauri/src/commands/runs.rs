@@ -208,7 +208,9 @@ fn update_of(
                 return None;
             }
             RunUpdate::Loading {
-                model: format!("{judge}, writing summaries of the inputs over {level} tokens: {done} of {total}"),
+                model: format!(
+                    "{judge} (writing summaries of the inputs over {level} tokens: {done} of {total})"
+                ),
             }
         }
         RunEvent::Started {

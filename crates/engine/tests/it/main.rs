@@ -7,6 +7,7 @@ mod race;
 mod remote;
 mod remote_exact;
 mod rubric;
+mod summaries;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
