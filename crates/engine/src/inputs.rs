@@ -179,29 +179,31 @@ pub(crate) fn shown_by(
 /// For the plan: how many of `items` each level of `input_max_tokens` shortens, in a
 /// sentence each, counted in `judge`'s tokens (the first local judge's), or without one
 /// estimated; with the strategies the sweep has, and for summaries how many inputs need
-/// one (each summarised once, by the experiment's summariser, and stored).
-pub(crate) fn plan_lines(
-    e: &judgelab_core::Experiment,
+/// one and how many of those `store` holds already (written by the experiment's
+/// summariser, or the first judge where each trial's judge summarises for itself).
+pub(crate) async fn plan_lines(
+    store: &judgelab_store::Store,
+    r: &crate::resolve::Resolved,
     items: &[&Item],
     judge: Option<&dyn Judge>,
 ) -> Result<Vec<String>, EngineError> {
-    let sweep = &e.sweep;
-    let summariser = e
-        .summariser
-        .as_ref()
-        .map_or("each trial's judge".to_string(), |j| {
-            format!("{:?}", j.name)
-        });
-    let mut lines = Vec::new();
+    let sweep = &r.experiment.sweep;
+    let summariser = r.summariser.as_ref().or(r.judges.first());
+    let who = match &r.experiment.summariser {
+        Some(j) => format!("{:?}", j.name),
+        None => "each trial's judge".to_string(),
+    };
     let summarised = sweep.input_strategy.contains(&Shortening::Summary);
+    let mut lines = Vec::new();
     for &level in sweep.input_max_tokens.iter().flatten() {
         let mut starts = |text: &str| starts_in(judge, text);
-        let (mut n_cut, mut over) = (0, std::collections::HashSet::new());
+        let (mut n_cut, mut over) = (0, Vec::new());
+        let mut seen = std::collections::HashSet::new();
         for item in items {
             let texts =
                 cut::over(*item, level as usize, &mut starts).map_err(EngineError::Judge)?;
             n_cut += usize::from(!texts.is_empty());
-            over.extend(texts);
+            over.extend(texts.into_iter().filter(|t| seen.insert(t.clone())));
         }
         let counted = match judge {
             Some(_) => "in the first local judge's tokens",
@@ -209,19 +211,22 @@ pub(crate) fn plan_lines(
         };
         let how = match (sweep.input_strategy.as_slice(), summarised) {
             (_, false) => "keeping each one's start and end".to_string(),
-            ([_], true) => format!("each replaced by a summary {summariser} writes first"),
-            (_, true) => format!(
-                "each kept head and tail, or replaced by a summary {summariser} writes first"
-            ),
+            ([_], true) => format!("each replaced by a summary {who} writes first"),
+            (_, true) => {
+                format!("each kept head and tail, or replaced by a summary {who} writes first")
+            }
         };
         let mut line = format!(
             "input_max_tokens = {level}: shortens the question or an answer of {n_cut} of {} items ({counted}), {how}",
             items.len()
         );
-        if summarised {
+        if let (true, Some(s)) = (summarised, summariser) {
+            let s = crate::summaries::Summariser::of(s);
+            let (found, _) = crate::summaries::stored(store, &s, &over, level).await?;
             line += &format!(
-                "; {} summaries, each written once and stored (those stored already are not written again)",
-                over.len()
+                "; {} summaries, each written once and stored ({} of them stored already)",
+                over.len(),
+                found.texts.len()
             );
         }
         lines.push(line);

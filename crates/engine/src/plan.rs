@@ -177,7 +177,7 @@ pub async fn plan(
         quantization: crate::variants::plan_lines(&r),
         reference: reference_line(&r, &judged),
         remote_exact,
-        input_budget: inputs::plan_lines(e, &judged, sampled.judge)?,
+        input_budget: inputs::plan_lines(store, &r, &judged, sampled.judge).await?,
     })
 }
 

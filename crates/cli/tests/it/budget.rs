@@ -133,7 +133,7 @@ fn a_judge_summarises_long_inputs_for_itself_and_pays_for_it_in_tokens() {
     assert!(
         said.contains(
             "each kept head and tail, or replaced by a summary each trial's judge writes first"
-        ) && said.contains("summaries, each written once and stored"),
+        ) && said.contains("summaries, each written once and stored (0 of them stored already)"),
         "{said}"
     );
     let out = env.run(&["run", exp]);
@@ -219,6 +219,14 @@ fn a_remote_summariser_writes_each_summary_once_and_its_cost_counts() {
     // Another experiment asking the same: the summaries are read, the judge's calls
     // replayed from the response cache; nothing is sent.
     let again = env.file("again.toml", spec("again"));
+    let out = env.run(&["run", again.to_str().unwrap(), "--plan"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let written = posts - 4;
+    let plan = text(&out.stdout);
+    assert!(
+        plan.contains(&format!("; {written} summaries, each written once and stored ({written} of them stored already)")),
+        "{plan}"
+    );
     let out = env.run(&["run", again.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(server.posts(), posts);
