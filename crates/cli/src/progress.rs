@@ -184,6 +184,7 @@ impl RunBar {
             let what = format!(
                 "summaries by {judge:?} of the inputs over {level} tokens (each stored as it is written)"
             );
+            self.bar.suspend(|| eprintln!("writing {total} {what}"));
             let template = format!("{{bar:30}} {{pos}}/{{len}} {what}  ETA {{eta}}");
             start_bar(&self.bar, total, done, &template);
         } else {

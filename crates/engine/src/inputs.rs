@@ -16,6 +16,7 @@ use judgelab_core::record::Written;
 use judgelab_core::{Item, ItemText, Label, TrialParams};
 
 use crate::resolve::Trial;
+use crate::summaries::{self, Summarised};
 use crate::EngineError;
 
 /// The items shortened to each (judge, level, strategy) the trials ask for, with the
@@ -34,13 +35,6 @@ pub(crate) struct Shortened {
     pub cut: u32,
     /// What writing the summaries shown in their place cost; none where none is shown.
     pub written: Option<Written>,
-}
-
-/// Summaries of the inputs over a budget, and what writing each cost, by the input.
-#[derive(Default)]
-pub(crate) struct Summarised {
-    pub texts: cut::Summaries,
-    pub written: HashMap<String, Written>,
 }
 
 /// A trial's key among the items shortened: its judge, level and strategy.
@@ -221,8 +215,8 @@ pub(crate) async fn plan_lines(
             items.len()
         );
         if let (true, Some(s)) = (summarised, summariser) {
-            let s = crate::summaries::Summariser::of(s);
-            let (found, _) = crate::summaries::stored(store, &s, &over, level).await?;
+            let s = summaries::Summariser::of(s);
+            let (found, _) = summaries::stored(store, &s, &over, level).await?;
             line += &format!(
                 "; {} summaries, each written once and stored ({} of them stored already)",
                 over.len(),

@@ -707,19 +707,21 @@ fn stored_judges(
 /// A stored experiment's summariser: its model file as its file names it (a path as the
 /// run was started from, or the default model), read again only where a summary it
 /// needs is not stored.
-pub(crate) fn stored_summariser(judge: &NamedJudge) -> Result<ResolvedJudge, EngineError> {
+pub(crate) fn stored_summariser(judge: &NamedJudge) -> ResolvedJudge {
     let JudgeBackend::Llama(local) = &judge.backend else {
-        return Ok(ResolvedJudge::remote_judge(judge));
+        return ResolvedJudge::remote_judge(judge);
     };
     let file = match local.model.as_str() {
         "default" => default_model_path(),
         path => PathBuf::from(path),
     };
-    Ok(ResolvedJudge {
-        sha256: crate::check_model(&file)?,
+    // A file not found from here (a path relative to where the run was started) finds no
+    // stored summary, and is reported where one must be written with it.
+    ResolvedJudge {
+        sha256: crate::check_model(&file).unwrap_or_default(),
         path: file,
         ..ResolvedJudge::remote_judge(judge)
-    })
+    }
 }
 
 /// The stored experiment `row` resolved as its run resolved it: its dataset, the templates
@@ -765,11 +767,7 @@ pub(crate) async fn resolve_stored(
         templates.push((name.clone(), template));
     }
     let judges = stored_judges(&experiment, &trials, &invalid)?;
-    let summariser = experiment
-        .summariser
-        .as_ref()
-        .map(stored_summariser)
-        .transpose()?;
+    let summariser = experiment.summariser.as_ref().map(stored_summariser);
     let rubric = stored_rubric(&templates, &dataset)?;
     Ok(Resolved {
         spec: row.spec.clone(),

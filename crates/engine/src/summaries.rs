@@ -20,7 +20,6 @@ use judgelab_core::record::Written;
 use judgelab_core::{Experiment, TrialParams};
 use judgelab_store::{Store, StoredSummary};
 
-use crate::inputs::Summarised;
 use crate::resolve::ResolvedJudge;
 use crate::EngineError;
 
@@ -60,7 +59,7 @@ impl Summariser {
         model_sha256: Option<&str>,
     ) -> Result<Summariser, EngineError> {
         if let Some(j) = &experiment.summariser {
-            return Ok(Summariser::of(&crate::resolve::stored_summariser(j)?));
+            return Ok(Summariser::of(&crate::resolve::stored_summariser(j)));
         }
         let judge = experiment
             .judge_named(&params.judge)
@@ -83,6 +82,13 @@ impl Summariser {
         });
         sha256_hex(request.to_string())
     }
+}
+
+/// Summaries of the inputs over a budget, and what writing each cost, by the input.
+#[derive(Default)]
+pub(crate) struct Summarised {
+    pub texts: cut::Summaries,
+    pub written: HashMap<String, Written>,
 }
 
 /// The stored summaries of `texts` at `level` by `summariser`, and the texts that have none.

@@ -8,9 +8,8 @@ use judgelab_store::Store;
 
 use super::interface::RunEvent;
 use super::loaded::Judges;
-use crate::inputs::Summarised;
 use crate::resolve::Trial;
-use crate::summaries::{self, Summariser};
+use crate::summaries::{self, Summarised, Summariser};
 use crate::EngineError;
 
 /// The summaries trial `t` shows of `items`: read from the store, the missing ones written.
